@@ -1,0 +1,205 @@
+package tidemq
+
+import (
+	"context"
+)
+
+// Broker is everything tidemq's transports need from a queue backend: one
+// method per operation, each taking a params struct. Queues are named by
+// their name within the broker's single account; the transports turn queue
+// URLs into names and names back into URLs.
+//
+// Every error meant for a client is an *Error from the catalogue. A Broker
+// validates what reaches it (the transports only decode), so that every
+// backend enforces the same rules.
+//
+// Durability: a Broker answers a mutating call only once its effect is
+// durable, unless it was opened in memory on purpose.
+type Broker interface {
+	CreateQueue(ctx context.Context, p CreateQueueParams) (*QueueInfo, error)
+	// GetQueue reports whether a queue exists (GetQueueUrl).
+	GetQueue(ctx context.Context, name string) (*QueueInfo, error)
+	DeleteQueue(ctx context.Context, name string) error
+	ListQueues(ctx context.Context, p ListQueuesParams) (*ListQueuesResult, error)
+	// ListDeadLetterSourceQueues lists the queues whose RedrivePolicy names
+	// p.Queue as their dead-letter queue.
+	ListDeadLetterSourceQueues(ctx context.Context, p ListDeadLetterSourceQueuesParams) (*ListQueuesResult, error)
+	GetQueueAttributes(ctx context.Context, p GetQueueAttributesParams) (map[string]string, error)
+	SetQueueAttributes(ctx context.Context, p SetQueueAttributesParams) error
+	PurgeQueue(ctx context.Context, name string) error
+
+	TagQueue(ctx context.Context, name string, tags map[string]string) error
+	UntagQueue(ctx context.Context, name string, keys []string) error
+	ListQueueTags(ctx context.Context, name string) (map[string]string, error)
+	AddPermission(ctx context.Context, p AddPermissionParams) error
+	RemovePermission(ctx context.Context, name, label string) error
+
+	// SendMessages enqueues one or more messages (SendMessage is a batch of
+	// one). Problems with one entry are reported in its result; a problem
+	// with the whole request is the returned error.
+	SendMessages(ctx context.Context, p SendMessagesParams) ([]SendResult, error)
+	// ReceiveMessages receives up to p.MaxNumberOfMessages messages, waiting
+	// up to the wait time for the first one.
+	ReceiveMessages(ctx context.Context, p ReceiveMessagesParams) ([]*Message, error)
+	// DeleteMessages deletes by receipt handle. The result holds one error
+	// (nil for success) per entry.
+	DeleteMessages(ctx context.Context, p DeleteMessagesParams) ([]error, error)
+	// ChangeMessageVisibility changes visibility timeouts by receipt
+	// handle. The result holds one error (nil for success) per entry.
+	ChangeMessageVisibility(ctx context.Context, p ChangeVisibilityParams) ([]error, error)
+
+	// PeekMessages returns messages without receiving them: no receive
+	// count, visibility or history changes (a tidemq extension).
+	PeekMessages(ctx context.Context, p PeekMessagesParams) ([]*Message, error)
+	// MoveMessages moves visible messages from one queue to another, each
+	// move atomic: a message is never in both queues nor in neither.
+	MoveMessages(ctx context.Context, p MoveMessagesParams) (*MoveMessagesResult, error)
+
+	// Close stops the broker and releases its storage.
+	Close() error
+}
+
+// QueueInfo names a queue.
+type QueueInfo struct {
+	Name string
+	ARN  string
+	FIFO bool
+}
+
+// CreateQueueParams are the inputs of CreateQueue.
+type CreateQueueParams struct {
+	Name       string
+	Attributes map[string]string
+	Tags       map[string]string
+}
+
+// ListQueuesParams are the inputs of ListQueues. MaxResults 0 means no
+// paging: every queue, and no NextToken.
+type ListQueuesParams struct {
+	Prefix     string
+	MaxResults int
+	NextToken  string
+}
+
+// ListQueuesResult is a page of queue names.
+type ListQueuesResult struct {
+	Names     []string
+	NextToken string
+}
+
+// ListDeadLetterSourceQueuesParams are the inputs of ListDeadLetterSourceQueues.
+type ListDeadLetterSourceQueuesParams struct {
+	Queue      string
+	MaxResults int
+	NextToken  string
+}
+
+// GetQueueAttributesParams are the inputs of GetQueueAttributes. Names may
+// include "All"; no names returns no attributes.
+type GetQueueAttributesParams struct {
+	Queue string
+	Names []string
+}
+
+// SetQueueAttributesParams are the inputs of SetQueueAttributes.
+type SetQueueAttributesParams struct {
+	Queue      string
+	Attributes map[string]string
+}
+
+// AddPermissionParams are the inputs of AddPermission.
+type AddPermissionParams struct {
+	Queue      string
+	Label      string
+	AccountIDs []string
+	Actions    []string
+}
+
+// SendMessagesParams are the inputs of SendMessage and SendMessageBatch.
+type SendMessagesParams struct {
+	Queue   string
+	Entries []SendEntry
+	// Batch is true for SendMessageBatch. It changes which problems fail
+	// the whole request and which only the entry.
+	Batch  bool
+	Client ClientInfo
+}
+
+// SendEntry is one message to send. DelaySeconds nil means the queue's delay.
+type SendEntry struct {
+	ID                     string
+	Body                   string
+	DelaySeconds           *int
+	Attributes             map[string]MessageAttributeValue
+	SystemAttributes       map[string]MessageAttributeValue
+	MessageGroupID         string
+	MessageDeduplicationID string
+}
+
+// SendResult is the outcome of one SendEntry. Err is nil on success.
+type SendResult struct {
+	ID             string
+	MessageID      string
+	SequenceNumber string
+	Err            error
+}
+
+// ReceiveMessagesParams are the inputs of ReceiveMessage. Nil pointers mean
+// the queue's settings.
+type ReceiveMessagesParams struct {
+	Queue                   string
+	MaxNumberOfMessages     int // 0 means 1
+	VisibilityTimeout       *int
+	WaitTimeSeconds         *int
+	ReceiveRequestAttemptID string
+	Client                  ClientInfo
+}
+
+// DeleteMessagesParams are the inputs of DeleteMessage(Batch).
+type DeleteMessagesParams struct {
+	Queue   string
+	Entries []DeleteEntry
+}
+
+// DeleteEntry is one receipt handle to delete.
+type DeleteEntry struct {
+	ID            string
+	ReceiptHandle string
+}
+
+// ChangeVisibilityParams are the inputs of ChangeMessageVisibility(Batch).
+type ChangeVisibilityParams struct {
+	Queue   string
+	Entries []ChangeVisibilityEntry
+}
+
+// ChangeVisibilityEntry is one visibility change.
+type ChangeVisibilityEntry struct {
+	ID                string
+	ReceiptHandle     string
+	VisibilityTimeout int
+}
+
+// PeekMessagesParams are the inputs of PeekMessages. Messages come in queue
+// order (send order), oldest first.
+type PeekMessagesParams struct {
+	Queue string
+	Max   int
+	// IncludeInflight adds messages that are in flight or delayed.
+	IncludeInflight bool
+}
+
+// MoveMessagesParams are the inputs of MoveMessages. Destination "" sends
+// each message back to the queue named by its DeadLetterQueueSourceARN.
+type MoveMessagesParams struct {
+	Source      string
+	Destination string
+	Max         int
+}
+
+// MoveMessagesResult reports what MoveMessages did.
+type MoveMessagesResult struct {
+	Moved int
+	// Remaining is how many visible messages are left in Source.
+	Remaining int
+}

@@ -1,0 +1,10 @@
+// Package tidemq holds the domain of tidemq, a self-hosted message queue that
+// speaks the Amazon SQS wire protocols.
+//
+// The types here are shared by every layer: queue and message attributes,
+// redrive policies, the error catalogue, the Clock that every deadline reads,
+// and the Broker interface that the engine (and later other backends)
+// implement. Nothing in this package knows about HTTP or about disks:
+// transports live in api/, storage in storage/, and the single-node broker in
+// engine/.
+package tidemq

@@ -1,0 +1,152 @@
+package tidemq
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Fault says whose fault an error is, as AWS's <Type> element and the
+// x-amzn-query-error header do.
+type Fault string
+
+// The two faults.
+const (
+	Sender   Fault = "Sender"
+	Receiver Fault = "Receiver"
+)
+
+// ErrorCode is one entry of the error catalogue: how an error is named on
+// each wire protocol and which HTTP status carries it. The catalogue below is
+// the single source of truth; the protocol codecs in api/ only translate it.
+type ErrorCode struct {
+	// Shape is the short name sent in the JSON protocol's __type, after
+	// Namespace and '#'.
+	Shape string
+	// Namespace prefixes Shape in __type: "com.amazonaws.sqs" for errors in
+	// the SQS model, "com.amazon.coral.service" for the generic ones.
+	Namespace string
+	// Code is the legacy (Query) error code: the XML <Code> and the first
+	// part of the x-amzn-query-error header.
+	Code string
+	// Status is the HTTP status.
+	Status int
+	// Fault is Sender for client errors and Receiver for server errors.
+	Fault Fault
+}
+
+const (
+	nsSQS   = "com.amazonaws.sqs"
+	nsCoral = "com.amazon.coral.service"
+)
+
+func modeled(shape, code string, status int) *ErrorCode {
+	return &ErrorCode{Shape: shape, Namespace: nsSQS, Code: code, Status: status, Fault: Sender}
+}
+
+func generic(shape, code string, status int, fault Fault) *ErrorCode {
+	return &ErrorCode{Shape: shape, Namespace: nsCoral, Code: code, Status: status, Fault: fault}
+}
+
+// The error catalogue. Shapes, legacy codes and statuses follow the SQS
+// Smithy model's awsQueryError traits (reference §1.1).
+var (
+	ErrQueueDoesNotExist            = modeled("QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", 400)
+	ErrQueueNameExists              = modeled("QueueNameExists", "QueueAlreadyExists", 400)
+	ErrQueueDeletedRecently         = modeled("QueueDeletedRecently", "AWS.SimpleQueueService.QueueDeletedRecently", 400)
+	ErrPurgeQueueInProgress         = modeled("PurgeQueueInProgress", "AWS.SimpleQueueService.PurgeQueueInProgress", 403)
+	ErrMessageNotInflight           = modeled("MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight", 400)
+	ErrTooManyEntriesInBatchRequest = modeled("TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", 400)
+	ErrEmptyBatchRequest            = modeled("EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest", 400)
+	ErrBatchEntryIdsNotDistinct     = modeled("BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", 400)
+	ErrBatchRequestTooLong          = modeled("BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong", 400)
+	ErrInvalidBatchEntryID          = modeled("InvalidBatchEntryId", "AWS.SimpleQueueService.InvalidBatchEntryId", 400)
+	ErrUnsupportedOperation         = modeled("UnsupportedOperation", "AWS.SimpleQueueService.UnsupportedOperation", 400)
+	ErrOverLimit                    = modeled("OverLimit", "OverLimit", 403)
+	ErrRequestThrottled             = modeled("RequestThrottled", "RequestThrottled", 403)
+	ErrInvalidSecurity              = modeled("InvalidSecurity", "InvalidSecurity", 403)
+	ErrInvalidAddress               = modeled("InvalidAddress", "InvalidAddress", 404)
+	ErrReceiptHandleIsInvalid       = modeled("ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", 404)
+	ErrResourceNotFound             = modeled("ResourceNotFoundException", "ResourceNotFoundException", 404)
+	ErrInvalidAttributeName         = modeled("InvalidAttributeName", "InvalidAttributeName", 400)
+	ErrInvalidAttributeValue        = modeled("InvalidAttributeValue", "InvalidAttributeValue", 400)
+	ErrInvalidMessageContents       = modeled("InvalidMessageContents", "InvalidMessageContents", 400)
+	ErrInvalidIDFormat              = modeled("InvalidIdFormat", "InvalidIdFormat", 400)
+
+	ErrInvalidParameterValue   = generic("InvalidParameterValueException", "InvalidParameterValue", 400, Sender)
+	ErrMissingParameter        = generic("MissingRequiredParameterException", "MissingParameter", 400, Sender)
+	ErrInvalidAction           = generic("InvalidAction", "InvalidAction", 400, Sender)
+	ErrMissingAction           = generic("MissingAction", "MissingAction", 400, Sender)
+	ErrUnknownOperation        = generic("UnknownOperationException", "UnknownOperationException", 404, Sender)
+	ErrMalformedInput          = generic("SerializationException", "MalformedInput", 400, Sender)
+	ErrAccessDenied            = generic("AccessDeniedException", "AccessDenied", 403, Sender)
+	ErrInvalidClientTokenID    = generic("InvalidClientTokenId", "InvalidClientTokenId", 403, Sender)
+	ErrSignatureDoesNotMatch   = generic("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403, Sender)
+	ErrIncompleteSignature     = generic("IncompleteSignature", "IncompleteSignature", 403, Sender)
+	ErrMissingAuthenticationTk = generic("MissingAuthenticationToken", "MissingAuthenticationToken", 403, Sender)
+	ErrRequestExpired          = generic("RequestExpired", "RequestExpired", 403, Sender)
+	ErrRequestEntityTooLarge   = generic("RequestEntityTooLarge", "RequestEntityTooLarge", http.StatusRequestEntityTooLarge, Sender)
+	ErrInternalFailure         = generic("InternalFailure", "InternalFailure", 500, Receiver)
+	ErrServiceUnavailable      = generic("ServiceUnavailable", "ServiceUnavailable", 503, Receiver)
+)
+
+// Error is an error from the catalogue with the message for this occurrence.
+// Every error a Broker returns to a client is an *Error; anything else is
+// reported as InternalFailure by the transports.
+type Error struct {
+	Code    *ErrorCode
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Code.Code + ": " + e.Message }
+
+// Is makes errors.Is(err, &Error{Code: ErrX}) and errors.Is(err, ErrX-based
+// sentinels) match on the catalogue entry.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code *ErrorCode, format string, args ...any) *Error {
+	if len(args) == 0 {
+		return &Error{Code: code, Message: format}
+	}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns err as an *Error, mapping anything that is not one to
+// InternalFailure.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: ErrInternalFailure, Message: "We encountered an internal error. Please try again."}
+}
+
+// HasCode reports whether err is an *Error with the given catalogue entry.
+func HasCode(err error, code *ErrorCode) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// Common messages, worded as AWS words them.
+const (
+	MsgQueueDoesNotExist = "The specified queue does not exist."
+)
+
+// NonExistentQueue is the error for a queue that is not there.
+func NonExistentQueue() *Error { return Errorf(ErrQueueDoesNotExist, MsgQueueDoesNotExist) }
+
+// InvalidParameter returns AWS's usual "Value V for parameter P is invalid.
+// Reason: R." error.
+func InvalidParameter(param string, value any, reason string) *Error {
+	return Errorf(ErrInvalidParameterValue, "Value %v for parameter %s is invalid. Reason: %s", value, param, reason)
+}
+
+// MissingParameter returns AWS's "The request must contain the parameter P." error.
+func MissingParameter(param string) *Error {
+	return Errorf(ErrMissingParameter, "The request must contain the parameter %s.", param)
+}

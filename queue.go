@@ -1,0 +1,198 @@
+package tidemq
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Queue attribute names (the QueueAttributeName enum).
+const (
+	AttrAll                                   = "All"
+	AttrPolicy                                = "Policy"
+	AttrVisibilityTimeout                     = "VisibilityTimeout"
+	AttrMaximumMessageSize                    = "MaximumMessageSize"
+	AttrMessageRetentionPeriod                = "MessageRetentionPeriod"
+	AttrApproximateNumberOfMessages           = "ApproximateNumberOfMessages"
+	AttrApproximateNumberOfMessagesNotVisible = "ApproximateNumberOfMessagesNotVisible"
+	AttrApproximateNumberOfMessagesDelayed    = "ApproximateNumberOfMessagesDelayed"
+	AttrCreatedTimestamp                      = "CreatedTimestamp"
+	AttrLastModifiedTimestamp                 = "LastModifiedTimestamp"
+	AttrQueueArn                              = "QueueArn"
+	AttrDelaySeconds                          = "DelaySeconds"
+	AttrReceiveMessageWaitTimeSeconds         = "ReceiveMessageWaitTimeSeconds"
+	AttrRedrivePolicy                         = "RedrivePolicy"
+	AttrRedriveAllowPolicy                    = "RedriveAllowPolicy"
+	AttrFifoQueue                             = "FifoQueue"
+	AttrContentBasedDeduplication             = "ContentBasedDeduplication"
+	AttrDeduplicationScope                    = "DeduplicationScope"
+	AttrFifoThroughputLimit                   = "FifoThroughputLimit"
+	AttrKmsMasterKeyID                        = "KmsMasterKeyId"
+	AttrKmsDataKeyReusePeriodSeconds          = "KmsDataKeyReusePeriodSeconds"
+	AttrSqsManagedSseEnabled                  = "SqsManagedSseEnabled"
+)
+
+// ReadOnlyQueueAttributes are computed by the broker and cannot be set.
+var ReadOnlyQueueAttributes = []string{
+	AttrApproximateNumberOfMessages, AttrApproximateNumberOfMessagesNotVisible,
+	AttrApproximateNumberOfMessagesDelayed, AttrCreatedTimestamp,
+	AttrLastModifiedTimestamp, AttrQueueArn,
+}
+
+// fifoOnlyAttributes may be set only on FIFO queues.
+var fifoOnlyAttributes = map[string]bool{
+	AttrFifoQueue: true, AttrContentBasedDeduplication: true,
+	AttrDeduplicationScope: true, AttrFifoThroughputLimit: true,
+}
+
+// DefaultQueueAttributes are the settable attributes of a new queue, as a
+// fresh queue on AWS reports them.
+func DefaultQueueAttributes(fifo bool) map[string]string {
+	a := map[string]string{
+		AttrVisibilityTimeout:             strconv.Itoa(DefaultVisibilityTimeout),
+		AttrMaximumMessageSize:            strconv.Itoa(MaxMessageSize),
+		AttrMessageRetentionPeriod:        strconv.Itoa(DefaultRetentionPeriod),
+		AttrDelaySeconds:                  "0",
+		AttrReceiveMessageWaitTimeSeconds: "0",
+		AttrSqsManagedSseEnabled:          "true",
+	}
+	if fifo {
+		a[AttrFifoQueue] = "true"
+		a[AttrContentBasedDeduplication] = "false"
+		a[AttrDeduplicationScope] = "queue"
+		a[AttrFifoThroughputLimit] = "perQueue"
+	}
+	return a
+}
+
+// ValidateQueueAttributes checks attributes given to CreateQueue (creating)
+// or SetQueueAttributes on a queue of the given type, and returns them
+// normalised (booleans lower-cased). It checks each value on its own;
+// checks that need other queues (a dead-letter target that exists and has
+// the same type) are the broker's.
+func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[string]string, error) {
+	out := make(map[string]string, len(attrs))
+	for name, value := range attrs {
+		if fifoOnlyAttributes[name] && !fifo {
+			if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
+				return nil, Errorf(ErrInvalidAttributeName, "You can specify the %s only when FifoQueue is set to true.", name)
+			}
+			return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", name)
+		}
+		invalid := func() error {
+			return Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter %s.", name)
+		}
+		switch name {
+		case AttrVisibilityTimeout, AttrMaximumMessageSize, AttrMessageRetentionPeriod,
+			AttrDelaySeconds, AttrReceiveMessageWaitTimeSeconds, AttrKmsDataKeyReusePeriodSeconds:
+			lo, hi := intAttributeRange(name)
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < lo || n > hi {
+				return nil, invalid()
+			}
+			out[name] = strconv.Itoa(n)
+		case AttrFifoQueue:
+			b, ok := parseBool(value)
+			if !ok {
+				return nil, invalid()
+			}
+			if !creating {
+				return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
+			}
+			if !b {
+				return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute FifoQueue.")
+			}
+			out[name] = "true"
+		case AttrContentBasedDeduplication, AttrSqsManagedSseEnabled:
+			b, ok := parseBool(value)
+			if !ok {
+				return nil, invalid()
+			}
+			out[name] = strconv.FormatBool(b)
+		case AttrDeduplicationScope:
+			if value != "queue" && value != "messageGroup" {
+				return nil, invalid()
+			}
+			out[name] = value
+		case AttrFifoThroughputLimit:
+			if value != "perQueue" && value != "perMessageGroupId" {
+				return nil, invalid()
+			}
+			out[name] = value
+		case AttrPolicy:
+			if value != "" && !json.Valid([]byte(value)) {
+				return nil, invalid()
+			}
+			out[name] = value
+		case AttrRedrivePolicy:
+			if value != "" {
+				p, err := ParseRedrivePolicy(value)
+				if err != nil {
+					return nil, err
+				}
+				value = p.String()
+			}
+			out[name] = value
+		case AttrRedriveAllowPolicy:
+			if value != "" {
+				p, err := ParseRedriveAllowPolicy(value)
+				if err != nil {
+					return nil, err
+				}
+				value = p.String()
+			}
+			out[name] = value
+		case AttrKmsMasterKeyID:
+			out[name] = value
+		default:
+			return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", name)
+		}
+	}
+	if fifo && out[AttrFifoThroughputLimit] == "perMessageGroupId" && out[AttrDeduplicationScope] == "queue" {
+		return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+	}
+	return out, nil
+}
+
+func intAttributeRange(name string) (int, int) {
+	switch name {
+	case AttrVisibilityTimeout:
+		return 0, MaxVisibilityTimeout
+	case AttrMaximumMessageSize:
+		return MinMaximumMessageSize, MaxMessageSize
+	case AttrMessageRetentionPeriod:
+		return MinRetentionPeriod, MaxRetentionPeriod
+	case AttrDelaySeconds:
+		return 0, MaxDelaySeconds
+	case AttrReceiveMessageWaitTimeSeconds:
+		return 0, MaxWaitTimeSeconds
+	case AttrKmsDataKeyReusePeriodSeconds:
+		return 60, 86400
+	}
+	return 0, 0
+}
+
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// IsQueueAttributeName reports whether name is a queue attribute name that
+// GetQueueAttributes accepts ("All" included).
+func IsQueueAttributeName(name string) bool {
+	switch name {
+	case AttrAll, AttrPolicy, AttrVisibilityTimeout, AttrMaximumMessageSize, AttrMessageRetentionPeriod,
+		AttrApproximateNumberOfMessages, AttrApproximateNumberOfMessagesNotVisible,
+		AttrApproximateNumberOfMessagesDelayed, AttrCreatedTimestamp, AttrLastModifiedTimestamp,
+		AttrQueueArn, AttrDelaySeconds, AttrReceiveMessageWaitTimeSeconds, AttrRedrivePolicy,
+		AttrRedriveAllowPolicy, AttrFifoQueue, AttrContentBasedDeduplication, AttrDeduplicationScope,
+		AttrFifoThroughputLimit, AttrKmsMasterKeyID, AttrKmsDataKeyReusePeriodSeconds, AttrSqsManagedSseEnabled:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,49 @@
+// Package storage defines what the engine needs from a durable store: an
+// ordered key-value space written in atomic batches and read back in full at
+// start-up. The engine owns the key layout and the encoding; a store only
+// keeps bytes. Implementations: storage/pebble (the default, on disk) and
+// storage/mem (tests and --in-memory).
+package storage
+
+// Store is an ordered key-value store written in atomic batches.
+type Store interface {
+	// NewBatch starts an empty batch.
+	NewBatch() Batch
+	// Scan calls fn for every key with the given prefix, in key order. The
+	// slices are valid only during the call.
+	Scan(prefix []byte, fn func(key, value []byte) error) error
+	// Close flushes and releases the store.
+	Close() error
+}
+
+// Batch is a set of writes applied atomically: after a crash either all of
+// them are there or none is.
+type Batch interface {
+	Set(key, value []byte)
+	Delete(key []byte)
+	// SingleDelete deletes a key that was Set exactly once since it was last
+	// deleted (messages are written once and deleted once). It lets the
+	// store drop the key and its tombstone together.
+	SingleDelete(key []byte)
+	// DeleteRange deletes every key in [start, end).
+	DeleteRange(start, end []byte)
+	// Empty reports whether the batch holds no writes.
+	Empty() bool
+	// Commit applies the batch. Batches become visible in the order Commit
+	// is called, so a caller that commits under its own lock gets its lock
+	// order on disk. Commit does not wait for durability: the returned
+	// Durable does. Waits of concurrent commits share one fsync.
+	Commit() (Durable, error)
+}
+
+// Durable waits until a committed batch is on stable storage.
+type Durable interface {
+	Wait() error
+}
+
+// Done is a Durable that is already durable (or never will be, for a store
+// kept in memory on purpose).
+type Done struct{ Err error }
+
+// Wait returns the stored error.
+func (d Done) Wait() error { return d.Err }
