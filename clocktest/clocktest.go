@@ -13,13 +13,14 @@ import (
 // Clock is a manually driven tidemq.Clock. The zero value is not usable; use
 // New.
 type Clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*timer
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*timer
+	changed chan struct{} // closed and replaced whenever a timer is added
 }
 
 // New returns a fake clock set to start.
-func New(start time.Time) *Clock { return &Clock{now: start} }
+func New(start time.Time) *Clock { return &Clock{now: start, changed: make(chan struct{})} }
 
 // Now returns the fake time.
 func (c *Clock) Now() time.Time {
@@ -39,6 +40,8 @@ func (c *Clock) NewTimer(d time.Duration) tidemq.Timer {
 		return t
 	}
 	c.timers = append(c.timers, t)
+	close(c.changed)
+	c.changed = make(chan struct{})
 	return t
 }
 
@@ -75,6 +78,28 @@ func (c *Clock) Timers() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.timers)
+}
+
+// WaitForTimers blocks until at least n timers are waiting, or until the
+// real-time limit passes; it reports whether the timers are there. It is the
+// test signal that another goroutine has reached a timed wait, such as a long
+// poll, so that a test can act without sleeping.
+func (c *Clock) WaitForTimers(n int, limit time.Duration) bool {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		count, changed := len(c.timers), c.changed
+		c.mu.Unlock()
+		if count >= n {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 type timer struct {
