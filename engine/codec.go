@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// A small length-prefixed binary encoding for message and state records:
+// they are written on every send and receive, so they avoid reflection.
+// Every record starts with a version byte.
+
+type encoder struct{ b []byte }
+
+func (e *encoder) uint(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) int(v int64)    { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) str(s string)   { e.uint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) bytes(p []byte) { e.uint(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *encoder) time(t time.Time) {
+	if t.IsZero() {
+		e.int(0)
+		return
+	}
+	e.int(t.UnixNano())
+}
+
+func (e *encoder) attrs(m map[string]tidemq.MessageAttributeValue) {
+	e.uint(uint64(len(m)))
+	for name, v := range m {
+		e.str(name)
+		e.str(v.DataType)
+		e.str(v.StringValue)
+		e.bytes(v.BinaryValue)
+	}
+}
+
+func (e *encoder) history(h []tidemq.HistoryEvent) {
+	e.uint(uint64(len(h)))
+	for _, ev := range h {
+		e.time(ev.Time)
+		e.str(ev.Kind)
+		e.str(ev.Queue)
+		e.str(ev.Client.Addr)
+		e.str(ev.Client.UserAgent)
+		e.str(ev.Client.AccessKey)
+		e.str(ev.Detail)
+	}
+}
+
+var errCorrupt = errors.New("engine: corrupt record")
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) raw() []byte {
+	n := d.uint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errCorrupt
+		return nil
+	}
+	p := d.b[:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) str() string { return string(d.raw()) }
+
+func (d *decoder) bytes() []byte {
+	p := d.raw()
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+func (d *decoder) time() time.Time {
+	ns := d.int()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func (d *decoder) attrs() map[string]tidemq.MessageAttributeValue {
+	n := d.uint()
+	if n == 0 || d.err != nil || n > uint64(len(d.b)) {
+		return nil
+	}
+	m := make(map[string]tidemq.MessageAttributeValue, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		name := d.str()
+		m[name] = tidemq.MessageAttributeValue{DataType: d.str(), StringValue: d.str(), BinaryValue: d.bytes()}
+	}
+	return m
+}
+
+func (d *decoder) history() []tidemq.HistoryEvent {
+	n := d.uint()
+	if n == 0 || d.err != nil || n > uint64(len(d.b)) {
+		return nil
+	}
+	h := make([]tidemq.HistoryEvent, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		h = append(h, tidemq.HistoryEvent{
+			Time: d.time(), Kind: d.str(), Queue: d.str(),
+			Client: tidemq.ClientInfo{Addr: d.str(), UserAgent: d.str(), AccessKey: d.str()},
+			Detail: d.str(),
+		})
+	}
+	return h
+}
+
+const recordVersion = 1
+
+// encodeMessage writes the immutable part of a message.
+func encodeMessage(m *message) []byte {
+	e := encoder{b: make([]byte, 0, 64+len(m.body))}
+	e.b = append(e.b, recordVersion)
+	e.str(m.id)
+	e.str(m.body)
+	e.attrs(m.attrs)
+	e.attrs(m.sysAttrs)
+	e.str(m.group)
+	e.str(m.dedupID)
+	e.str(m.sender)
+	e.time(m.sent)
+	e.time(m.enqueued)
+	e.time(m.availableAt)
+	e.str(m.dlqSource)
+	e.uint(m.fifoSeq)
+	return e.b
+}
+
+func decodeMessage(seq uint64, b []byte) (*message, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return nil, errCorrupt
+	}
+	d := decoder{b: b[1:]}
+	m := &message{seq: seq}
+	m.id = d.str()
+	m.body = d.str()
+	m.attrs = d.attrs()
+	m.sysAttrs = d.attrs()
+	m.group = d.str()
+	m.dedupID = d.str()
+	m.sender = d.str()
+	m.sent = d.time()
+	m.enqueued = d.time()
+	m.availableAt = d.time()
+	m.dlqSource = d.str()
+	m.fifoSeq = d.uint()
+	return m, d.err
+}
+
+// encodeState writes the mutable part of a message.
+func encodeState(m *message) []byte {
+	e := encoder{b: make([]byte, 0, 64)}
+	e.b = append(e.b, recordVersion)
+	e.uint(uint64(m.receiveCount))
+	e.time(m.firstReceive)
+	e.time(m.receivedAt)
+	e.time(m.visibleAt)
+	e.history(m.history)
+	return e.b
+}
+
+func decodeState(m *message, b []byte) error {
+	if len(b) == 0 || b[0] != recordVersion {
+		return errCorrupt
+	}
+	d := decoder{b: b[1:]}
+	m.receiveCount = int(d.uint())
+	m.firstReceive = d.time()
+	m.receivedAt = d.time()
+	m.visibleAt = d.time()
+	m.history = d.history()
+	return d.err
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// deadLetter moves m to q's dead-letter queue if it has used up its
+// receives; it reports whether it did. A receive reaches the message first:
+// the move happens on the receive attempt after maxReceiveCount, as on SQS.
+func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
+	if q.redrive == nil || m.receiveCount < q.redrive.MaxReceiveCount {
+		return false
+	}
+	dlq := e.queueByARN(q.redrive.DeadLetterTargetARN)
+	if dlq == nil || dlq == q {
+		return false // the target was deleted: keep delivering rather than lose it
+	}
+	reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.redrive.MaxReceiveCount, m.receiveCount)
+	e.move(q, m, dlq, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason})
+	q.stats.DeadLettered++
+	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)
+	return true
+}
+
+// move transfers m from src to dst in one batch: the source records are
+// deleted and the destination records written together, so after a crash
+// the message is in exactly one of the two queues. The message keeps its id,
+// body, attributes, receive count and history; it gets a new sequence in
+// dst. Messages moved into a FIFO queue restart their retention; into a
+// standard queue they keep their original enqueue time, as on SQS.
+func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn, ev tidemq.HistoryEvent) *message {
+	n := &message{
+		id: m.id, body: m.body, attrs: m.attrs, sysAttrs: m.sysAttrs,
+		group: m.group, dedupID: m.dedupID, sender: m.sender, sent: m.sent,
+		enqueued: m.enqueued, availableAt: now,
+		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
+		history: append([]tidemq.HistoryEvent(nil), m.history...),
+	}
+	if ev.Kind == tidemq.HistoryDeadLetter {
+		n.dlqSource = src.arn
+	}
+	if dst.fifo {
+		n.enqueued = now
+	}
+	n.addHistory(ev)
+	n.seq = dst.nextSeq
+	dst.nextSeq++
+	if dst.fifo {
+		n.fifoSeq = n.seq
+		if n.group == "" {
+			n.group = "default"
+		}
+	}
+	src.remove(m, t)
+	dst.add(n)
+	dst.stats.MovedIn++
+	t.addCreated(dst, n)
+	t.b.Set(seqKey(prefixMessage, dst.id, n.seq), encodeMessage(n))
+	t.b.Set(seqKey(prefixState, dst.id, n.seq), encodeState(n))
+	t.b.Set(idKey(prefixCounter, dst.id), uint64Value(dst.nextSeq))
+	return n
+}
+
+// MoveMessages moves up to p.Max visible messages (all, when Max is 0) from
+// p.Source to p.Destination, or back to each message's source queue when
+// Destination is "". Each message moves atomically. Messages whose source
+// queue no longer exists stay where they are.
+func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) (*tidemq.MoveMessagesResult, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	src, err := e.queue(p.Source)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	var fixed *queue
+	if p.Destination != "" {
+		if fixed, err = e.queue(p.Destination); err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+		if fixed == src {
+			e.mu.Unlock()
+			return nil, tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+		}
+	}
+	now := e.clock.Now()
+	t := e.begin()
+	e.advance(src, now, t)
+	res := &tidemq.MoveMessagesResult{}
+	var stuck []*message
+	for p.Max <= 0 || res.Moved < p.Max {
+		m := src.oldestReady()
+		if m == nil {
+			break
+		}
+		dst := fixed
+		if dst == nil {
+			dst = e.queueByARN(m.dlqSource)
+		}
+		if dst == nil || dst == src {
+			// Park it so the loop can go on; it is put back below.
+			src.setState(m, stateInflight)
+			stuck = append(stuck, m)
+			continue
+		}
+		e.move(src, m, dst, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
+			Detail: "moved to " + dst.name})
+		src.stats.MovedOut++
+		res.Moved++
+	}
+	for _, m := range stuck {
+		src.setState(m, stateReady)
+	}
+	res.Remaining = src.nReady
+	return res, e.finish(t)
+}
+
+// oldestReady returns the receivable message with the lowest sequence.
+func (q *queue) oldestReady() *message {
+	if !q.fifo {
+		if len(q.ready) == 0 {
+			return nil
+		}
+		return q.ready[0]
+	}
+	g := q.groups.next()
+	if g == nil {
+		return nil
+	}
+	return g.first()
+}

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/tidemq/tidemq"
+)
+
+// DeleteMessages deletes messages by receipt handle. See tidemq.Broker.
+//
+// On a standard queue any handle the message was ever given deletes it,
+// even after its visibility timeout or while another consumer holds it; a
+// handle for a message already gone succeeds too. On a FIFO queue only the
+// latest handle works, and only while the message is in flight.
+func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	q, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	now := e.clock.Now()
+	t := e.begin()
+	e.advance(q, now, t)
+	errs := make([]error, len(p.Entries))
+	for i, entry := range p.Entries {
+		r, m, err := q.lookupReceipt(entry.ReceiptHandle)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case m == nil:
+			// Already deleted: success, as on SQS.
+		case q.fifo && (r.count != m.receiveCount || m.state != stateInflight):
+			errs[i] = expiredReceipt(entry.ReceiptHandle)
+		default:
+			q.remove(m, t)
+			q.stats.Deleted++
+		}
+	}
+	return errs, e.finish(t)
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"container/heap"
+	"fmt"
+)
+
+// group is one FIFO message group: its messages in sequence order, whatever
+// their state. The group is locked while any of its messages is in flight;
+// it can deliver when it is unlocked and its head is ready.
+//
+// msgs is a queue with lazy removal: messages that leave the group are
+// marked stateGone and skipped when they reach the head, so removal from the
+// middle is O(1) and the head is found in amortised O(1).
+type group struct {
+	id       string
+	msgs     []*message
+	head     int // index of the first message that may still be live
+	inflight int
+	// availIndex is the position in the queue's available-groups heap (-1
+	// when not there).
+	availIndex int
+}
+
+// first returns the first live message of the group, or nil.
+func (g *group) first() *message {
+	for g.head < len(g.msgs) && g.msgs[g.head].state == stateGone {
+		g.msgs[g.head] = nil
+		g.head++
+	}
+	if g.head == len(g.msgs) {
+		g.msgs, g.head = g.msgs[:0], 0
+		return nil
+	}
+	return g.msgs[g.head]
+}
+
+// canDeliver reports whether the group's head can be received now.
+func (g *group) canDeliver() bool {
+	if g.inflight > 0 {
+		return false
+	}
+	m := g.first()
+	return m != nil && m.state == stateReady
+}
+
+// empty reports whether the group holds no live message.
+func (g *group) empty() bool { return g.first() == nil }
+
+// insert adds m in sequence order. Messages nearly always arrive in order,
+// so this is an append; a dead-letter move into a FIFO queue keeps the
+// order of sequence numbers it is given too.
+func (g *group) insert(m *message) {
+	// Compact here, never in first: receives walk msgs by index while
+	// messages leave the group.
+	if g.head > 1024 && g.head*2 > len(g.msgs) {
+		g.msgs = append(g.msgs[:0], g.msgs[g.head:]...)
+		g.head = 0
+	}
+	i := len(g.msgs)
+	for i > g.head && g.msgs[i-1].seq > m.seq {
+		i--
+	}
+	g.msgs = append(g.msgs, nil)
+	copy(g.msgs[i+1:], g.msgs[i:])
+	g.msgs[i] = m
+}
+
+// groupHeap orders the groups that can deliver by the sequence of their
+// head, so the oldest waiting message is served first.
+type groupHeap []*group
+
+func (h groupHeap) Len() int           { return len(h) }
+func (h groupHeap) Less(i, j int) bool { return h[i].first().seq < h[j].first().seq }
+func (h groupHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].availIndex = i
+	h[j].availIndex = j
+}
+func (h *groupHeap) Push(x any) {
+	g := x.(*group)
+	g.availIndex = len(*h)
+	*h = append(*h, g)
+}
+func (h *groupHeap) Pop() any {
+	old := *h
+	g := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	g.availIndex = -1
+	return g
+}
+
+// fifoIndex is the receive index of a FIFO queue.
+type fifoIndex struct {
+	groups map[string]*group
+	avail  groupHeap
+}
+
+func newFIFOIndex() *fifoIndex { return &fifoIndex{groups: make(map[string]*group)} }
+
+func (f *fifoIndex) group(id string) *group {
+	g := f.groups[id]
+	if g == nil {
+		g = &group{id: id, availIndex: -1}
+		f.groups[id] = g
+	}
+	return g
+}
+
+// refresh puts g in or out of the available heap (and fixes its place, since
+// its head may have changed) and forgets it when it is empty.
+func (f *fifoIndex) refresh(g *group) {
+	if g.canDeliver() {
+		if g.availIndex < 0 {
+			heap.Push(&f.avail, g)
+		} else {
+			heap.Fix(&f.avail, g.availIndex)
+		}
+		return
+	}
+	if g.availIndex >= 0 {
+		heap.Remove(&f.avail, g.availIndex)
+	}
+	if g.inflight == 0 && g.empty() {
+		delete(f.groups, g.id)
+	}
+}
+
+// next returns the group whose head is the oldest receivable message.
+func (f *fifoIndex) next() *group {
+	if len(f.avail) == 0 {
+		return nil
+	}
+	return f.avail[0]
+}
+
+// formatSeq renders a FIFO sequence number as SQS does: a decimal string.
+// Zero-padding to 20 digits keeps string order equal to numeric order.
+func formatSeq(seq uint64) string { return fmt.Sprintf("%020d", seq) }

@@ -1,0 +1,54 @@
+package engine
+
+import "encoding/binary"
+
+// Key layout of the store. Queue ids are never reused, so a deleted queue's
+// records can be dropped with range deletes and a new queue of the same name
+// starts clean.
+//
+//	n                      next queue id (8 bytes)
+//	q/<name>               queue record (queueRecord, JSON)
+//	c/<qid>                next sequence number of the queue (8 bytes)
+//	m/<qid><seq>           message, immutable once written (messageRecord)
+//	s/<qid><seq>           message state, rewritten on every receive (stateRecord)
+//	d/<qid><dedup key>     deduplication entry (dedupRecord)
+//
+// <qid> and <seq> are 8-byte big-endian, so messages sort in send order.
+const (
+	prefixQueue   = "q/"
+	prefixCounter = "c/"
+	prefixMessage = "m/"
+	prefixState   = "s/"
+	prefixDedup   = "d/"
+	keyNextQueue  = "n"
+)
+
+func queueKey(name string) []byte { return append([]byte(prefixQueue), name...) }
+
+func idKey(prefix string, qid uint64) []byte {
+	k := make([]byte, len(prefix)+8, len(prefix)+16)
+	copy(k, prefix)
+	binary.BigEndian.PutUint64(k[len(prefix):], qid)
+	return k
+}
+
+func seqKey(prefix string, qid, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(idKey(prefix, qid), seq)
+}
+
+func dedupKey(qid uint64, key string) []byte { return append(idKey(prefixDedup, qid), key...) }
+
+// queueRange returns the bounds of every key under prefix for one queue.
+func queueRange(prefix string, qid uint64) (start, end []byte) {
+	return idKey(prefix, qid), idKey(prefix, qid+1)
+}
+
+// parseSeqKey splits m/ and s/ keys.
+func parseSeqKey(prefix string, k []byte) (qid, seq uint64, ok bool) {
+	if len(k) != len(prefix)+16 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(k[len(prefix)+8:]), true
+}
+
+func uint64Value(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

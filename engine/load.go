@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// load rebuilds the in-memory state from the store: queues, counters,
+// messages with their receive state, and open deduplication windows. A
+// message in flight before the restart stays in flight until its deadline.
+func (e *Engine) load() error {
+	cleanup := e.store.NewBatch()
+	err := e.store.Scan([]byte(keyNextQueue), func(k, v []byte) error {
+		if string(k) == keyNextQueue && len(v) == 8 {
+			e.nextQueueID = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = e.store.Scan([]byte(prefixQueue), func(k, v []byte) error {
+		var r queueRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("queue record %q: %w", k, err)
+		}
+		q := newQueue(r.ID, r.Name, e.arn(r.Name), r.FIFO)
+		q.applyAttributes(r.Attributes)
+		if r.Tags != nil {
+			q.tags = r.Tags
+		}
+		q.created, q.modified, q.purged = r.Created, r.Modified, r.Purged
+		e.queues[q.name] = q
+		e.byID[q.id] = q
+		if q.id > e.nextQueueID {
+			e.nextQueueID = q.id
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = e.store.Scan([]byte(prefixCounter), func(k, v []byte) error {
+		if q := e.byID[binary.BigEndian.Uint64(k[len(prefixCounter):])]; q != nil && len(v) == 8 {
+			q.nextSeq = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	loaded := make(map[*queue][]*message)
+	err = e.store.Scan([]byte(prefixMessage), func(k, v []byte) error {
+		qid, seq, ok := parseSeqKey(prefixMessage, k)
+		q := e.byID[qid]
+		if !ok || q == nil {
+			cleanup.Delete(k) // left behind by a deleted queue
+			return nil
+		}
+		m, err := decodeMessage(seq, v)
+		if err != nil {
+			return fmt.Errorf("message %d/%d: %w", qid, seq, err)
+		}
+		m.durable = true
+		q.add(m)
+		loaded[q] = append(loaded[q], m)
+		if seq >= q.nextSeq {
+			q.nextSeq = seq + 1
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = e.store.Scan([]byte(prefixState), func(k, v []byte) error {
+		qid, seq, ok := parseSeqKey(prefixState, k)
+		var m *message
+		if q := e.byID[qid]; ok && q != nil {
+			m = q.msgs[seq]
+		}
+		if m == nil {
+			cleanup.Delete(k) // a state record whose message is gone
+			return nil
+		}
+		return decodeState(m, v)
+	})
+	if err != nil {
+		return err
+	}
+	now := e.clock.Now()
+	err = e.store.Scan([]byte(prefixDedup), func(k, v []byte) error {
+		q := e.byID[binary.BigEndian.Uint64(k[len(prefixDedup):])]
+		var r dedupRecord
+		if q == nil || json.Unmarshal(v, &r) != nil || !r.Expires.After(now) {
+			cleanup.Delete(k)
+			return nil
+		}
+		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
+		q.dedup[d.key] = d
+		q.dedupOrder = append(q.dedupOrder, d)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for q := range loaded {
+		q.pending = nil
+	}
+	for q, msgs := range loaded {
+		for _, m := range msgs {
+			q.activate(m, now)
+		}
+	}
+	t := &txn{b: cleanup}
+	for _, q := range e.queues {
+		sort.Slice(q.dedupOrder, func(i, j int) bool { return q.dedupOrder[i].expires.Before(q.dedupOrder[j].expires) })
+		e.advance(q, now, t)
+	}
+	if !cleanup.Empty() {
+		d, err := cleanup.Commit()
+		if err == nil {
+			err = d.Wait()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// msgState is where a message is in its life.
+type msgState uint8
+
+const (
+	statePending  msgState = iota // sent, batch not yet durable: invisible to everyone
+	stateDelayed                  // durable, waiting for availableAt
+	stateReady                    // receivable
+	stateInflight                 // received, invisible until visibleAt
+	stateGone                     // deleted, purged, expired or moved
+)
+
+// message is one message in memory. The fields above the line are the
+// immutable record (m/ key); the ones below change on receive (s/ key).
+type message struct {
+	seq         uint64 // order within the queue; also its key
+	id          string
+	body        string
+	attrs       map[string]tidemq.MessageAttributeValue
+	sysAttrs    map[string]tidemq.MessageAttributeValue
+	group       string
+	dedupID     string
+	sender      string
+	sent        time.Time // SentTimestamp
+	enqueued    time.Time // retention counts from here
+	availableAt time.Time // end of the delay
+	dlqSource   string    // DeadLetterQueueSourceArn, once dead-lettered
+	fifoSeq     uint64    // SequenceNumber on FIFO queues (0 on standard)
+
+	receiveCount int
+	firstReceive time.Time
+	receivedAt   time.Time // the latest receive, for the 12-hour visibility cap
+	visibleAt    time.Time // end of the current visibility timeout, while in flight
+	history      []tidemq.HistoryEvent
+
+	state msgState
+	// gen invalidates timer entries: an entry whose gen differs from the
+	// message's is stale and ignored.
+	gen uint64
+	// heapIndex is the position in the standard queue's ready heap (-1 when
+	// not there).
+	heapIndex int
+	// durable is set once the batch that created the message is synced; the
+	// message is published (leaves statePending) in sequence order.
+	durable bool
+}
+
+// size is what the message counts against the queue's size accounting.
+func (m *message) size() int { return tidemq.MessageSize(m.body, m.attrs) }
+
+// addHistory appends an event, keeping at most tidemq.MaxHistoryEvents: the
+// first event (the send) is kept and the oldest after it dropped.
+func (m *message) addHistory(ev tidemq.HistoryEvent) {
+	if len(m.history) >= tidemq.MaxHistoryEvents {
+		m.history = append(m.history[:1], m.history[2:]...)
+	}
+	m.history = append(m.history, ev)
+}
+
+// snapshot returns the message as a Broker hands it out.
+func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
+	out := &tidemq.Message{
+		MessageID:                m.id,
+		ReceiptHandle:            handle,
+		Body:                     m.body,
+		Attributes:               m.attrs,
+		SystemAttributes:         m.sysAttrs,
+		SenderID:                 m.sender,
+		SentTimestamp:            m.sent,
+		ApproximateReceiveCount:  m.receiveCount,
+		FirstReceiveTimestamp:    m.firstReceive,
+		MessageGroupID:           m.group,
+		DeadLetterQueueSourceARN: m.dlqSource,
+		History:                  append([]tidemq.HistoryEvent(nil), m.history...),
+	}
+	if q.fifo {
+		out.SequenceNumber = formatSeq(m.fifoSeq)
+		out.MessageDeduplicationID = m.dedupID
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/tidemq/tidemq"
+)
+
+// MaxPeek bounds one PeekMessages call.
+const MaxPeek = 1000
+
+// PeekMessages returns messages, oldest first, without receiving them: no
+// receive count, visibility or history changes, and no receipt handles.
+func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) ([]*tidemq.Message, error) {
+	max := p.Max
+	if max <= 0 {
+		max = 10
+	}
+	if max > MaxPeek {
+		return nil, tidemq.InvalidParameter("Max", max, "Must be between 1 and 1000.")
+	}
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	q, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	t := e.begin()
+	e.advance(q, e.clock.Now(), t)
+	var out []*tidemq.Message
+	q.byAge.Ascend(func(m *message) bool {
+		switch {
+		case m.state == statePending:
+		case m.state == stateReady || p.IncludeInflight:
+			out = append(out, m.snapshot(q, ""))
+		}
+		return len(out) < max
+	})
+	return out, e.finish(t)
+}

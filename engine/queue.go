@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/tidemq/tidemq"
+)
+
+// queue is one queue's state. Everything here is guarded by Engine.mu.
+type queue struct {
+	id       uint64
+	name     string
+	arn      string
+	fifo     bool
+	attrs    map[string]string // settable attributes, normalised
+	tags     map[string]string
+	created  time.Time
+	modified time.Time
+	purged   time.Time // the last purge, for the 60-second cooldown
+
+	// Parsed from attrs by applyAttributes.
+	visibility   time.Duration
+	delay        time.Duration
+	retention    time.Duration
+	waitTime     time.Duration
+	maxSize      int
+	redrive      *tidemq.RedrivePolicy
+	allow        tidemq.RedriveAllowPolicy
+	contentDedup bool
+	groupDedup   bool // DeduplicationScope messageGroup
+
+	msgs    map[uint64]*message // every live message, by sequence
+	nextSeq uint64
+	// pending are created messages waiting for their batch to be durable,
+	// in sequence order; publish releases them in that order.
+	pending []*message
+
+	ready  readyHeap  // standard queues: receivable messages
+	groups *fifoIndex // FIFO queues: message groups
+	timers timerHeap  // delay and visibility deadlines
+	byAge  *btree.BTreeG[*message]
+
+	nReady, nDelayed, nInflight int
+
+	dedup      map[string]*dedupEntry
+	dedupOrder []*dedupEntry // by expiry (the window is constant)
+	attempts   map[string]*receiveAttempt
+	// attemptOrder holds attempts by expiry (the TTL is constant).
+	attemptOrder []*receiveAttempt
+
+	// notify is closed (and set to nil) when a message becomes receivable;
+	// long polls wait on it.
+	notify chan struct{}
+
+	stats tidemq.QueueStats
+}
+
+func olderFirst(a, b *message) bool {
+	if !a.enqueued.Equal(b.enqueued) {
+		return a.enqueued.Before(b.enqueued)
+	}
+	return a.seq < b.seq
+}
+
+func newQueue(id uint64, name, arn string, fifo bool) *queue {
+	q := &queue{
+		id: id, name: name, arn: arn, fifo: fifo,
+		tags:     make(map[string]string),
+		msgs:     make(map[uint64]*message),
+		byAge:    btree.NewG(32, olderFirst),
+		dedup:    make(map[string]*dedupEntry),
+		attempts: make(map[string]*receiveAttempt),
+		nextSeq:  1,
+	}
+	if fifo {
+		q.groups = newFIFOIndex()
+	}
+	return q
+}
+
+// applyAttributes stores attrs (already validated and merged with the
+// defaults) and refreshes the parsed fields.
+func (q *queue) applyAttributes(attrs map[string]string) {
+	q.attrs = attrs
+	seconds := func(name string) time.Duration {
+		n, _ := strconv.Atoi(attrs[name])
+		return time.Duration(n) * time.Second
+	}
+	q.visibility = seconds(tidemq.AttrVisibilityTimeout)
+	q.delay = seconds(tidemq.AttrDelaySeconds)
+	q.retention = seconds(tidemq.AttrMessageRetentionPeriod)
+	q.waitTime = seconds(tidemq.AttrReceiveMessageWaitTimeSeconds)
+	q.maxSize, _ = strconv.Atoi(attrs[tidemq.AttrMaximumMessageSize])
+	q.redrive = nil
+	if s := attrs[tidemq.AttrRedrivePolicy]; s != "" {
+		if p, err := tidemq.ParseRedrivePolicy(s); err == nil {
+			q.redrive = &p
+		}
+	}
+	q.allow = tidemq.RedriveAllowPolicy{RedrivePermission: tidemq.RedriveAllowAll}
+	if s := attrs[tidemq.AttrRedriveAllowPolicy]; s != "" {
+		if p, err := tidemq.ParseRedriveAllowPolicy(s); err == nil {
+			q.allow = p
+		}
+	}
+	q.contentDedup = attrs[tidemq.AttrContentBasedDeduplication] == "true"
+	q.groupDedup = attrs[tidemq.AttrDeduplicationScope] == "messageGroup"
+}
+
+// setState moves m to state s, keeping the counters and indexes right. It
+// is the only place that changes a live message's state.
+func (q *queue) setState(m *message, s msgState) {
+	var g *group
+	if q.fifo {
+		g = q.groups.group(m.group)
+	}
+	switch m.state {
+	case stateReady:
+		q.nReady--
+		if !q.fifo {
+			q.ready.remove(m)
+		}
+	case stateDelayed:
+		q.nDelayed--
+	case stateInflight:
+		q.nInflight--
+		if g != nil {
+			g.inflight--
+		}
+	}
+	m.state = s
+	m.gen++
+	switch s {
+	case stateReady:
+		q.nReady++
+		if !q.fifo {
+			q.ready.add(m)
+		}
+		q.wake()
+	case stateDelayed:
+		q.nDelayed++
+		q.timers.add(timerEntry{at: m.availableAt, msg: m, gen: m.gen, kind: timerAvailable})
+	case stateInflight:
+		q.nInflight++
+		if g != nil {
+			g.inflight++
+		}
+		q.timers.add(timerEntry{at: m.visibleAt, msg: m, gen: m.gen, kind: timerVisible})
+	}
+	if g != nil {
+		q.groups.refresh(g)
+		if s == stateGone && g.inflight == 0 && g.canDeliver() {
+			q.wake() // the group's next message is now at its head
+		}
+	}
+}
+
+// wake tells long polls that something may be receivable.
+func (q *queue) wake() {
+	if q.notify != nil {
+		close(q.notify)
+		q.notify = nil
+	}
+}
+
+// waitChan returns the channel the next wake closes.
+func (q *queue) waitChan() <-chan struct{} {
+	if q.notify == nil {
+		q.notify = make(chan struct{})
+	}
+	return q.notify
+}
+
+// add inserts a new message, pending until its batch is durable.
+func (q *queue) add(m *message) {
+	m.state = statePending
+	m.heapIndex = -1
+	q.msgs[m.seq] = m
+	q.byAge.ReplaceOrInsert(m)
+	q.pending = append(q.pending, m)
+	if q.fifo {
+		q.groups.group(m.group).insert(m)
+	}
+}
+
+// publish makes durable pending messages receivable, in sequence order: a
+// message waits for every message created before it in this queue.
+func (q *queue) publish(now time.Time) {
+	i := 0
+	for ; i < len(q.pending); i++ {
+		m := q.pending[i]
+		if m.state == stateGone {
+			continue
+		}
+		if !m.durable {
+			break
+		}
+		q.activate(m, now)
+	}
+	q.pending = q.pending[:copy(q.pending, q.pending[i:])]
+}
+
+// activate moves a durable message out of pending (or, at load, into its
+// state), according to its deadlines.
+func (q *queue) activate(m *message, now time.Time) {
+	switch {
+	case m.receiveCount > 0 && m.visibleAt.After(now):
+		q.setState(m, stateInflight)
+	case m.availableAt.After(now):
+		q.setState(m, stateDelayed)
+	default:
+		q.setState(m, stateReady)
+	}
+}
+
+// remove takes m out of the queue for good and deletes its records.
+func (q *queue) remove(m *message, t *txn) {
+	if m.state == stateGone {
+		return
+	}
+	q.setState(m, stateGone)
+	delete(q.msgs, m.seq)
+	q.byAge.Delete(m)
+	t.b.SingleDelete(seqKey(prefixMessage, q.id, m.seq))
+	t.b.Delete(seqKey(prefixState, q.id, m.seq))
+}
+
+// advance applies every deadline that has passed: delays end, visibility
+// timeouts end, messages past retention expire, dedup entries and receive
+// attempts are forgotten. Cost is proportional to what is due.
+func (e *Engine) advance(q *queue, now time.Time, t *txn) {
+	for {
+		te, ok := q.timers.due(now)
+		if !ok {
+			break
+		}
+		if !te.live() {
+			continue
+		}
+		if te.kind == timerVisible {
+			te.msg.addHistory(tidemq.HistoryEvent{Time: te.at, Kind: tidemq.HistoryExpired, Queue: q.name,
+				Detail: "visibility timeout expired without a delete"})
+		}
+		q.setState(te.msg, stateReady)
+	}
+	for {
+		m, ok := q.byAge.Min()
+		if !ok || m.enqueued.Add(q.retention).After(now) {
+			break
+		}
+		q.remove(m, t)
+		q.stats.Expired++
+	}
+	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].expires.After(now) {
+		d := q.dedupOrder[0]
+		q.dedupOrder[0] = nil
+		q.dedupOrder = q.dedupOrder[1:]
+		if q.dedup[d.key] == d {
+			delete(q.dedup, d.key)
+			t.b.Delete(dedupKey(q.id, d.key))
+		}
+	}
+	for len(q.attemptOrder) > 0 && !q.attemptOrder[0].expires.After(now) {
+		a := q.attemptOrder[0]
+		q.attemptOrder[0] = nil
+		q.attemptOrder = q.attemptOrder[1:]
+		if q.attempts[a.id] == a {
+			delete(q.attempts, a.id)
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// queueRecord is a queue as stored under q/<name>.
+type queueRecord struct {
+	ID         uint64            `json:"id"`
+	Name       string            `json:"name"`
+	FIFO       bool              `json:"fifo"`
+	Attributes map[string]string `json:"attributes"`
+	Tags       map[string]string `json:"tags,omitempty"`
+	Created    time.Time         `json:"created"`
+	Modified   time.Time         `json:"modified"`
+	Purged     time.Time         `json:"purged,omitzero"`
+}
+
+func (q *queue) record() []byte {
+	b, _ := json.Marshal(queueRecord{
+		ID: q.id, Name: q.name, FIFO: q.fifo, Attributes: q.attrs, Tags: q.tags,
+		Created: q.created, Modified: q.modified, Purged: q.purged,
+	})
+	return b
+}
+
+func (q *queue) info() *tidemq.QueueInfo {
+	return &tidemq.QueueInfo{Name: q.name, ARN: q.arn, FIFO: q.fifo}
+}
+
+// CreateQueue creates a queue, or returns the existing one when every given
+// attribute matches it.
+func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
+	if p.Name == "" {
+		return nil, tidemq.MissingParameter("QueueName")
+	}
+	fifo := strings.EqualFold(p.Attributes[tidemq.AttrFifoQueue], "true")
+	if err := tidemq.ValidateQueueName(p.Name, fifo); err != nil {
+		return nil, err
+	}
+	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, fifo, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateTags(p.Tags); err != nil {
+		return nil, err
+	}
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	if q := e.queues[p.Name]; q != nil {
+		defer e.mu.Unlock()
+		for name, v := range attrs {
+			if q.attrs[name] != v {
+				return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
+			}
+		}
+		if fifo != q.fifo {
+			return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+		}
+		return q.info(), nil
+	}
+	merged := tidemq.DefaultQueueAttributes(fifo)
+	for k, v := range attrs {
+		merged[k] = v
+	}
+	if err := e.checkRedrive(p.Name, fifo, merged); err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	now := e.clock.Now()
+	e.nextQueueID++
+	q := newQueue(e.nextQueueID, p.Name, e.arn(p.Name), fifo)
+	q.applyAttributes(merged)
+	for k, v := range p.Tags {
+		q.tags[k] = v
+	}
+	q.created, q.modified = now, now
+	e.queues[q.name] = q
+	e.byID[q.id] = q
+	t := e.begin()
+	t.b.Set([]byte(keyNextQueue), uint64Value(e.nextQueueID))
+	t.b.Set(queueKey(q.name), q.record())
+	t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
+	info := q.info()
+	return info, e.finish(t)
+}
+
+// checkRedrive validates a RedrivePolicy against the other queues: the
+// target exists, has the same type, and its RedriveAllowPolicy lets this
+// queue in. Called with e.mu held.
+func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) error {
+	s := attrs[tidemq.AttrRedrivePolicy]
+	if s == "" {
+		return nil
+	}
+	p, err := tidemq.ParseRedrivePolicy(s)
+	if err != nil {
+		return err
+	}
+	dlq := e.queueByARN(p.DeadLetterTargetARN)
+	if dlq == nil {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
+	}
+	if dlq.fifo != fifo {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
+	}
+	if !dlq.allow.Allows(e.arn(name)) {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+e.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
+	}
+	return nil
+}
+
+// GetQueue reports a queue by name.
+func (e *Engine) GetQueue(ctx context.Context, name string) (*tidemq.QueueInfo, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	q, err := e.queue(name)
+	if err != nil {
+		return nil, err
+	}
+	return q.info(), nil
+}
+
+// DeleteQueue deletes a queue and all its messages at once.
+func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
+	if err := e.lock(); err != nil {
+		return err
+	}
+	q, err := e.queue(name)
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	t := e.begin()
+	e.dropMessages(q, t)
+	delete(e.queues, name)
+	delete(e.byID, q.id)
+	t.b.Delete(queueKey(name))
+	t.b.Delete(idKey(prefixCounter, q.id))
+	start, end := queueRange(prefixDedup, q.id)
+	t.b.DeleteRange(start, end)
+	q.wake()
+	return e.finish(t)
+}
+
+// dropMessages removes every message of q in O(pending): the indexes are
+// replaced, the records range-deleted. Purge and DeleteQueue use it.
+func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
+	n := uint64(len(q.msgs))
+	for _, m := range q.pending {
+		m.state = stateGone
+	}
+	q.pending = nil
+	// Messages still referenced by old timer entries or groups must read as
+	// gone; they are unreachable once the indexes are replaced, so only
+	// the in-flight ones (which receipt handles could name) need marking,
+	// and handles are looked up in q.msgs, which is replaced too.
+	q.msgs = make(map[uint64]*message)
+	q.ready = nil
+	q.timers = nil
+	q.byAge.Clear(false)
+	if q.fifo {
+		q.groups = newFIFOIndex()
+	}
+	q.nReady, q.nDelayed, q.nInflight = 0, 0, 0
+	q.attempts = make(map[string]*receiveAttempt)
+	q.attemptOrder = nil
+	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id)} {
+		t.b.DeleteRange(r[0], r[1])
+	}
+	return n
+}
+
+func rangeOf(prefix string, qid uint64) [2][]byte {
+	s, e := queueRange(prefix, qid)
+	return [2][]byte{s, e}
+}
+
+// PurgeQueue deletes every message, in flight or not; once per 60 seconds.
+func (e *Engine) PurgeQueue(ctx context.Context, name string) error {
+	if err := e.lock(); err != nil {
+		return err
+	}
+	q, err := e.queue(name)
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	now := e.clock.Now()
+	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
+		e.mu.Unlock()
+		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", name)
+	}
+	t := e.begin()
+	q.stats.Purged += e.dropMessages(q, t)
+	q.purged = now
+	t.b.Set(queueKey(q.name), q.record())
+	return e.finish(t)
+}
+
+// ListQueues lists queue names in order, optionally by prefix, in pages.
+func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(e.queues))
+	for name := range e.queues {
+		if strings.HasPrefix(name, p.Prefix) {
+			names = append(names, name)
+		}
+	}
+	e.mu.Unlock()
+	return page(names, p.MaxResults, p.NextToken)
+}
+
+// ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
+// the named queue.
+func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	dlq, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	var names []string
+	for name, q := range e.queues {
+		if q.redrive != nil && q.redrive.DeadLetterTargetARN == dlq.arn {
+			names = append(names, name)
+		}
+	}
+	e.mu.Unlock()
+	return page(names, p.MaxResults, p.NextToken)
+}
+
+// page sorts names and cuts the page after the token. The token is the last
+// name of the previous page, base64-encoded.
+func page(names []string, max int, token string) (*tidemq.ListQueuesResult, error) {
+	sort.Strings(names)
+	if token != "" {
+		last, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil {
+			return nil, tidemq.InvalidParameter("NextToken", token, "Invalid or expired next token.")
+		}
+		i := sort.SearchStrings(names, string(last))
+		for i < len(names) && names[i] == string(last) {
+			i++
+		}
+		names = names[i:]
+	}
+	res := &tidemq.ListQueuesResult{Names: names}
+	if max <= 0 {
+		if len(names) > tidemq.MaxListQueuesResults {
+			res.Names = names[:tidemq.MaxListQueuesResults]
+		}
+		return res, nil
+	}
+	if len(names) > max {
+		res.Names = names[:max]
+		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
+	}
+	return res, nil
+}
+
+// GetQueueAttributes returns the asked-for attributes, computed ones
+// included. No names, no attributes.
+func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
+	for _, n := range p.Names {
+		if !tidemq.IsQueueAttributeName(n) {
+			return nil, tidemq.Errorf(tidemq.ErrInvalidAttributeName, "Unknown Attribute %s.", n)
+		}
+	}
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	q, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	t := e.begin()
+	e.advance(q, e.clock.Now(), t)
+	all := make(map[string]string, len(q.attrs)+6)
+	for k, v := range q.attrs {
+		if v != "" {
+			all[k] = v
+		}
+	}
+	all[tidemq.AttrApproximateNumberOfMessages] = strconv.Itoa(q.nReady)
+	all[tidemq.AttrApproximateNumberOfMessagesNotVisible] = strconv.Itoa(q.nInflight)
+	all[tidemq.AttrApproximateNumberOfMessagesDelayed] = strconv.Itoa(q.nDelayed)
+	all[tidemq.AttrCreatedTimestamp] = strconv.FormatInt(q.created.Unix(), 10)
+	all[tidemq.AttrLastModifiedTimestamp] = strconv.FormatInt(q.modified.Unix(), 10)
+	all[tidemq.AttrQueueArn] = q.arn
+	if err := e.finish(t); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string)
+	for _, n := range p.Names {
+		if n == tidemq.AttrAll {
+			return all, nil
+		}
+		if v, ok := all[n]; ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// SetQueueAttributes changes settable attributes. Changes apply at once.
+func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) error {
+	if err := e.lock(); err != nil {
+		return err
+	}
+	q, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
+	if err == nil && len(attrs) == 0 && len(p.Attributes) == 0 {
+		err = tidemq.MissingParameter("Attribute.1.Name")
+	}
+	merged := make(map[string]string, len(q.attrs)+len(attrs))
+	for k, v := range q.attrs {
+		merged[k] = v
+	}
+	for k, v := range attrs {
+		merged[k] = v
+	}
+	if err == nil {
+		err = e.checkRedrive(q.name, q.fifo, merged)
+	}
+	if err == nil && merged[tidemq.AttrFifoThroughputLimit] == "perMessageGroupId" && merged[tidemq.AttrDeduplicationScope] == "queue" {
+		err = tidemq.Errorf(tidemq.ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+	}
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	q.applyAttributes(merged)
+	q.modified = e.clock.Now()
+	t := e.begin()
+	t.b.Set(queueKey(q.name), q.record())
+	return e.finish(t)
+}

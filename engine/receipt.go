@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+
+	"github.com/tidemq/tidemq"
+)
+
+// A receipt handle names one receive of one message: the queue id, the
+// message's sequence, and the receive count at that receive (so a later
+// receive makes older handles stale), plus random bytes so that handles are
+// not guessable from each other.
+type receipt struct {
+	qid, seq uint64
+	count    int
+}
+
+const receiptVersion = 1
+
+func (r receipt) encode() string {
+	b := make([]byte, 0, 40)
+	b = append(b, receiptVersion)
+	b = binary.AppendUvarint(b, r.qid)
+	b = binary.AppendUvarint(b, r.seq)
+	b = binary.AppendUvarint(b, uint64(r.count))
+	var nonce [12]byte
+	_, _ = rand.Read(nonce[:])
+	b = append(b, nonce[:]...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeReceipt(s string) (receipt, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 1+3+12 || b[0] != receiptVersion {
+		return receipt{}, false
+	}
+	b = b[1:]
+	var r receipt
+	var vals [3]uint64
+	for i := range vals {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return receipt{}, false
+		}
+		vals[i] = v
+		b = b[n:]
+	}
+	if len(b) != 12 || vals[2] == 0 || vals[2] > 1<<31 {
+		return receipt{}, false
+	}
+	r.qid, r.seq, r.count = vals[0], vals[1], int(vals[2])
+	return r, true
+}
+
+func invalidReceipt(handle string) error {
+	return tidemq.Errorf(tidemq.ErrReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+}
+
+func expiredReceipt(handle string) error {
+	return tidemq.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
+}
+
+// lookupReceipt resolves a handle for queue q. It returns the message (nil
+// when it is no longer in the queue) or ReceiptHandleIsInvalid for a handle
+// that is malformed or belongs to another queue.
+func (q *queue) lookupReceipt(handle string) (receipt, *message, error) {
+	if handle == "" {
+		return receipt{}, nil, tidemq.MissingParameter("ReceiptHandle")
+	}
+	r, ok := decodeReceipt(handle)
+	if !ok || r.qid != q.id || r.seq >= q.nextSeq {
+		return r, nil, invalidReceipt(handle)
+	}
+	m := q.msgs[r.seq]
+	if m != nil && r.count > m.receiveCount {
+		return r, nil, invalidReceipt(handle)
+	}
+	return r, m, nil
+}

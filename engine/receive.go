@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// receiveAttempt remembers a FIFO receive by its ReceiveRequestAttemptId, so
+// that a retried request returns the same messages and handles.
+type receiveAttempt struct {
+	id      string
+	expires time.Time
+	msgs    []*message
+	gens    []uint64 // each message's gen right after the receive
+	handles []string
+}
+
+// ReceiveMessages receives messages, long-polling up to the wait time.
+func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+	max := p.MaxNumberOfMessages
+	if max == 0 {
+		max = 1
+	}
+	if max < 1 || max > tidemq.MaxReceiveMessages {
+		return nil, tidemq.InvalidParameter("MaxNumberOfMessages", max, "Must be between 1 and 10, if provided.")
+	}
+	if v := p.VisibilityTimeout; v != nil && (*v < 0 || *v > tidemq.MaxVisibilityTimeout) {
+		return nil, tidemq.InvalidParameter("VisibilityTimeout", *v, "Must be >= 0 and <= 43200, if provided.")
+	}
+	if w := p.WaitTimeSeconds; w != nil && (*w < 0 || *w > tidemq.MaxWaitTimeSeconds) {
+		return nil, tidemq.InvalidParameter("WaitTimeSeconds", *w, "Must be >= 0 and <= 20, if provided.")
+	}
+	if p.ReceiveRequestAttemptID != "" {
+		if err := tidemq.ValidateFIFOToken("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID); err != nil {
+			return nil, err
+		}
+	}
+	var deadline time.Time
+	for first := true; ; first = false {
+		if err := e.lock(); err != nil {
+			return nil, err
+		}
+		q, err := e.queue(p.Queue)
+		if err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+		now := e.clock.Now()
+		if first {
+			wait := q.waitTime
+			if p.WaitTimeSeconds != nil {
+				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
+			}
+			deadline = now.Add(wait)
+		}
+		t := e.begin()
+		e.advance(q, now, t)
+		msgs, err := e.receiveLocked(q, p, max, now, t)
+		if err != nil || len(msgs) > 0 || !now.Before(deadline) {
+			if err == nil && len(msgs) == 0 {
+				q.stats.EmptyReceives++
+			}
+			if ferr := e.finish(t); ferr != nil {
+				return nil, ferr
+			}
+			return msgs, err
+		}
+		// Nothing yet: wait for a wake, the end of the wait, or the next
+		// deadline of this queue (a delay or visibility timeout ending).
+		notify := q.waitChan()
+		wakeAt := deadline
+		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
+			wakeAt = next
+		}
+		if err := e.finish(t); err != nil {
+			return nil, err
+		}
+		timer := e.clock.NewTimer(wakeAt.Sub(now))
+		select {
+		case <-notify:
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, nil
+		case <-e.closing:
+			timer.Stop()
+			return nil, nil
+		}
+		timer.Stop()
+	}
+}
+
+// receiveLocked takes up to max messages from q. Called with e.mu held.
+func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int, now time.Time, t *txn) ([]*tidemq.Message, error) {
+	vt := q.visibility
+	if p.VisibilityTimeout != nil {
+		vt = time.Duration(*p.VisibilityTimeout) * time.Second
+	}
+	if q.fifo && p.ReceiveRequestAttemptID != "" {
+		if out := e.retryAttempt(q, p.ReceiveRequestAttemptID, vt, now, t); out != nil {
+			return out, nil
+		}
+	}
+	if !q.fifo && q.nInflight >= tidemq.MaxInflightStandard {
+		return nil, tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+	}
+	var taken []*message
+	deliver := func(m *message) bool {
+		if e.deadLetter(q, m, now, t) {
+			return false
+		}
+		e.markReceived(q, m, vt, now, p.Client, t)
+		taken = append(taken, m)
+		return true
+	}
+	if q.fifo {
+		for len(taken) < max && q.nInflight < tidemq.MaxInflightFIFO {
+			g := q.groups.next()
+			if g == nil {
+				break
+			}
+			// As many messages of this group as possible, in order.
+			for i := g.head; i < len(g.msgs) && len(taken) < max; i++ {
+				m := g.msgs[i]
+				if m.state == stateGone {
+					continue
+				}
+				if m.state != stateReady {
+					break
+				}
+				deliver(m)
+			}
+			q.groups.refresh(g)
+		}
+	} else {
+		for len(taken) < max {
+			if len(q.ready) == 0 {
+				break
+			}
+			deliver(q.ready[0]) // leaves the heap: in flight or dead-lettered
+		}
+	}
+	out := make([]*tidemq.Message, len(taken))
+	var attempt *receiveAttempt
+	if q.fifo && p.ReceiveRequestAttemptID != "" && len(taken) > 0 {
+		attempt = &receiveAttempt{id: p.ReceiveRequestAttemptID, expires: now.Add(tidemq.ReceiveAttemptTTL)}
+		q.attempts[attempt.id] = attempt
+		q.attemptOrder = append(q.attemptOrder, attempt)
+	}
+	for i, m := range taken {
+		handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode()
+		out[i] = m.snapshot(q, handle)
+		if attempt != nil {
+			attempt.msgs = append(attempt.msgs, m)
+			attempt.gens = append(attempt.gens, m.gen)
+			attempt.handles = append(attempt.handles, handle)
+		}
+	}
+	q.stats.Received += uint64(len(taken))
+	return out, nil
+}
+
+// markReceived puts m in flight for vt and records the receive.
+func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.Time, client tidemq.ClientInfo, t *txn) {
+	m.receiveCount++
+	if m.firstReceive.IsZero() {
+		m.firstReceive = now
+	}
+	m.receivedAt = now
+	m.visibleAt = now.Add(vt)
+	m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
+		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+	q.setState(m, stateInflight)
+	t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
+}
+
+// retryAttempt answers a retried FIFO receive from the attempt cache, if
+// the attempt is known and none of its messages was deleted or had its
+// visibility changed since. Their visibility timeouts start again.
+func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Time, t *txn) []*tidemq.Message {
+	a := q.attempts[id]
+	if a == nil || !a.expires.After(now) {
+		return nil
+	}
+	for i, m := range a.msgs {
+		if m.state != stateInflight || m.gen != a.gens[i] {
+			return nil
+		}
+	}
+	out := make([]*tidemq.Message, len(a.msgs))
+	for i, m := range a.msgs {
+		m.visibleAt = now.Add(vt)
+		q.setState(m, stateInflight)
+		a.gens[i] = m.gen
+		t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
+		out[i] = m.snapshot(q, a.handles[i])
+	}
+	return out
+}

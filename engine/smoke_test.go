@@ -1,0 +1,102 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage/mem"
+)
+
+func open(t *testing.T) (*engine.Engine, *clocktest.Clock) {
+	t.Helper()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := engine.Open(engine.Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, clk
+}
+
+func TestSmokeStandardAndFIFO(t *testing.T) {
+	ctx := context.Background()
+	e, clk := open(t)
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "dlq"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}`,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "hello"}}})
+	if err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
+	}
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
+	if err != nil || len(msgs) != 1 || msgs[0].Body != "hello" || msgs[0].ApproximateReceiveCount != 1 {
+		t.Fatalf("receive: %v %+v", err, msgs)
+	}
+	clk.Advance(31 * time.Second)
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
+	if len(msgs) != 0 {
+		t.Fatalf("message should have moved to the DLQ, got %+v", msgs)
+	}
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "dlq"})
+	if len(msgs) != 1 || msgs[0].ApproximateReceiveCount != 2 || msgs[0].DeadLetterQueueSourceARN == "" {
+		t.Fatalf("dlq receive: %+v", msgs)
+	}
+
+	_, err = e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []tidemq.SendEntry
+	for i, g := range []string{"a", "a", "b", "a"} {
+		entries = append(entries, tidemq.SendEntry{ID: string(rune('0' + i)), Body: g + string(rune('0'+i)), MessageGroupID: g, MessageDeduplicationID: string(rune('0' + i))})
+	}
+	if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "f.fifo", Entries: entries, Batch: true}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: 10})
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Body)
+	}
+	if len(got) != 4 || got[0] != "a0" || got[1] != "a1" || got[2] != "a3" || got[3] != "b2" {
+		t.Fatalf("fifo receive order = %v", got)
+	}
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: 10})
+	if len(msgs) != 0 {
+		t.Fatalf("groups should be locked, got %d", len(msgs))
+	}
+}
+
+func TestLongPollWakesOnSend(t *testing.T) {
+	ctx := context.Background()
+	e, clk := open(t)
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"})
+	wait := 20
+	done := make(chan []*tidemq.Message, 1)
+	go func() {
+		msgs, _ := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", WaitTimeSeconds: &wait})
+		done <- msgs
+	}()
+	if !clk.WaitForTimers(1, 5*time.Second) {
+		t.Fatal("receive never waited")
+	}
+	e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "x"}}})
+	select {
+	case msgs := <-done:
+		if len(msgs) != 1 {
+			t.Fatalf("got %d messages", len(msgs))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("long poll not woken by send")
+	}
+}

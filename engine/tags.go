@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/tidemq/tidemq"
+)
+
+func validateTags(tags map[string]string) error {
+	for k, v := range tags {
+		if k == "" || len(k) > 128 || len(v) > 256 || strings.HasPrefix(strings.ToLower(k), "aws:") {
+			return tidemq.InvalidParameter("Tags", k, "Tag keys must be 1 to 128 characters, must not start with aws:, and values at most 256 characters.")
+		}
+	}
+	return nil
+}
+
+// TagQueue adds or overwrites tags.
+func (e *Engine) TagQueue(ctx context.Context, name string, tags map[string]string) error {
+	if len(tags) == 0 {
+		return tidemq.MissingParameter("Tags")
+	}
+	if err := validateTags(tags); err != nil {
+		return err
+	}
+	return e.updateQueue(name, func(q *queue) error {
+		for k, v := range tags {
+			q.tags[k] = v
+		}
+		return nil
+	})
+}
+
+// UntagQueue removes tags; unknown keys are ignored.
+func (e *Engine) UntagQueue(ctx context.Context, name string, keys []string) error {
+	if len(keys) == 0 {
+		return tidemq.MissingParameter("TagKeys")
+	}
+	return e.updateQueue(name, func(q *queue) error {
+		for _, k := range keys {
+			delete(q.tags, k)
+		}
+		return nil
+	})
+}
+
+// ListQueueTags returns a copy of the queue's tags.
+func (e *Engine) ListQueueTags(ctx context.Context, name string) (map[string]string, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	q, err := e.queue(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(q.tags))
+	for k, v := range q.tags {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// updateQueue runs fn on a queue under the lock and stores the queue record
+// if fn succeeds.
+func (e *Engine) updateQueue(name string, fn func(q *queue) error) error {
+	if err := e.lock(); err != nil {
+		return err
+	}
+	q, err := e.queue(name)
+	if err == nil {
+		err = fn(q)
+	}
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	t := e.begin()
+	t.b.Set(queueKey(q.name), q.record())
+	return e.finish(t)
+}
+
+// policyDocument is the queue policy that Add/RemovePermission edit.
+type policyDocument struct {
+	Version   string            `json:"Version"`
+	ID        string            `json:"Id,omitempty"`
+	Statement []policyStatement `json:"Statement"`
+}
+
+type policyStatement struct {
+	Sid       string          `json:"Sid"`
+	Effect    string          `json:"Effect"`
+	Principal json.RawMessage `json:"Principal"`
+	Action    any             `json:"Action"`
+	Resource  string          `json:"Resource"`
+}
+
+func validLabel(label string) bool {
+	if label == "" || len(label) > tidemq.MaxPermissionLabelLength {
+		return false
+	}
+	for _, r := range label {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AddPermission adds a statement, labelled p.Label, to the queue's Policy.
+func (e *Engine) AddPermission(ctx context.Context, p tidemq.AddPermissionParams) error {
+	switch {
+	case p.Label == "":
+		return tidemq.MissingParameter("Label")
+	case !validLabel(p.Label):
+		return tidemq.InvalidParameter("Label", p.Label, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.")
+	case len(p.AccountIDs) == 0:
+		return tidemq.MissingParameter("AWSAccountIds")
+	case len(p.Actions) == 0:
+		return tidemq.MissingParameter("Actions")
+	}
+	principals := make([]string, len(p.AccountIDs))
+	for i, id := range p.AccountIDs {
+		principals[i] = "arn:aws:iam::" + id + ":root"
+	}
+	actions := make([]string, len(p.Actions))
+	for i, a := range p.Actions {
+		if !strings.HasPrefix(a, "SQS:") {
+			a = "SQS:" + a
+		}
+		actions[i] = a
+	}
+	return e.updateQueue(p.Queue, func(q *queue) error {
+		doc, err := q.policy()
+		if err != nil {
+			return err
+		}
+		for _, s := range doc.Statement {
+			if s.Sid == p.Label {
+				return tidemq.InvalidParameter("Label", p.Label, "Already exists.")
+			}
+		}
+		principal, _ := json.Marshal(map[string]any{"AWS": principals})
+		var action any = actions
+		if len(actions) == 1 {
+			action = actions[0]
+		}
+		doc.Statement = append(doc.Statement, policyStatement{
+			Sid: p.Label, Effect: "Allow", Principal: principal, Action: action, Resource: q.arn,
+		})
+		return q.setPolicy(doc)
+	})
+}
+
+// RemovePermission removes the statement labelled label.
+func (e *Engine) RemovePermission(ctx context.Context, name, label string) error {
+	if label == "" {
+		return tidemq.MissingParameter("Label")
+	}
+	return e.updateQueue(name, func(q *queue) error {
+		doc, err := q.policy()
+		if err != nil {
+			return err
+		}
+		for i, s := range doc.Statement {
+			if s.Sid == label {
+				doc.Statement = append(doc.Statement[:i], doc.Statement[i+1:]...)
+				return q.setPolicy(doc)
+			}
+		}
+		return tidemq.InvalidParameter("Label", label, "can't find label on existing policy.")
+	})
+}
+
+func (q *queue) policy() (policyDocument, error) {
+	doc := policyDocument{Version: "2012-10-17", ID: q.arn + "/SQSDefaultPolicy"}
+	if s := q.attrs[tidemq.AttrPolicy]; s != "" {
+		if err := json.Unmarshal([]byte(s), &doc); err != nil {
+			return doc, tidemq.InvalidParameter("Policy", s, "The queue's policy cannot be edited with AddPermission/RemovePermission because it is not in the standard form.")
+		}
+	}
+	return doc, nil
+}
+
+func (q *queue) setPolicy(doc policyDocument) error {
+	attrs := make(map[string]string, len(q.attrs))
+	for k, v := range q.attrs {
+		attrs[k] = v
+	}
+	if len(doc.Statement) == 0 {
+		attrs[tidemq.AttrPolicy] = ""
+	} else {
+		b, _ := json.Marshal(doc)
+		attrs[tidemq.AttrPolicy] = string(b)
+	}
+	q.applyAttributes(attrs)
+	return nil
+}

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
+)
+
+// txn collects the writes of one operation. It is built and committed under
+// e.mu, and waited for without it (see finish).
+type txn struct {
+	b storage.Batch
+	// created are messages this operation added (sends, dead-letter moves);
+	// they are published once the batch is durable.
+	created []*message
+	// queues are the queues of created, to publish.
+	queues []*queue
+	// durable is shared with later operations that must not answer before
+	// this one is durable (a duplicate send of a message still syncing).
+	durable *sharedDurable
+}
+
+// sharedDurable lets several waiters wait for one commit.
+type sharedDurable struct {
+	once sync.Once
+	d    storage.Durable
+	err  error
+	done chan struct{}
+}
+
+func (s *sharedDurable) wait() error {
+	s.once.Do(func() {
+		if s.d != nil {
+			s.err = s.d.Wait()
+		}
+		close(s.done)
+	})
+	<-s.done
+	return s.err
+}
+
+func (e *Engine) begin() *txn {
+	return &txn{b: e.store.NewBatch(), durable: &sharedDurable{done: make(chan struct{})}}
+}
+
+// addCreated records a message created by this operation in queue q.
+func (t *txn) addCreated(q *queue, m *message) {
+	t.created = append(t.created, m)
+	for _, x := range t.queues {
+		if x == q {
+			return
+		}
+	}
+	t.queues = append(t.queues, q)
+}
+
+// finish commits t while e.mu is held (so that the log keeps lock order),
+// releases e.mu, waits until the batch is durable, and then publishes the
+// messages t created. A storage failure is fatal to the engine: memory is
+// ahead of disk, so it refuses all further work rather than diverge.
+func (e *Engine) finish(t *txn) error {
+	var err error
+	if !t.b.Empty() {
+		t.durable.d, err = t.b.Commit()
+	}
+	if err != nil {
+		e.failLocked(err)
+	}
+	e.mu.Unlock()
+	if err == nil {
+		err = t.durable.wait()
+	}
+	if err != nil {
+		e.mu.Lock()
+		e.failLocked(err)
+		e.mu.Unlock()
+		return tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")
+	}
+	if len(t.created) > 0 {
+		e.mu.Lock()
+		for _, m := range t.created {
+			m.durable = true
+		}
+		now := e.clock.Now()
+		for _, q := range t.queues {
+			q.publish(now)
+		}
+		e.mu.Unlock()
+	}
+	return nil
+}
+
+func (e *Engine) failLocked(err error) {
+	if e.failed == nil {
+		e.failed = err
+		e.log.Error("storage failure: refusing all further requests", "err", err)
+	}
+}

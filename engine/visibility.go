@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// ChangeMessageVisibility changes the visibility timeout of received
+// messages, counted from now. See tidemq.Broker.
+func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	q, err := e.queue(p.Queue)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	now := e.clock.Now()
+	t := e.begin()
+	e.advance(q, now, t)
+	errs := make([]error, len(p.Entries))
+	for i, entry := range p.Entries {
+		errs[i] = e.changeVisibility(q, entry, now, t)
+	}
+	return errs, e.finish(t)
+}
+
+func (e *Engine) changeVisibility(q *queue, entry tidemq.ChangeVisibilityEntry, now time.Time, t *txn) error {
+	v := entry.VisibilityTimeout
+	if v < 0 || v > tidemq.MaxVisibilityTimeout {
+		return tidemq.InvalidParameter("VisibilityTimeout", v, "Must be >= 0 and <= 43200, if provided.")
+	}
+	r, m, err := q.lookupReceipt(entry.ReceiptHandle)
+	if err != nil {
+		return err
+	}
+	if m == nil || m.state != stateInflight {
+		if q.fifo && m != nil && r.count == m.receiveCount {
+			return expiredReceipt(entry.ReceiptHandle)
+		}
+		return tidemq.Errorf(tidemq.ErrMessageNotInflight, "Message does not exist or is not available for visibility timeout change.")
+	}
+	if q.fifo && r.count != m.receiveCount {
+		return expiredReceipt(entry.ReceiptHandle)
+	}
+	timeout := time.Duration(v) * time.Second
+	if now.Add(timeout).After(m.receivedAt.Add(tidemq.MaxVisibilityTimeout * time.Second)) {
+		return tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	m.visibleAt = now.Add(timeout)
+	if v == 0 {
+		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
+			Detail: "visibility timeout set to 0: returned to the queue"})
+		q.setState(m, stateReady)
+	} else {
+		q.setState(m, stateInflight) // a new deadline; the old timer entry goes stale
+	}
+	t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
+	return nil
+}

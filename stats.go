@@ -1,0 +1,17 @@
+package tidemq
+
+// QueueStats counts what happened to a queue's messages since the broker
+// started. Every way a message leaves a queue has its counter, so nothing
+// disappears uncounted.
+type QueueStats struct {
+	Sent          uint64 // new messages accepted (duplicates excluded)
+	Duplicates    uint64 // FIFO sends answered from the deduplication window
+	Received      uint64 // messages handed out by receives
+	EmptyReceives uint64 // receives that returned nothing
+	Deleted       uint64 // deleted by receipt handle
+	Expired       uint64 // dropped at the end of the retention period
+	DeadLettered  uint64 // moved out to the dead-letter queue
+	Purged        uint64 // removed by PurgeQueue
+	MovedOut      uint64 // moved out by MoveMessages (redrive)
+	MovedIn       uint64 // arrived by a dead-letter move or MoveMessages
+}
