@@ -46,8 +46,10 @@ type Engine struct {
 	failed      error // a storage failure: the engine refuses all further work
 	closed      bool
 
-	closing chan struct{} // closed by Close: long polls return, the sweep stops
-	wg      sync.WaitGroup
+	closing  chan struct{} // closed by Close: the sweep stops
+	draining chan struct{} // closed by Drain (and Close): long polls return at once
+	drain    sync.Once
+	wg       sync.WaitGroup
 }
 
 var _ tidemq.Broker = (*Engine)(nil)
@@ -58,14 +60,15 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:   o.Store,
-		clock:   o.Clock,
-		region:  o.Region,
-		acct:    o.AccountID,
-		log:     o.Logger,
-		queues:  make(map[string]*queue),
-		byID:    make(map[uint64]*queue),
-		closing: make(chan struct{}),
+		store:    o.Store,
+		clock:    o.Clock,
+		region:   o.Region,
+		acct:     o.AccountID,
+		log:      o.Logger,
+		queues:   make(map[string]*queue),
+		byID:     make(map[uint64]*queue),
+		closing:  make(chan struct{}),
+		draining: make(chan struct{}),
 	}
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
@@ -95,9 +98,17 @@ func Open(o Options) (*Engine, error) {
 	return e, nil
 }
 
+// Drain answers every waiting long poll (empty) and makes later receives
+// return without waiting. A server calls it when it begins to shut down, so
+// that open long polls do not hold the shutdown up for 20 seconds.
+func (e *Engine) Drain() {
+	e.drain.Do(func() { close(e.draining) })
+}
+
 // Close answers every waiting long poll, stops the sweep and closes the
 // store. The engine must not be used afterwards.
 func (e *Engine) Close() error {
+	e.Drain()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -120,6 +131,19 @@ func (e *Engine) countMessages() int {
 		n += len(q.msgs)
 	}
 	return n
+}
+
+// Healthy reports nil while the engine can serve, or why it cannot.
+func (e *Engine) Healthy() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failed != nil {
+		return e.failed
+	}
+	if e.closed {
+		return errors.New("engine closed")
+	}
+	return nil
 }
 
 // arn returns the ARN of the named queue.

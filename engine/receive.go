@@ -59,7 +59,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		t := e.begin()
 		e.advance(q, now, t)
 		msgs, err := e.receiveLocked(q, p, max, now, t)
-		if err != nil || len(msgs) > 0 || !now.Before(deadline) {
+		if err != nil || len(msgs) > 0 || !now.Before(deadline) || e.isDraining() {
 			if err == nil && len(msgs) == 0 {
 				q.stats.EmptyReceives++
 			}
@@ -85,9 +85,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, nil
-		case <-e.closing:
-			timer.Stop()
-			return nil, nil
+		case <-e.draining:
 		}
 		timer.Stop()
 	}
@@ -199,4 +197,13 @@ func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Ti
 		out[i] = m.snapshot(q, a.handles[i])
 	}
 	return out
+}
+
+func (e *Engine) isDraining() bool {
+	select {
+	case <-e.draining:
+		return true
+	default:
+		return false
+	}
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// bindEnv makes every flag of cmd settable as TIDEMQ_<FLAG_NAME> (dashes
+// become underscores). A flag given on the command line wins over the
+// environment. It names the variable in the flag's help.
+func bindEnv(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		f.Usage += fmt.Sprintf(" [$%s]", envName(f.Name))
+	})
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		var err error
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if err != nil || f.Changed {
+				return
+			}
+			if v, ok := os.LookupEnv(envName(f.Name)); ok {
+				if e := cmd.Flags().Set(f.Name, v); e != nil {
+					err = fmt.Errorf("invalid $%s: %w", envName(f.Name), e)
+				}
+			}
+		})
+		if err == nil && prev != nil {
+			err = prev(cmd, args)
+		}
+		return err
+	}
+}
+
+func envName(flag string) string {
+	return "TIDEMQ_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}

@@ -1,0 +1,47 @@
+// Command tidemq runs the tidemq server and its tools. main only wires: each
+// subcommand lives in its own file and calls into the library packages.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// exitError carries a process exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func main() {
+	root := &cobra.Command{
+		Use:   "tidemq",
+		Short: "A self-hosted message queue that speaks the Amazon SQS protocols",
+		Long: `tidemq is a message queue that speaks the Amazon SQS wire protocols (AWS JSON 1.0
+and Query/XML), so unmodified AWS SDKs and the AWS CLI work against it.
+
+Start a server with 'tidemq serve', then point any SQS client at it:
+
+  aws sqs create-queue --queue-name orders --endpoint-url http://127.0.0.1:9324`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.AddCommand(newServeCommand())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "tidemq:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(1)
+	}
+}

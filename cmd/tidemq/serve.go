@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemq/tidemq/api/sigv4"
+	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+type serveOptions struct {
+	listen          string
+	dataDir         string
+	inMemory        bool
+	accountID       string
+	region          string
+	publicURL       string
+	auth            bool
+	credentials     string
+	credentialsFile string
+	logLevel        string
+	logFormat       string
+	shutdownTimeout time.Duration
+}
+
+func newServeCommand() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the tidemq server",
+		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) on --listen, with
+GET /health for probes.
+
+State is kept durably in --data-dir (Pebble, fsync before every answer). With
+--in-memory nothing is written to disk and everything is lost when the process
+ends.
+
+Without --auth, requests are not authenticated: any access key and secret are
+accepted, as with other local SQS emulators. With --auth, every request must
+carry a valid AWS Signature Version 4 made with one of the configured
+credentials (--credentials or --credentials-file).
+
+Every flag can also be set with an environment variable, shown in brackets.`,
+		Example: `  tidemq serve
+  tidemq serve --in-memory --listen 0.0.0.0:9324
+  TIDEMQ_DATA_DIR=/var/lib/tidemq tidemq serve --auth --credentials-file /etc/tidemq/credentials`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
+	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
+	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
+	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
+	f.StringVar(&o.region, "region", "us-east-1", "AWS region in ARNs")
+	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs (default: from each request's Host)")
+	f.BoolVar(&o.auth, "auth", false, "verify AWS Signature V4 against the configured credentials")
+	f.StringVar(&o.credentials, "credentials", "", "credentials for --auth, as AKID:SECRET[,AKID:SECRET...]")
+	f.StringVar(&o.credentialsFile, "credentials-file", "", "credentials for --auth: an AWS shared-credentials file or AKID:SECRET lines")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
+	bindEnv(cmd)
+	return cmd
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
+	if !o.auth {
+		if o.credentials != "" || o.credentialsFile != "" {
+			return nil, errors.New("credentials are given but --auth is off: add --auth to verify signatures")
+		}
+		return nil, nil
+	}
+	creds := sigv4.Credentials{}
+	if o.credentials != "" {
+		c, err := sigv4.ParseCredentialPairs(o.credentials)
+		if err != nil {
+			return nil, fmt.Errorf("--credentials: %w", err)
+		}
+		for k, v := range c {
+			creds[k] = v
+		}
+	}
+	if o.credentialsFile != "" {
+		c, err := sigv4.LoadCredentials(o.credentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--credentials-file: %w", err)
+		}
+		for k, v := range c {
+			creds[k] = v
+		}
+	}
+	if len(creds) == 0 {
+		return nil, errors.New("--auth needs credentials: --credentials AKID:SECRET or --credentials-file FILE")
+	}
+	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
+}
+
+func runServe(ctx context.Context, o *serveOptions) error {
+	log, err := newLogger(o.logLevel, o.logFormat)
+	if err != nil {
+		return err
+	}
+	auth, err := o.authenticator()
+	if err != nil {
+		return err
+	}
+	if o.publicURL != "" && !strings.HasPrefix(o.publicURL, "http://") && !strings.HasPrefix(o.publicURL, "https://") {
+		return fmt.Errorf("--public-url must start with http:// or https://, got %q", o.publicURL)
+	}
+	var store storage.Store
+	if o.inMemory {
+		store = mem.New()
+		log.Warn("running in memory: nothing survives this process")
+	} else {
+		if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
+			return fmt.Errorf("create data directory: %w", err)
+		}
+		store, err = pebble.Open(o.dataDir, pebble.Options{Logger: log})
+		if err != nil {
+			return err
+		}
+	}
+	eng, err := engine.Open(engine.Options{Store: store, Region: o.region, AccountID: o.accountID, Logger: log})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if err := eng.Healthy(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
+			return
+		}
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	})
+	mux.Handle("/", sqs.NewHandler(sqs.Config{
+		Broker: eng, Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+	}))
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		eng.Close()
+		return fmt.Errorf("listen on %s: %w", o.listen, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	storeDesc := o.dataDir
+	if o.inMemory {
+		storeDesc = "memory"
+	}
+	log.Info("tidemq listening", "addr", ln.Addr().String(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", version)
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		eng.Close()
+		return fmt.Errorf("server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: answering long polls, finishing requests")
+	eng.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("requests still running at the shutdown timeout", "err", err)
+	}
+	if err := eng.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
