@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// The crash test runs a workload in a child process (this test binary,
+// re-executed), kills it with SIGKILL at a random moment, reopens the store
+// and checks everything the child had acknowledged before it died: every
+// acknowledged send is there unless a delete of it was issued, every
+// acknowledged delete stays deleted, received messages keep their receive
+// count and stay in flight until their deadline, and FIFO sequence numbers
+// keep growing across restarts.
+
+const crashChildEnv = "TIDEMQ_CRASH_CHILD_DIR"
+
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test spawns processes")
+	}
+	dir := t.TempDir()
+	rounds := 12
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	sent := map[string]bool{}     // acknowledged sends
+	deleted := map[string]bool{}  // acknowledged deletes
+	deleting := map[string]bool{} // deletes issued, acknowledged or not
+	received := map[string]int{}  // highest acknowledged receive count
+	var maxFIFOSeq uint64         // highest acknowledged FIFO sequence number so far
+	for round := 0; round < rounds; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, "TIDEMQ_CRASH_ROUND="+strconv.Itoa(round))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(out)
+		lines.Buffer(make([]byte, 1<<20), 1<<20)
+		killAfter := time.Duration(30+rng.Intn(250)) * time.Millisecond
+		var killOnce sync.Once
+		kill := func() { killOnce.Do(func() { _ = cmd.Process.Signal(syscall.SIGKILL) }) }
+		started := false
+		roundMaxSeq := maxFIFOSeq
+		for lines.Scan() {
+			f := strings.Fields(lines.Text())
+			if len(f) == 0 {
+				continue
+			}
+			switch f[0] {
+			case "READY":
+				if !started {
+					started = true
+					time.AfterFunc(killAfter, kill)
+				}
+			case "S":
+				sent[f[1]] = true
+				if len(f) == 3 {
+					seq, _ := strconv.ParseUint(f[2], 10, 64)
+					if seq <= maxFIFOSeq {
+						t.Fatalf("round %d: FIFO sequence %d reused (previous rounds reached %d)", round, seq, maxFIFOSeq)
+					}
+					roundMaxSeq = max(roundMaxSeq, seq)
+				}
+			case "R":
+				n, _ := strconv.Atoi(f[2])
+				received[f[1]] = max(received[f[1]], n)
+			case "d":
+				deleting[f[1]] = true
+			case "D":
+				deleted[f[1]] = true
+			}
+		}
+		kill()
+		_ = cmd.Wait()
+		maxFIFOSeq = roundMaxSeq
+		verifyCrashState(t, dir, round, sent, deleting, deleted, received)
+	}
+	t.Logf("%d rounds: %d sends, %d deletes, %d receives acknowledged and verified", rounds, len(sent), len(deleted), len(received))
+}
+
+func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, deleted map[string]bool, received map[string]int) {
+	t.Helper()
+	store, err := pebble.Open(dir, pebble.Options{})
+	if err != nil {
+		t.Fatalf("round %d: reopen: %v", round, err)
+	}
+	e, err := Open(Options{Store: store, SweepInterval: -1})
+	if err != nil {
+		t.Fatalf("round %d: load: %v", round, err)
+	}
+	defer e.Close()
+	present := map[string]*message{}
+	for _, q := range e.queues {
+		for _, m := range q.msgs {
+			if m.state == statePending {
+				t.Errorf("round %d: message %s still pending after load", round, m.body)
+			}
+			present[m.body] = m
+		}
+	}
+	for body := range sent {
+		if !deleting[body] && present[body] == nil {
+			t.Errorf("round %d: acknowledged send %s lost", round, body)
+		}
+	}
+	for body := range deleted {
+		if present[body] != nil {
+			t.Errorf("round %d: acknowledged delete %s came back", round, body)
+		}
+	}
+	for body, n := range received {
+		m := present[body]
+		if m == nil {
+			continue
+		}
+		if m.receiveCount < n {
+			t.Errorf("round %d: %s receive count %d, acknowledged %d", round, body, m.receiveCount, n)
+		}
+		if m.state != stateInflight {
+			t.Errorf("round %d: %s was received with an hour's visibility but is %v after restart", round, body, m.state)
+		}
+	}
+}
+
+// TestCrashChild is the workload of TestCrashRecovery; it does nothing
+// unless started by it.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashChildEnv)
+	if dir == "" {
+		t.Skip("run by TestCrashRecovery")
+	}
+	round := os.Getenv("TIDEMQ_CRASH_ROUND")
+	store, err := pebble.Open(dir, pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Store: store, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "crash"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "crash.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		fmt.Fprintf(os.Stdout, format+"\n", args...)
+		mu.Unlock()
+	}
+	say("READY")
+	hour := 3600
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				queue := "crash"
+				fifo := w%2 == 1
+				if fifo {
+					queue = "crash.fifo"
+				}
+				var entries []tidemq.SendEntry
+				for j := 0; j < 5; j++ {
+					body := fmt.Sprintf("r%s-w%d-%d-%d", round, w, i, j)
+					en := tidemq.SendEntry{ID: strconv.Itoa(j), Body: body}
+					if fifo {
+						en.MessageGroupID = fmt.Sprintf("g%d", j%3)
+						en.MessageDeduplicationID = body
+					}
+					entries = append(entries, en)
+				}
+				res, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for j, r := range res {
+					if r.Err == nil {
+						if fifo {
+							seq, _ := strconv.ParseUint(r.SequenceNumber, 10, 64)
+							say("S %s %d", entries[j].Body, seq)
+						} else {
+							say("S %s", entries[j].Body)
+						}
+					}
+				}
+				msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: 10, VisibilityTimeout: &hour})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var dels []tidemq.DeleteEntry
+				for k, m := range msgs {
+					say("R %s %d", m.Body, m.ApproximateReceiveCount)
+					if k%2 == 0 {
+						say("d %s", m.Body)
+						dels = append(dels, tidemq.DeleteEntry{ID: strconv.Itoa(k), ReceiptHandle: m.ReceiptHandle})
+					}
+				}
+				if len(dels) == 0 {
+					continue
+				}
+				errs, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: queue, Entries: dels})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for k, de := range dels {
+					if errs[k] == nil {
+						n, _ := strconv.Atoi(de.ID)
+						say("D %s", msgs[n].Body)
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+}
