@@ -1,0 +1,145 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// fill sends n 256-byte messages to queue in batches of 10 from 32
+// goroutines, so that a durable store group-commits them.
+func fill(b testing.TB, e *engine.Engine, queue string, fifo bool, n int) {
+	body := fmt.Sprintf("%0256d", 0)
+	var wg sync.WaitGroup
+	per := n / 32
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i += 10 {
+				entries := make([]tidemq.SendEntry, 0, 10)
+				for j := 0; j < 10 && i+j < per; j++ {
+					en := tidemq.SendEntry{ID: strconv.Itoa(j), Body: body}
+					if fifo {
+						en.MessageGroupID = "g" + strconv.Itoa((w*per+i+j)%64)
+						en.MessageDeduplicationID = fmt.Sprintf("%d-%d", w, i+j)
+					}
+					entries = append(entries, en)
+				}
+				if _, err := e.SendMessages(context.Background(), tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+}
+
+func createQueue(b testing.TB, e *engine.Engine, fifo bool) string {
+	p := tidemq.CreateQueueParams{Name: "bench"}
+	if fifo {
+		p = tidemq.CreateQueueParams{Name: "bench.fifo", Attributes: map[string]string{"FifoQueue": "true"}}
+	}
+	if _, err := e.CreateQueue(context.Background(), p); err != nil {
+		b.Fatal(err)
+	}
+	return p.Name
+}
+
+// BenchmarkReceiveDeleteDepth measures one send + receive + delete at a
+// steady depth, to show that the cost does not grow with the number of
+// queued messages (standard, and FIFO with 64 groups). It runs on the
+// in-memory store so that it measures the engine's indexes, not the disk.
+//
+//	go test ./engine -run '^$' -bench ReceiveDeleteDepth -benchtime 200000x
+func BenchmarkReceiveDeleteDepth(b *testing.B) {
+	for _, fifo := range []bool{false, true} {
+		for _, depth := range []int{1_000, 1_000_000} {
+			kind := "standard"
+			if fifo {
+				kind = "fifo64"
+			}
+			b.Run(fmt.Sprintf("%s/depth=%d", kind, depth), func(b *testing.B) {
+				e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				q := createQueue(b, e, fifo)
+				fill(b, e, q, fifo, depth)
+				ctx := context.Background()
+				body := fmt.Sprintf("%0256d", 1)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					en := tidemq.SendEntry{Body: body}
+					if fifo {
+						en.MessageGroupID = "g" + strconv.Itoa(i%64)
+						en.MessageDeduplicationID = "b" + strconv.Itoa(i)
+					}
+					if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: q, Entries: []tidemq.SendEntry{en}}); err != nil {
+						b.Fatal(err)
+					}
+					msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: q})
+					if err != nil || len(msgs) != 1 {
+						b.Fatalf("receive: %v, %d messages", err, len(msgs))
+					}
+					errs, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: q, Entries: []tidemq.DeleteEntry{{ReceiptHandle: msgs[0].ReceiptHandle}}})
+					if err != nil || errs[0] != nil {
+						b.Fatal(err, errs)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRestart measures Open on a Pebble store that holds n queued
+// 256-byte messages: the time until the server can answer again.
+//
+//	go test ./engine -run '^$' -bench Restart -benchtime 3x
+func BenchmarkRestart(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			open := func() (*engine.Engine, storage.Store) {
+				s, err := pebble.Open(dir, pebble.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := engine.Open(engine.Options{Store: s, SweepInterval: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return e, s
+			}
+			e, _ := open()
+			q := createQueue(b, e, false)
+			fill(b, e, q, false, n)
+			e.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				e, _ := open()
+				b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/open")
+				b.StopTimer()
+				attrs, err := e.GetQueueAttributes(context.Background(), tidemq.GetQueueAttributesParams{Queue: q, Names: []string{"ApproximateNumberOfMessages"}})
+				if err != nil || attrs["ApproximateNumberOfMessages"] != strconv.Itoa(n) {
+					b.Fatalf("after restart: %v %v", err, attrs)
+				}
+				e.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
