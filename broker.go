@@ -55,6 +55,17 @@ type Broker interface {
 	// move atomic: a message is never in both queues nor in neither.
 	MoveMessages(ctx context.Context, p MoveMessagesParams) (*MoveMessagesResult, error)
 
+	// StartMessageMoveTask starts moving the messages of a dead-letter
+	// queue, back to their sources or to a destination, and returns the
+	// task handle.
+	StartMessageMoveTask(ctx context.Context, p StartMoveTaskParams) (string, error)
+	// CancelMessageMoveTask cancels a running task and returns how many
+	// messages it had moved.
+	CancelMessageMoveTask(ctx context.Context, handle string) (int64, error)
+	// ListMessageMoveTasks lists the most recent tasks of a source queue,
+	// newest first.
+	ListMessageMoveTasks(ctx context.Context, p ListMoveTasksParams) ([]MessageMoveTask, error)
+
 	// Close stops the broker and releases its storage.
 	Close() error
 }

@@ -30,8 +30,10 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 // deleted and the destination records written together, so after a crash
 // the message is in exactly one of the two queues. The message keeps its id,
 // body, attributes, receive count and history; it gets a new sequence in
-// dst. Messages moved into a FIFO queue restart their retention; into a
-// standard queue they keep their original enqueue time, as on SQS.
+// dst. A dead-letter move keeps the receive count; into a FIFO queue the
+// message restarts its retention, into a standard queue it keeps its
+// original enqueue time, as on SQS. A redrive (any other move) resets the
+// receive count and restarts retention.
 func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn, ev tidemq.HistoryEvent) *message {
 	n := &message{
 		id: m.id, body: m.body, attrs: m.attrs, sysAttrs: m.sysAttrs,
@@ -42,6 +44,12 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	}
 	if ev.Kind == tidemq.HistoryDeadLetter {
 		n.dlqSource = src.arn
+	} else {
+		// A redrive gives the message a fresh start in its new queue: with
+		// the receive count kept, a source with maxReceiveCount 1 would
+		// dead-letter it again on the first receive attempt.
+		n.receiveCount, n.firstReceive, n.receivedAt = 0, time.Time{}, time.Time{}
+		n.enqueued = now
 	}
 	if dst.fifo {
 		n.enqueued = now
@@ -92,32 +100,8 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 	now := e.clock.Now()
 	t := e.begin()
 	e.advance(src, now, t)
-	res := &tidemq.MoveMessagesResult{}
-	var stuck []*message
-	for p.Max <= 0 || res.Moved < p.Max {
-		m := src.oldestReady()
-		if m == nil {
-			break
-		}
-		dst := fixed
-		if dst == nil {
-			dst = e.queueByARN(m.dlqSource)
-		}
-		if dst == nil || dst == src {
-			// Park it so the loop can go on; it is put back below.
-			src.setState(m, stateInflight)
-			stuck = append(stuck, m)
-			continue
-		}
-		e.move(src, m, dst, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
-			Detail: "moved to " + dst.name})
-		src.stats.MovedOut++
-		res.Moved++
-	}
-	for _, m := range stuck {
-		src.setState(m, stateReady)
-	}
-	res.Remaining = src.nReady
+	moved, _ := e.moveSome(src, fixed, p.Max, now, t, true)
+	res := &tidemq.MoveMessagesResult{Moved: moved, Remaining: src.nReady}
 	return res, e.finish(t)
 }
 

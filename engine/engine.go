@@ -43,8 +43,13 @@ type Engine struct {
 	queues      map[string]*queue // by name
 	byID        map[uint64]*queue
 	nextQueueID uint64
-	failed      error // a storage failure: the engine refuses all further work
-	closed      bool
+	// Message move tasks, by id and by source ARN in start order.
+	tasks         map[string]*moveTask
+	tasksBySource map[string][]*moveTask
+	// onTaskEnd, if set (by tests), is called when a task's runner exits.
+	onTaskEnd func(id, status string)
+	failed    error // a storage failure: the engine refuses all further work
+	closed    bool
 
 	closing  chan struct{} // closed by Close: the sweep stops
 	draining chan struct{} // closed by Drain (and Close): long polls return at once
@@ -60,15 +65,17 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:    o.Store,
-		clock:    o.Clock,
-		region:   o.Region,
-		acct:     o.AccountID,
-		log:      o.Logger,
-		queues:   make(map[string]*queue),
-		byID:     make(map[uint64]*queue),
-		closing:  make(chan struct{}),
-		draining: make(chan struct{}),
+		store:         o.Store,
+		clock:         o.Clock,
+		region:        o.Region,
+		acct:          o.AccountID,
+		log:           o.Logger,
+		queues:        make(map[string]*queue),
+		byID:          make(map[uint64]*queue),
+		tasks:         make(map[string]*moveTask),
+		tasksBySource: make(map[string][]*moveTask),
+		closing:       make(chan struct{}),
+		draining:      make(chan struct{}),
 	}
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
@@ -87,6 +94,12 @@ func Open(o Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: load state: %w", err)
 	}
 	e.log.Info("engine state loaded", "queues", len(e.queues), "messages", e.countMessages(), "took", time.Since(start).Round(time.Millisecond))
+	for _, t := range e.tasks {
+		if t.active() {
+			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
+			e.startTask(t)
+		}
+	}
 	interval := o.SweepInterval
 	if interval == 0 {
 		interval = time.Second

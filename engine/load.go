@@ -105,6 +105,22 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
+	var tasks []*moveTask
+	err = e.store.Scan([]byte(prefixTask), func(k, v []byte) error {
+		t, err := taskFromRecord(v)
+		if err != nil {
+			return fmt.Errorf("move task %q: %w", k, err)
+		}
+		tasks = append(tasks, t)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].StartedTimestamp.Before(tasks[j].StartedTimestamp) })
+	for _, t := range tasks {
+		e.addTask(t)
+	}
 	for q := range loaded {
 		q.pending = nil
 	}

@@ -1,0 +1,241 @@
+package sqs
+
+import (
+	"fmt"
+
+	"github.com/tidemq/tidemq"
+)
+
+// The message actions. Single sends, deletes and visibility changes call the
+// broker's batch-shaped methods with one entry and turn that entry's error
+// into the response's error.
+
+// client identifies the caller to the broker (SenderId, dead-letter stories).
+func (c *call) client() tidemq.ClientInfo {
+	return tidemq.ClientInfo{Addr: c.r.RemoteAddr, UserAgent: c.r.UserAgent(), AccessKey: c.accessKey}
+}
+
+// errBrokerResults is the internal error for a broker that answered a batch
+// with the wrong number of results.
+func errBrokerResults(want, got int) error {
+	return fmt.Errorf("broker returned %d results for %d entries", got, want)
+}
+
+func toAttributes(m map[string]attributeValue) map[string]tidemq.MessageAttributeValue {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]tidemq.MessageAttributeValue, len(m))
+	for name, v := range m {
+		out[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+	}
+	return out
+}
+
+func toSendEntry(id string, f *messageFields) tidemq.SendEntry {
+	return tidemq.SendEntry{
+		ID:                     id,
+		Body:                   f.MessageBody,
+		DelaySeconds:           f.DelaySeconds,
+		Attributes:             toAttributes(f.MessageAttributes),
+		SystemAttributes:       toAttributes(f.MessageSystemAttributes),
+		MessageGroupID:         f.MessageGroupID,
+		MessageDeduplicationID: f.MessageDeduplicationID,
+	}
+}
+
+// sendResultFor builds the digests and ids of one sent message. The digests
+// are taken over what the client sent, which is what SDKs check them against.
+func sendResultFor(e *tidemq.SendEntry, r *tidemq.SendResult) sendResult {
+	return sendResult{
+		ID:                           e.ID,
+		MessageID:                    r.MessageID,
+		MD5OfMessageBody:             tidemq.MD5OfBody(e.Body),
+		MD5OfMessageAttributes:       tidemq.MD5OfAttributes(e.Attributes),
+		MD5OfMessageSystemAttributes: tidemq.MD5OfAttributes(e.SystemAttributes),
+		SequenceNumber:               r.SequenceNumber,
+	}
+}
+
+// batchErrorFor turns one entry's error into a BatchResultErrorEntry, with
+// the legacy (Query) code as AWS reports it in both protocols.
+func (c *call) batchErrorFor(id string, err error) batchError {
+	e := tidemq.AsError(err)
+	if e.Code == tidemq.ErrInternalFailure && !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
+		c.h.log.Error("sqs: internal error in a batch entry", "action", c.action, "request_id", c.requestID, "id", id, "err", err)
+	}
+	return batchError{ID: id, SenderFault: e.Code.Fault == tidemq.Sender, Code: e.Code.Code, Message: e.Message}
+}
+
+func (c *call) sendMessage(in *sendMessageInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := required(in.MessageBody, "MessageBody"); err != nil {
+		return nil, err
+	}
+	entry := toSendEntry("", &in.messageFields)
+	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
+		Queue: name, Entries: []tidemq.SendEntry{entry}, Client: c.client(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != 1 {
+		return nil, errBrokerResults(1, len(res))
+	}
+	if res[0].Err != nil {
+		return nil, res[0].Err
+	}
+	out := sendResultFor(&entry, &res[0])
+	return &out, nil
+}
+
+func (c *call) sendMessageBatch(in *sendMessageBatchInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i := range in.Entries {
+		ids[i] = in.Entries[i].ID
+	}
+	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
+		return nil, err
+	}
+	entries := make([]tidemq.SendEntry, len(in.Entries))
+	total := 0
+	for i := range in.Entries {
+		entries[i] = toSendEntry(in.Entries[i].ID, &in.Entries[i].messageFields)
+		total += tidemq.MessageSize(entries[i].Body, entries[i].Attributes)
+	}
+	if total > tidemq.MaxMessageSize {
+		return nil, tidemq.Errorf(tidemq.ErrBatchRequestTooLong,
+			"Batch requests cannot be longer than %d bytes. You have sent %d bytes.", tidemq.MaxMessageSize, total)
+	}
+	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
+		Queue: name, Entries: entries, Batch: true, Client: c.client(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(entries) {
+		return nil, errBrokerResults(len(entries), len(res))
+	}
+	out := &sendMessageBatchOutput{}
+	for i := range res {
+		if res[i].Err != nil {
+			out.Failed = append(out.Failed, c.batchErrorFor(entries[i].ID, res[i].Err))
+			continue
+		}
+		out.Successful = append(out.Successful, sendResultFor(&entries[i], &res[i]))
+	}
+	return out, nil
+}
+
+func (c *call) deleteMessage(in *deleteMessageInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	handle, err := required(in.ReceiptHandle, "ReceiptHandle")
+	if err != nil {
+		return nil, err
+	}
+	errs, err := c.broker().DeleteMessages(c.r.Context(), tidemq.DeleteMessagesParams{
+		Queue: name, Entries: []tidemq.DeleteEntry{{ReceiptHandle: handle}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) != 1 {
+		return nil, errBrokerResults(1, len(errs))
+	}
+	return nil, errs[0]
+}
+
+func (c *call) deleteMessageBatch(in *deleteMessageBatchInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	entries := make([]tidemq.DeleteEntry, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.ID
+		entries[i] = tidemq.DeleteEntry{ID: e.ID, ReceiptHandle: e.ReceiptHandle}
+	}
+	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
+		return nil, err
+	}
+	errs, err := c.broker().DeleteMessages(c.r.Context(), tidemq.DeleteMessagesParams{Queue: name, Entries: entries})
+	if err != nil {
+		return nil, err
+	}
+	return c.batchIDResults("DeleteMessageBatchResultEntry", ids, errs)
+}
+
+func (c *call) changeVisibility(in *changeVisibilityInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	handle, err := required(in.ReceiptHandle, "ReceiptHandle")
+	if err != nil {
+		return nil, err
+	}
+	if in.VisibilityTimeout == nil {
+		return nil, tidemq.MissingParameter("VisibilityTimeout")
+	}
+	errs, err := c.broker().ChangeMessageVisibility(c.r.Context(), tidemq.ChangeVisibilityParams{
+		Queue: name, Entries: []tidemq.ChangeVisibilityEntry{{ReceiptHandle: handle, VisibilityTimeout: *in.VisibilityTimeout}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) != 1 {
+		return nil, errBrokerResults(1, len(errs))
+	}
+	return nil, errs[0]
+}
+
+func (c *call) changeVisibilityBatch(in *changeVisibilityBatchInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	entries := make([]tidemq.ChangeVisibilityEntry, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.ID
+		entries[i] = tidemq.ChangeVisibilityEntry{ID: e.ID, ReceiptHandle: e.ReceiptHandle}
+		if e.VisibilityTimeout != nil {
+			entries[i].VisibilityTimeout = *e.VisibilityTimeout
+		}
+	}
+	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
+		return nil, err
+	}
+	errs, err := c.broker().ChangeMessageVisibility(c.r.Context(), tidemq.ChangeVisibilityParams{Queue: name, Entries: entries})
+	if err != nil {
+		return nil, err
+	}
+	return c.batchIDResults("ChangeMessageVisibilityBatchResultEntry", ids, errs)
+}
+
+// batchIDResults splits per-entry errors into Successful and Failed.
+func (c *call) batchIDResults(entry string, ids []string, errs []error) (output, error) {
+	if len(errs) != len(ids) {
+		return nil, errBrokerResults(len(ids), len(errs))
+	}
+	out := &batchIDOutput{entry: entry}
+	for i, err := range errs {
+		if err != nil {
+			out.Failed = append(out.Failed, c.batchErrorFor(ids[i], err))
+			continue
+		}
+		out.Successful = append(out.Successful, batchIDEntry{ID: ids[i]})
+	}
+	return out, nil
+}

@@ -1,0 +1,63 @@
+package sqs
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/tidemq/tidemq"
+)
+
+// queryQueueDoesNotExist is how the Query protocol words the default
+// QueueDoesNotExist message (JSON says "The specified queue does not exist.").
+const queryQueueDoesNotExist = "The specified queue does not exist for this wsdl version."
+
+// errInternal is the error for anything that went wrong on our side.
+func errInternal() *tidemq.Error {
+	return tidemq.Errorf(tidemq.ErrInternalFailure, "We encountered an internal error. Please try again.")
+}
+
+// writeError answers with err in the request's protocol and returns the
+// HTTP status. An error that is not a *tidemq.Error is logged and answered
+// as InternalFailure: its text may say things a client should not see.
+func (c *call) writeError(w http.ResponseWriter, err error) int {
+	var e *tidemq.Error
+	switch {
+	case errors.As(err, &e) && e.Code != nil:
+	case c.r.Context().Err() != nil:
+		// The client went away (often during a long poll): nobody will
+		// read the answer, and it is not a server fault worth an error log.
+		c.h.log.Debug("sqs: request abandoned by the client", "action", c.action, "request_id", c.requestID, "err", err)
+		e = errInternal()
+	default:
+		c.h.log.Error("sqs: internal error", "action", c.action, "request_id", c.requestID, "err", err)
+		e = errInternal()
+	}
+	if c.proto == protoJSON {
+		return c.writeJSONError(w, e)
+	}
+	return c.writeXMLError(w, e)
+}
+
+// queryMessage returns an error's message as the Query protocol words it.
+func queryMessage(e *tidemq.Error) string {
+	if e.Code == tidemq.ErrQueueDoesNotExist && e.Message == tidemq.MsgQueueDoesNotExist {
+		return queryQueueDoesNotExist
+	}
+	return e.Message
+}
+
+// setCommonHeaders sets the headers every response carries.
+func (c *call) setCommonHeaders(w http.ResponseWriter, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("X-Amzn-Requestid", c.requestID)
+}
+
+// required returns a required string member, or MissingParameter when it is
+// absent or empty.
+func required(value, name string) (string, error) {
+	if value == "" {
+		return "", tidemq.MissingParameter(name)
+	}
+	return value, nil
+}

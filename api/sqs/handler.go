@@ -1,0 +1,197 @@
+package sqs
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Authenticator checks request signatures.
+type Authenticator interface {
+	// Authenticate checks a request's signature. body is the full request
+	// body. It returns the access key the request was signed with, or a
+	// *tidemq.Error (InvalidClientTokenId, SignatureDoesNotMatch, ...).
+	Authenticate(r *http.Request, body []byte) (accessKey string, err error)
+}
+
+// Config configures the SQS handler.
+type Config struct {
+	Broker    tidemq.Broker
+	Region    string // default "us-east-1"
+	AccountID string // default "000000000000"
+	// PublicURL, when set (e.g. "https://queues.example.com"), is the base
+	// of every queue URL; otherwise queue URLs are built from the request:
+	// scheme (http, or https if r.TLS != nil or X-Forwarded-Proto says so)
+	// and Host.
+	PublicURL string
+	// Auth checks signatures. Nil accepts any credentials; the access key is
+	// then still taken from the Authorization header or X-Amz-Credential.
+	Auth   Authenticator
+	Logger *slog.Logger // nil: slog.Default()
+}
+
+// Defaults for Config.
+const (
+	DefaultRegion    = "us-east-1"
+	DefaultAccountID = "000000000000"
+)
+
+// NewHandler returns the http.Handler of the SQS endpoint. It answers every
+// request it is given (it serves no health or metrics paths of its own).
+func NewHandler(c Config) http.Handler {
+	if c.Region == "" {
+		c.Region = DefaultRegion
+	}
+	if c.AccountID == "" {
+		c.AccountID = DefaultAccountID
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return &handler{cfg: c, log: c.Logger}
+}
+
+type handler struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// protocol is the wire protocol of one request.
+type protocol int
+
+const (
+	protoQuery protocol = iota
+	protoJSON
+)
+
+func (p protocol) String() string {
+	if p == protoJSON {
+		return "json"
+	}
+	return "query"
+}
+
+// call is one request in flight: what the actions need to know about it.
+type call struct {
+	h         *handler
+	r         *http.Request
+	proto     protocol
+	action    string
+	requestID string
+	accessKey string
+}
+
+// ServeHTTP decodes a request, runs its action and encodes the answer.
+// The whole answer is built before anything is written, so a failure at any
+// point (a panic included) still produces a well-formed error response.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	c := &call{h: h, r: r, proto: detectProtocol(r), requestID: newRequestID()}
+	status := http.StatusOK
+	defer func() {
+		if v := recover(); v != nil {
+			h.log.Error("sqs: panic while serving a request", "action", c.action, "protocol", c.proto.String(),
+				"request_id", c.requestID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			status = c.writeError(w, errInternal())
+		}
+		h.logRequest(c, status, start)
+	}()
+	out, err := c.serve(w)
+	if err != nil {
+		status = c.writeError(w, err)
+		return
+	}
+	status = c.writeOutput(w, out)
+}
+
+// serve reads, authenticates, routes and runs the request.
+func (c *call) serve(w http.ResponseWriter) (output, error) {
+	body, err := readBody(w, c.r)
+	if err != nil {
+		return nil, err
+	}
+	var q *qnode
+	if c.proto == protoJSON {
+		c.action, err = jsonAction(c.r)
+	} else {
+		q, err = parseQueryParams(c.r, body)
+		if err == nil {
+			c.action, err = queryAction(c.r, q)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.accessKey, err = c.authenticate(body); err != nil {
+		return nil, err
+	}
+	a, ok := actions[c.action]
+	if !ok {
+		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
+	}
+	var in any
+	if c.proto == protoJSON {
+		in, err = a.decodeJSON(body)
+	} else {
+		in, err = a.decodeQuery(q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.run(c, in)
+}
+
+func (h *handler) logRequest(c *call, status int, start time.Time) {
+	level := slog.LevelDebug
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	h.log.Log(c.r.Context(), level, "sqs request", "action", c.action, "protocol", c.proto.String(),
+		"status", status, "request_id", c.requestID, "remote", c.r.RemoteAddr,
+		"duration", time.Since(start))
+}
+
+// detectProtocol tells JSON from Query by the headers alone: X-Amz-Target or
+// a JSON content type mean JSON, anything else is Query.
+func detectProtocol(r *http.Request) protocol {
+	if r.Header.Get("X-Amz-Target") != "" {
+		return protoJSON
+	}
+	if strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "application/x-amz-json") {
+		return protoJSON
+	}
+	return protoQuery
+}
+
+// jsonTargetPrefix is the service part of X-Amz-Target.
+const jsonTargetPrefix = "AmazonSQS."
+
+// jsonAction returns the action named by X-Amz-Target.
+func jsonAction(r *http.Request) (string, error) {
+	target := r.Header.Get("X-Amz-Target")
+	if target == "" {
+		return "", tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested: the X-Amz-Target header is missing.")
+	}
+	action, ok := strings.CutPrefix(target, jsonTargetPrefix)
+	if !ok || action == "" {
+		return "", tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", target)
+	}
+	return action, nil
+}
+
+// queryAction returns the Action parameter of a Query request.
+func queryAction(r *http.Request, q *qnode) (string, error) {
+	if action := q.str("Action"); action != "" {
+		return action, nil
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return "", tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested.")
+	}
+	return "", tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
+}

@@ -1,0 +1,104 @@
+package sqs
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/tidemq/tidemq"
+)
+
+// jsonContentType is the content type of AWS JSON 1.0 requests and responses.
+const jsonContentType = "application/x-amz-json-1.0"
+
+// decodeJSON unmarshals a JSON 1.0 request body into in. An empty body is
+// an empty object. Bodies that are not a JSON object are SerializationException;
+// members of the wrong type are InvalidParameterValue.
+func decodeJSON(body []byte, in any) error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil
+	}
+	if body[0] != '{' {
+		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body must be a JSON object.")
+	}
+	err := json.Unmarshal(body, in)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var b64Err base64.CorruptInputError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+			"Value for parameter %s is invalid. Reason: expected %s, found a JSON %s.",
+			typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &b64Err):
+		return tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+			"Value for parameter BinaryValue is invalid. Reason: it is not valid base64 (at byte %d).", int64(b64Err))
+	}
+	return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body is not valid JSON.")
+}
+
+// jsonTypeName names a Go kind the way a client would think of the member.
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "int", "int32", "int64":
+		return "an integer"
+	case "string":
+		return "a string"
+	case "slice":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return kind
+}
+
+// writeJSONOutput writes a successful JSON 1.0 response; actions without
+// output answer {}.
+func (c *call) writeJSONOutput(w http.ResponseWriter, out output) int {
+	body := []byte("{}")
+	if out != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return c.writeError(w, err)
+		}
+		body = bytes.TrimRight(buf.Bytes(), "\n")
+	}
+	return c.writeJSONBody(w, http.StatusOK, body)
+}
+
+// jsonError is the body of a JSON 1.0 error.
+type jsonError struct {
+	Type    string `json:"__type"`
+	Message string `json:"message"`
+}
+
+// writeJSONError writes a JSON 1.0 error: the modeled shape in __type (so
+// SDKs resolve their modeled error types) and the legacy Query code in
+// x-amzn-query-error (so query-compatible SDKs report it as the error code,
+// as they do against AWS).
+func (c *call) writeJSONError(w http.ResponseWriter, e *tidemq.Error) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(jsonError{Type: e.Code.Namespace + "#" + e.Code.Shape, Message: e.Message})
+	w.Header().Set("X-Amzn-Query-Error", e.Code.Code+";"+string(e.Code.Fault))
+	return c.writeJSONBody(w, e.Code.Status, bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+func (c *call) writeJSONBody(w http.ResponseWriter, status int, body []byte) int {
+	c.setCommonHeaders(w, jsonContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return status
+}

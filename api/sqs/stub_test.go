@@ -1,0 +1,135 @@
+package sqs
+
+import (
+	"context"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// stubBroker is a tidemq.Broker with canned answers, for tests of the
+// protocol layer that need no queue semantics (fuzzing, routing, limits).
+type stubBroker struct {
+	panicWith any // when set, every call panics with it
+}
+
+var _ tidemq.Broker = (*stubBroker)(nil)
+
+func (b *stubBroker) check() {
+	if b.panicWith != nil {
+		panic(b.panicWith)
+	}
+}
+
+func (b *stubBroker) CreateQueue(_ context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
+	b.check()
+	return &tidemq.QueueInfo{Name: p.Name}, nil
+}
+func (b *stubBroker) GetQueue(_ context.Context, name string) (*tidemq.QueueInfo, error) {
+	b.check()
+	if name == "missing" {
+		return nil, tidemq.NonExistentQueue()
+	}
+	return &tidemq.QueueInfo{Name: name}, nil
+}
+func (b *stubBroker) DeleteQueue(context.Context, string) error { b.check(); return nil }
+func (b *stubBroker) ListQueues(context.Context, tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
+	b.check()
+	return &tidemq.ListQueuesResult{Names: []string{"a", "b"}, NextToken: "next"}, nil
+}
+func (b *stubBroker) ListDeadLetterSourceQueues(context.Context, tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
+	b.check()
+	return &tidemq.ListQueuesResult{}, nil
+}
+func (b *stubBroker) GetQueueAttributes(context.Context, tidemq.GetQueueAttributesParams) (map[string]string, error) {
+	b.check()
+	return map[string]string{"VisibilityTimeout": "30"}, nil
+}
+func (b *stubBroker) SetQueueAttributes(context.Context, tidemq.SetQueueAttributesParams) error {
+	b.check()
+	return nil
+}
+func (b *stubBroker) PurgeQueue(context.Context, string) error { b.check(); return nil }
+func (b *stubBroker) TagQueue(context.Context, string, map[string]string) error {
+	b.check()
+	return nil
+}
+func (b *stubBroker) UntagQueue(context.Context, string, []string) error { b.check(); return nil }
+func (b *stubBroker) ListQueueTags(context.Context, string) (map[string]string, error) {
+	b.check()
+	return map[string]string{"k": "v"}, nil
+}
+func (b *stubBroker) AddPermission(context.Context, tidemq.AddPermissionParams) error {
+	b.check()
+	return nil
+}
+func (b *stubBroker) RemovePermission(context.Context, string, string) error { b.check(); return nil }
+
+func (b *stubBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	b.check()
+	out := make([]tidemq.SendResult, len(p.Entries))
+	for i, e := range p.Entries {
+		out[i] = tidemq.SendResult{ID: e.ID, MessageID: "msg-" + e.ID}
+		if err := tidemq.ValidateBody(e.Body); err != nil {
+			out[i].Err = err
+		}
+	}
+	return out, nil
+}
+
+func (b *stubBroker) ReceiveMessages(context.Context, tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+	b.check()
+	return []*tidemq.Message{{
+		MessageID: "m1", ReceiptHandle: "rh1", Body: "hello",
+		Attributes: map[string]tidemq.MessageAttributeValue{
+			"color":     {DataType: "String", StringValue: "red"},
+			"trace.bin": {DataType: "Binary", BinaryValue: []byte{1, 2}},
+		},
+		SenderID: "AKID", SentTimestamp: time.UnixMilli(1_700_000_000_123), ApproximateReceiveCount: 1,
+		FirstReceiveTimestamp: time.UnixMilli(1_700_000_000_456),
+	}}, nil
+}
+
+func (b *stubBroker) DeleteMessages(_ context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
+	b.check()
+	return b.handleErrors(len(p.Entries), func(i int) string { return p.Entries[i].ReceiptHandle }), nil
+}
+
+func (b *stubBroker) ChangeMessageVisibility(_ context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
+	b.check()
+	return b.handleErrors(len(p.Entries), func(i int) string { return p.Entries[i].ReceiptHandle }), nil
+}
+
+// handleErrors accepts receipt handles that start with "rh".
+func (b *stubBroker) handleErrors(n int, handle func(int) string) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		if h := handle(i); len(h) < 2 || h[:2] != "rh" {
+			errs[i] = tidemq.Errorf(tidemq.ErrReceiptHandleIsInvalid, "The input receipt handle %q is not a valid receipt handle.", h)
+		}
+	}
+	return errs
+}
+
+func (b *stubBroker) PeekMessages(context.Context, tidemq.PeekMessagesParams) ([]*tidemq.Message, error) {
+	b.check()
+	return nil, nil
+}
+func (b *stubBroker) MoveMessages(context.Context, tidemq.MoveMessagesParams) (*tidemq.MoveMessagesResult, error) {
+	b.check()
+	return &tidemq.MoveMessagesResult{}, nil
+}
+func (b *stubBroker) Close() error { return nil }
+
+func (b *stubBroker) StartMessageMoveTask(context.Context, tidemq.StartMoveTaskParams) (string, error) {
+	b.check()
+	return "", tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+}
+func (b *stubBroker) CancelMessageMoveTask(context.Context, string) (int64, error) {
+	b.check()
+	return 0, tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+}
+func (b *stubBroker) ListMessageMoveTasks(context.Context, tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
+	b.check()
+	return nil, tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+}

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemq/tidemq"
+)
+
+// A message move task redrives a dead-letter queue in the background, in
+// chunks: each chunk moves messages and records the task's progress in the
+// same batch, so after a crash the count matches what was moved, and a
+// RUNNING task resumes where it stopped.
+
+const (
+	prefixTask = "t/"
+	// moveChunk is how many messages a task without a rate moves per lock
+	// hold, so that it never stalls other requests for long.
+	moveChunk = 100
+)
+
+type moveTask struct {
+	tidemq.MessageMoveTask
+	id string
+}
+
+type taskRecord struct {
+	ID          string    `json:"id"`
+	Status      string    `json:"status"`
+	Source      string    `json:"source"`
+	Destination string    `json:"destination,omitempty"`
+	Rate        int       `json:"rate,omitempty"`
+	Moved       int64     `json:"moved"`
+	ToMove      int64     `json:"toMove"`
+	Failure     string    `json:"failure,omitempty"`
+	Started     time.Time `json:"started"`
+}
+
+func (t *moveTask) record() []byte {
+	b, _ := json.Marshal(taskRecord{
+		ID: t.id, Status: t.Status, Source: t.SourceARN, Destination: t.DestinationARN,
+		Rate: t.MaxNumberOfMessagesPerSecond, Moved: t.ApproximateNumberOfMessagesMoved,
+		ToMove: t.ApproximateNumberOfMessagesToMove, Failure: t.FailureReason, Started: t.StartedTimestamp,
+	})
+	return b
+}
+
+func taskFromRecord(b []byte) (*moveTask, error) {
+	var r taskRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &moveTask{id: r.ID, MessageMoveTask: tidemq.MessageMoveTask{
+		Status: r.Status, SourceARN: r.Source, DestinationARN: r.Destination,
+		MaxNumberOfMessagesPerSecond: r.Rate, ApproximateNumberOfMessagesMoved: r.Moved,
+		ApproximateNumberOfMessagesToMove: r.ToMove, FailureReason: r.Failure, StartedTimestamp: r.Started,
+	}}, nil
+}
+
+func (t *moveTask) active() bool {
+	return t.Status == tidemq.MoveTaskRunning || t.Status == tidemq.MoveTaskCancelling
+}
+
+// isDeadLetterQueue reports whether some queue's RedrivePolicy targets q.
+func (e *Engine) isDeadLetterQueue(q *queue) bool {
+	for _, src := range e.queues {
+		if src.redrive != nil && src.redrive.DeadLetterTargetARN == q.arn {
+			return true
+		}
+	}
+	return false
+}
+
+// StartMessageMoveTask starts a redrive of a dead-letter queue.
+func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (string, error) {
+	if p.SourceARN == "" {
+		return "", tidemq.MissingParameter("SourceArn")
+	}
+	if r := p.MaxNumberOfMessagesPerSecond; r < 0 || r > tidemq.MaxMoveTaskRate {
+		return "", tidemq.InvalidParameter("MaxNumberOfMessagesPerSecond", r, "Must be between 1 and 500.")
+	}
+	if err := e.lock(); err != nil {
+		return "", err
+	}
+	src := e.queueByARN(p.SourceARN)
+	if src == nil {
+		e.mu.Unlock()
+		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	if p.DestinationARN != "" && e.queueByARN(p.DestinationARN) == nil {
+		e.mu.Unlock()
+		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
+	}
+	if !e.isDeadLetterQueue(src) {
+		e.mu.Unlock()
+		return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+	}
+	for _, t := range e.tasksBySource[src.arn] {
+		if t.active() {
+			e.mu.Unlock()
+			return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+		}
+	}
+	now := e.clock.Now()
+	tx := e.begin()
+	e.advance(src, now, tx)
+	task := &moveTask{id: uuid.NewString(), MessageMoveTask: tidemq.MessageMoveTask{
+		Status: tidemq.MoveTaskRunning, SourceARN: src.arn, DestinationARN: p.DestinationARN,
+		MaxNumberOfMessagesPerSecond:      p.MaxNumberOfMessagesPerSecond,
+		ApproximateNumberOfMessagesToMove: int64(src.nReady),
+		StartedTimestamp:                  now,
+	}}
+	e.addTask(task)
+	tx.b.Set(append([]byte(prefixTask), task.id...), task.record())
+	if err := e.finish(tx); err != nil {
+		return "", err
+	}
+	e.startTask(task)
+	return tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode(), nil
+}
+
+func (e *Engine) addTask(t *moveTask) {
+	e.tasks[t.id] = t
+	e.tasksBySource[t.SourceARN] = append(e.tasksBySource[t.SourceARN], t)
+}
+
+// CancelMessageMoveTask asks a running task to stop; messages already moved
+// stay moved.
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (int64, error) {
+	if handle == "" {
+		return 0, tidemq.MissingParameter("TaskHandle")
+	}
+	h, ok := tidemq.ParseMoveTaskHandle(handle)
+	if !ok {
+		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
+	}
+	if err := e.lock(); err != nil {
+		return 0, err
+	}
+	t := e.tasks[h.TaskID]
+	if t == nil || t.SourceARN != h.SourceARN {
+		e.mu.Unlock()
+		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+	}
+	if t.Status != tidemq.MoveTaskRunning {
+		e.mu.Unlock()
+		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+	}
+	t.Status = tidemq.MoveTaskCancelling
+	moved := t.ApproximateNumberOfMessagesMoved
+	tx := e.begin()
+	tx.b.Set(append([]byte(prefixTask), t.id...), t.record())
+	return moved, e.finish(tx)
+}
+
+// ListMessageMoveTasks lists a source queue's tasks, newest first.
+func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
+	if p.SourceARN == "" {
+		return nil, tidemq.MissingParameter("SourceArn")
+	}
+	max := p.MaxResults
+	if max == 0 {
+		max = 1
+	}
+	if max < 1 || max > 10 {
+		return nil, tidemq.InvalidParameter("MaxResults", max, "Must be between 1 and 10, if provided.")
+	}
+	if err := e.lock(); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	if e.queueByARN(p.SourceARN) == nil {
+		return nil, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	list := e.tasksBySource[p.SourceARN]
+	var out []tidemq.MessageMoveTask
+	for i := len(list) - 1; i >= 0 && len(out) < max; i-- {
+		t := list[i].MessageMoveTask
+		if t.Status == tidemq.MoveTaskRunning {
+			t.TaskHandle = tidemq.MoveTaskHandle{TaskID: list[i].id, SourceARN: t.SourceARN}.Encode()
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (e *Engine) startTask(t *moveTask) {
+	e.wg.Add(1)
+	go e.runTask(t)
+}
+
+// runTask moves a task's messages chunk by chunk until it completes, fails,
+// is cancelled or the engine closes (a RUNNING task resumes at the next
+// Open). With a rate it moves that many messages per second of the Clock.
+func (e *Engine) runTask(t *moveTask) {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.closing:
+			return
+		default:
+		}
+		chunk := moveChunk
+		if t.MaxNumberOfMessagesPerSecond > 0 {
+			chunk = t.MaxNumberOfMessagesPerSecond
+		}
+		if e.taskStep(t, chunk) {
+			return
+		}
+		if t.MaxNumberOfMessagesPerSecond > 0 {
+			timer := e.clock.NewTimer(time.Second)
+			select {
+			case <-timer.C():
+			case <-e.closing:
+				timer.Stop()
+				return
+			}
+		}
+	}
+}
+
+// taskStep moves up to chunk messages and reports whether the task ended.
+func (e *Engine) taskStep(t *moveTask, chunk int) bool {
+	if e.lock() != nil {
+		return true
+	}
+	now := e.clock.Now()
+	tx := e.begin()
+	done := func(status, reason string) {
+		t.Status, t.FailureReason = status, reason
+	}
+	src := e.queueByARN(t.SourceARN)
+	var fixed *queue
+	if t.DestinationARN != "" {
+		fixed = e.queueByARN(t.DestinationARN)
+	}
+	switch {
+	case t.Status == tidemq.MoveTaskCancelling:
+		done(tidemq.MoveTaskCancelled, "")
+	case src == nil || (t.DestinationARN != "" && fixed == nil):
+		done(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
+	default:
+		e.advance(src, now, tx)
+		left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
+		n, err := e.moveSome(src, fixed, int(min(int64(chunk), left)), now, tx, false)
+		t.ApproximateNumberOfMessagesMoved += int64(n)
+		switch {
+		case err != nil:
+			done(tidemq.MoveTaskFailed, tidemq.AsError(err).Code.Code)
+		case t.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || src.nReady == 0:
+			done(tidemq.MoveTaskCompleted, "")
+		}
+	}
+	tx.b.Set(append([]byte(prefixTask), t.id...), t.record())
+	ended := !t.active()
+	_ = e.finish(tx)
+	if ended && e.onTaskEnd != nil {
+		e.onTaskEnd(t.id, t.Status)
+	}
+	if ended {
+		e.log.Info("message move task ended", "source", t.SourceARN, "status", t.Status, "moved", t.ApproximateNumberOfMessagesMoved, "reason", t.FailureReason)
+	}
+	return ended
+}
+
+// moveSome moves up to max ready messages (all when max <= 0) from src to
+// dst, or to each message's own source queue when dst is nil. A message
+// whose destination is gone is skipped when skipMissing, and otherwise ends
+// the call with QueueDoesNotExist.
+func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipMissing bool) (int, error) {
+	moved := 0
+	var parked []*message
+	defer func() {
+		for _, m := range parked {
+			src.setState(m, stateReady)
+		}
+	}()
+	for max <= 0 || moved < max {
+		m := src.oldestReady()
+		if m == nil {
+			break
+		}
+		to := dst
+		if to == nil {
+			to = e.queueByARN(m.dlqSource)
+		}
+		if to == nil || to == src {
+			if !skipMissing {
+				return moved, tidemq.NonExistentQueue()
+			}
+			// Park it out of the way so the loop goes on; it is put back.
+			src.setState(m, stateInflight)
+			parked = append(parked, m)
+			continue
+		}
+		e.move(src, m, to, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
+			Detail: "moved to " + to.name})
+		src.stats.MovedOut++
+		moved++
+	}
+	return moved, nil
+}
