@@ -1,0 +1,161 @@
+// Package storagetest is the contract every storage.Store must meet, as a
+// test suite that storage/mem and storage/pebble (and any later store) run.
+package storagetest
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/tidemq/tidemq/storage"
+)
+
+// Run checks a store. open returns an empty store; reopen, if not nil,
+// closes s and opens the same data again.
+func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *testing.T, s storage.Store) storage.Store) {
+	t.Run("batch writes and scans in key order", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		if !b.Empty() {
+			t.Fatal("new batch not empty")
+		}
+		for _, k := range []string{"m/3", "m/1", "q/a", "m/2", "n"} {
+			b.Set([]byte(k), []byte("v"+k))
+		}
+		commit(t, b)
+		got := scan(t, s, "m/")
+		if want := "m/1=vm/1 m/2=vm/2 m/3=vm/3"; got != want {
+			t.Fatalf("scan m/ = %q, want %q", got, want)
+		}
+	})
+	t.Run("deletes, single deletes and range deletes", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		for i := 0; i < 10; i++ {
+			b.Set([]byte(fmt.Sprintf("k/%d", i)), []byte{byte(i)})
+		}
+		commit(t, b)
+		b = s.NewBatch()
+		b.Delete([]byte("k/0"))
+		b.SingleDelete([]byte("k/1"))
+		b.DeleteRange([]byte("k/3"), []byte("k/6"))
+		commit(t, b)
+		if got, want := scan(t, s, "k/"), "k/2=\x02 k/6=\x06 k/7=\x07 k/8=\x08 k/9=\t"; got != want {
+			t.Fatalf("after deletes: %q, want %q", got, want)
+		}
+	})
+	t.Run("later batches win in commit order", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b1, b2 := s.NewBatch(), s.NewBatch()
+		b1.Set([]byte("x"), []byte("first"))
+		b2.Set([]byte("x"), []byte("second"))
+		d1, err := b1.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d2, err := b2.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d2.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d1.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := scan(t, s, "x"); got != "x=second" {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("concurrent commits all land", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; i < 50; i++ {
+					b := s.NewBatch()
+					b.Set([]byte(fmt.Sprintf("c/%d/%03d", w, i)), []byte("v"))
+					d, err := b.Commit()
+					if err == nil {
+						err = d.Wait()
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		n := 0
+		if err := s.Scan([]byte("c/"), func(k, v []byte) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != 400 {
+			t.Fatalf("%d keys, want 400", n)
+		}
+	})
+	t.Run("scan stops on error", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		b.Set([]byte("e/1"), nil)
+		b.Set([]byte("e/2"), nil)
+		commit(t, b)
+		stop := fmt.Errorf("stop")
+		calls := 0
+		err := s.Scan([]byte("e/"), func(k, v []byte) error { calls++; return stop })
+		if err != stop || calls != 1 {
+			t.Fatalf("err %v after %d calls", err, calls)
+		}
+	})
+	if reopen == nil {
+		return
+	}
+	t.Run("data survives reopen", func(t *testing.T) {
+		s := open(t)
+		b := s.NewBatch()
+		b.Set([]byte("p/1"), []byte("kept"))
+		b.Set([]byte("p/2"), []byte("deleted"))
+		commit(t, b)
+		b = s.NewBatch()
+		b.SingleDelete([]byte("p/2"))
+		commit(t, b)
+		s = reopen(t, s)
+		defer s.Close()
+		if got := scan(t, s, "p/"); got != "p/1=kept" {
+			t.Fatalf("after reopen: %q", got)
+		}
+	})
+}
+
+func commit(t *testing.T, b storage.Batch) {
+	t.Helper()
+	d, err := b.Commit()
+	if err == nil {
+		err = d.Wait()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func scan(t *testing.T, s storage.Store, prefix string) string {
+	t.Helper()
+	var parts [][]byte
+	err := s.Scan([]byte(prefix), func(k, v []byte) error {
+		parts = append(parts, append(append(append([]byte(nil), k...), '='), v...))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.Join(parts, []byte(" ")))
+}
