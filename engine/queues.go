@@ -162,10 +162,9 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 		m.state = stateGone
 	}
 	q.pending = nil
-	// Messages still referenced by old timer entries or groups must read as
-	// gone; they are unreachable once the indexes are replaced, so only
-	// the in-flight ones (which receipt handles could name) need marking,
-	// and handles are looked up in q.msgs, which is replaced too.
+	// Replacing the indexes drops every other message at once: receipt
+	// handles are resolved through q.msgs and timers through q.timers, so
+	// nothing can reach the old messages any more.
 	q.msgs = make(map[uint64]*message)
 	q.ready = nil
 	q.timers = nil
