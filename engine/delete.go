@@ -13,6 +13,11 @@ import (
 // handle for a message already gone succeeds too. On a FIFO queue only the
 // latest handle works, and only while the message is in flight.
 func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
+	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
+		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.lock(); err != nil {
 		return nil, err
 	}

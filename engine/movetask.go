@@ -118,8 +118,9 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	if err := e.finish(tx); err != nil {
 		return "", err
 	}
-	e.startTask(task)
-	return tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode(), nil
+	handle := tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode()
+	e.startTask(task) // from here on, task is read and written under e.mu only
+	return handle, nil
 }
 
 func (e *Engine) addTask(t *moveTask) {
@@ -187,15 +188,17 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 	return out, nil
 }
 
+// startTask runs t in the background. The task's rate never changes, so it
+// is read here, before the runner starts writing t (under e.mu).
 func (e *Engine) startTask(t *moveTask) {
 	e.wg.Add(1)
-	go e.runTask(t)
+	go e.runTask(t, t.MaxNumberOfMessagesPerSecond)
 }
 
 // runTask moves a task's messages chunk by chunk until it completes, fails,
 // is cancelled or the engine closes (a RUNNING task resumes at the next
 // Open). With a rate it moves that many messages per second of the Clock.
-func (e *Engine) runTask(t *moveTask) {
+func (e *Engine) runTask(t *moveTask, rate int) {
 	defer e.wg.Done()
 	for {
 		select {
@@ -204,13 +207,13 @@ func (e *Engine) runTask(t *moveTask) {
 		default:
 		}
 		chunk := moveChunk
-		if t.MaxNumberOfMessagesPerSecond > 0 {
-			chunk = t.MaxNumberOfMessagesPerSecond
+		if rate > 0 {
+			chunk = rate
 		}
 		if e.taskStep(t, chunk) {
 			return
 		}
-		if t.MaxNumberOfMessagesPerSecond > 0 {
+		if rate > 0 {
 			timer := e.clock.NewTimer(time.Second)
 			select {
 			case <-timer.C():
@@ -223,14 +226,20 @@ func (e *Engine) runTask(t *moveTask) {
 }
 
 // taskStep moves up to chunk messages and reports whether the task ended.
+//
+// The task's new progress is written in the same batch as the moves, but
+// shown (to ListMessageMoveTasks) only once that batch is durable and the
+// moved messages are receivable: a client that sees COMPLETED finds every
+// message in its destination.
 func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 	if e.lock() != nil {
 		return true
 	}
 	now := e.clock.Now()
 	tx := e.begin()
-	done := func(status, reason string) {
-		t.Status, t.FailureReason = status, reason
+	next := *t
+	end := func(status, reason string) {
+		next.Status, next.FailureReason = status, reason
 	}
 	src := e.queueByARN(t.SourceARN)
 	var fixed *queue
@@ -239,31 +248,40 @@ func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 	}
 	switch {
 	case t.Status == tidemq.MoveTaskCancelling:
-		done(tidemq.MoveTaskCancelled, "")
+		end(tidemq.MoveTaskCancelled, "")
 	case src == nil || (t.DestinationARN != "" && fixed == nil):
-		done(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
+		end(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
 	default:
 		e.advance(src, now, tx)
 		left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
 		n, err := e.moveSome(src, fixed, int(min(int64(chunk), left)), now, tx, false)
-		t.ApproximateNumberOfMessagesMoved += int64(n)
+		next.ApproximateNumberOfMessagesMoved += int64(n)
 		switch {
 		case err != nil:
-			done(tidemq.MoveTaskFailed, tidemq.AsError(err).Code.Code)
-		case t.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || src.nReady == 0:
-			done(tidemq.MoveTaskCompleted, "")
+			end(tidemq.MoveTaskFailed, tidemq.AsError(err).Code.Code)
+		case next.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || src.nReady == 0:
+			end(tidemq.MoveTaskCompleted, "")
 		}
 	}
-	tx.b.Set(append([]byte(prefixTask), t.id...), t.record())
-	ended := !t.active()
-	_ = e.finish(tx)
-	if ended && e.onTaskEnd != nil {
-		e.onTaskEnd(t.id, t.Status)
+	tx.b.Set(append([]byte(prefixTask), t.id...), next.record())
+	if err := e.finish(tx); err != nil {
+		return true
 	}
-	if ended {
-		e.log.Info("message move task ended", "source", t.SourceARN, "status", t.Status, "moved", t.ApproximateNumberOfMessagesMoved, "reason", t.FailureReason)
+	e.mu.Lock()
+	if t.Status == tidemq.MoveTaskCancelling && next.Status == tidemq.MoveTaskRunning {
+		next.Status = tidemq.MoveTaskCancelling // cancelled while this step was syncing
 	}
-	return ended
+	*t = next
+	e.mu.Unlock()
+	if next.active() {
+		return false
+	}
+	if e.onTaskEnd != nil {
+		e.onTaskEnd(next.id, next.Status)
+	}
+	e.log.Info("message move task ended", "source", next.SourceARN, "status", next.Status,
+		"moved", next.ApproximateNumberOfMessagesMoved, "reason", next.FailureReason)
+	return true
 }
 
 // moveSome moves up to max ready messages (all when max <= 0) from src to

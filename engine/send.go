@@ -31,8 +31,10 @@ type dedupRecord struct {
 
 // SendMessages enqueues messages. See tidemq.Broker.
 func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	if len(p.Entries) == 0 {
-		return nil, tidemq.Errorf(tidemq.ErrEmptyBatchRequest, "There should be at least one SendMessageBatchRequestEntry in the request.")
+	if p.Batch || len(p.Entries) != 1 {
+		if err := checkSendBatch(p.Entries); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.lock(); err != nil {
 		return nil, err

@@ -10,6 +10,11 @@ import (
 // ChangeMessageVisibility changes the visibility timeout of received
 // messages, counted from now. See tidemq.Broker.
 func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
+	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
+		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.lock(); err != nil {
 		return nil, err
 	}
@@ -37,20 +42,25 @@ func (e *Engine) changeVisibility(q *queue, entry tidemq.ChangeVisibilityEntry, 
 	if err != nil {
 		return err
 	}
-	if m == nil || m.state != stateInflight {
-		if q.fifo && m != nil && r.count == m.receiveCount {
-			return expiredReceipt(entry.ReceiptHandle)
-		}
-		return tidemq.Errorf(tidemq.ErrMessageNotInflight, "Message does not exist or is not available for visibility timeout change.")
+	if m == nil {
+		return tidemq.InvalidParameter("ReceiptHandle", entry.ReceiptHandle, "Message does not exist or is not available for visibility timeout change.")
 	}
-	if q.fifo && r.count != m.receiveCount {
+	if q.fifo && (r.count != m.receiveCount || m.state != stateInflight) {
 		return expiredReceipt(entry.ReceiptHandle)
 	}
+	if m.state != stateInflight && m.state != stateReady {
+		return tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
+	}
+	// On a standard queue SQS accepts an expired handle: the message,
+	// visible again, is hidden for the new timeout (0 changes nothing).
 	timeout := time.Duration(v) * time.Second
 	if now.Add(timeout).After(m.receivedAt.Add(tidemq.MaxVisibilityTimeout * time.Second)) {
 		return tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
 	m.visibleAt = now.Add(timeout)
+	if v == 0 && m.state == stateReady {
+		return nil
+	}
 	if v == 0 {
 		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
 			Detail: "visibility timeout set to 0: returned to the queue"})

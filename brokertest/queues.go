@@ -1,0 +1,270 @@
+package brokertest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// queueChecks cover the life of a queue: create, look up, list, delete,
+// tags and dead-letter source listing (reference §1 and §4).
+func queueChecks() []check {
+	return []check{
+		{"CreateReturnsInfo", func(e *env) {
+			info := e.create("orders", nil)
+			if info.ARN != "arn:aws:sqs:us-east-1:000000000000:orders" || info.FIFO {
+				e.t.Fatalf("CreateQueue(orders) = %+v, want ARN arn:aws:sqs:us-east-1:000000000000:orders, FIFO false", info)
+			}
+			f := e.create("orders.fifo", nil)
+			if f.ARN != "arn:aws:sqs:us-east-1:000000000000:orders.fifo" || !f.FIFO {
+				e.t.Fatalf("CreateQueue(orders.fifo) = %+v, want FIFO true", f)
+			}
+			got, err := e.b.GetQueue(e.ctx, "orders")
+			e.ok(err, "GetQueue(orders)")
+			if *got != *info {
+				e.t.Fatalf("GetQueue(orders) = %+v, want %+v", got, info)
+			}
+		}},
+		{"CreateIsIdempotentWithSameAttributes", func(e *env) {
+			attrs := map[string]string{tidemq.AttrDelaySeconds: "5", tidemq.AttrVisibilityTimeout: "60"}
+			first := e.create("idem", attrs)
+			second := e.create("idem", attrs)
+			if *first != *second {
+				e.t.Fatalf("second CreateQueue returned %+v, first %+v", second, first)
+			}
+			// Only the given attributes are compared (§5): none given, or a
+			// given one equal to the current value, is still the same queue.
+			e.create("idem", nil)
+			e.create("idem", map[string]string{tidemq.AttrDelaySeconds: "5"})
+			e.create("plain", nil)
+			e.create("plain", map[string]string{tidemq.AttrVisibilityTimeout: "30"})
+			if a := e.attrs("idem"); a[tidemq.AttrDelaySeconds] != "5" || a[tidemq.AttrVisibilityTimeout] != "60" {
+				e.t.Fatalf("attributes changed by an idempotent CreateQueue: %v", a)
+			}
+		}},
+		{"CreateWithDifferentAttributesIsQueueNameExists", func(e *env) {
+			e.create("taken", map[string]string{tidemq.AttrDelaySeconds: "5"})
+			_, err := e.tryCreate("taken", map[string]string{tidemq.AttrDelaySeconds: "6"})
+			e.wantCode(err, tidemq.ErrQueueNameExists, "CreateQueue with another DelaySeconds")
+			_, err = e.tryCreate("taken", map[string]string{tidemq.AttrVisibilityTimeout: "31"})
+			e.wantCode(err, tidemq.ErrQueueNameExists, "CreateQueue with another VisibilityTimeout than the default")
+			e.create("taken.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
+			_, err = e.tryCreate("taken.fifo", map[string]string{tidemq.AttrFifoQueue: "true", tidemq.AttrContentBasedDeduplication: "false"})
+			e.wantCode(err, tidemq.ErrQueueNameExists, "CreateQueue of a FIFO queue with another ContentBasedDeduplication")
+			if a := e.attrs("taken"); a[tidemq.AttrDelaySeconds] != "5" {
+				e.t.Fatalf("a refused CreateQueue changed DelaySeconds to %q", a[tidemq.AttrDelaySeconds])
+			}
+		}},
+		{"InvalidNames", func(e *env) {
+			_, err := e.tryCreate("", nil)
+			e.wantClientError(err, "CreateQueue with an empty name")
+			for _, name := range []string{"has space", "dot.ted", "slash/name", "ünï", "colon:name", strings.Repeat("a", 81)} {
+				_, err := e.tryCreate(name, nil)
+				e.wantCode(err, tidemq.ErrInvalidParameterValue, "CreateQueue(%q)", name)
+			}
+			for _, name := range []string{"a", "A-b_9", strings.Repeat("z", 80)} {
+				e.create(name, nil)
+			}
+			// Names are case-sensitive.
+			e.create("Case", nil)
+			e.create("case", map[string]string{tidemq.AttrDelaySeconds: "3"})
+			if e.attrs("Case")[tidemq.AttrDelaySeconds] != "0" {
+				e.t.Fatal("queue names are not case-sensitive: Case and case share attributes")
+			}
+		}},
+		{"FIFONameRules", func(e *env) {
+			_, err := e.tryCreate("nofifo", map[string]string{tidemq.AttrFifoQueue: "true"})
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "FIFO queue whose name lacks .fifo")
+			_, err = e.tryCreate("std.fifo", nil)
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "standard queue whose name ends in .fifo")
+			_, err = e.tryCreate("bad name.fifo", map[string]string{tidemq.AttrFifoQueue: "true"})
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "FIFO queue with a space in its name")
+			_, err = e.tryCreate(".fifo", map[string]string{tidemq.AttrFifoQueue: "true"})
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "FIFO queue named only .fifo")
+			e.create(strings.Repeat("f", 75)+".fifo", nil)
+		}},
+		{"FifoQueueFalseOnStandardIsInvalidAttributeName", func(e *env) {
+			_, err := e.tryCreate("std", map[string]string{tidemq.AttrFifoQueue: "false"})
+			e.wantCode(err, tidemq.ErrInvalidAttributeName, "CreateQueue with FifoQueue=false")
+			for _, a := range []string{tidemq.AttrContentBasedDeduplication, tidemq.AttrDeduplicationScope, tidemq.AttrFifoThroughputLimit} {
+				v := map[string]string{tidemq.AttrContentBasedDeduplication: "true", tidemq.AttrDeduplicationScope: "queue",
+					tidemq.AttrFifoThroughputLimit: "perQueue"}[a]
+				_, err := e.tryCreate("std", map[string]string{a: v})
+				e.wantCode(err, tidemq.ErrInvalidAttributeName, "standard CreateQueue with %s", a)
+			}
+			if _, err := e.b.GetQueue(e.ctx, "std"); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+				e.t.Fatalf("a refused CreateQueue left a queue behind: GetQueue = %s", describe(err))
+			}
+		}},
+		{"CreateWithInvalidAttributes", func(e *env) {
+			_, err := e.tryCreate("q", map[string]string{"NoSuchAttribute": "1"})
+			e.wantCode(err, tidemq.ErrInvalidAttributeName, "CreateQueue with an unknown attribute")
+			_, err = e.tryCreate("q", map[string]string{tidemq.AttrVisibilityTimeout: "43201"})
+			e.wantCode(err, tidemq.ErrInvalidAttributeValue, "CreateQueue with VisibilityTimeout 43201")
+			if _, err := e.b.GetQueue(e.ctx, "q"); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+				e.t.Fatalf("a refused CreateQueue left a queue behind: GetQueue = %s", describe(err))
+			}
+		}},
+		{"GetMissingQueueIsQueueDoesNotExist", func(e *env) {
+			_, err := e.b.GetQueue(e.ctx, "missing")
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueue(missing)")
+			_, err = e.trySend("missing", tidemq.SendEntry{Body: "x"})
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "SendMessage to a missing queue")
+			_, err = e.tryReceive("missing", 1)
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ReceiveMessage from a missing queue")
+			_, err = e.tryAttrs("missing", tidemq.AttrAll)
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueueAttributes of a missing queue")
+			e.wantCode(e.trySet("missing", map[string]string{tidemq.AttrDelaySeconds: "1"}), tidemq.ErrQueueDoesNotExist,
+				"SetQueueAttributes of a missing queue")
+			e.wantCode(e.b.DeleteQueue(e.ctx, "missing"), tidemq.ErrQueueDoesNotExist, "DeleteQueue(missing)")
+			e.wantCode(e.b.PurgeQueue(e.ctx, "missing"), tidemq.ErrQueueDoesNotExist, "PurgeQueue(missing)")
+			e.wantCode(e.b.TagQueue(e.ctx, "missing", map[string]string{"k": "v"}), tidemq.ErrQueueDoesNotExist, "TagQueue(missing)")
+			e.wantCode(e.b.UntagQueue(e.ctx, "missing", []string{"k"}), tidemq.ErrQueueDoesNotExist, "UntagQueue(missing)")
+			_, err = e.b.ListQueueTags(e.ctx, "missing")
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ListQueueTags(missing)")
+			_, err = e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: "missing"})
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ListDeadLetterSourceQueues(missing)")
+			e.wantCode(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "missing", Label: "l",
+				AccountIDs: []string{AccountID}, Actions: []string{"SendMessage"}}), tidemq.ErrQueueDoesNotExist, "AddPermission(missing)")
+			e.wantCode(tryDeleteMissing(e), tidemq.ErrQueueDoesNotExist, "DeleteMessage on a missing queue")
+		}},
+		{"DeleteQueueRemovesQueueAndMessages", func(e *env) {
+			e.create("doomed", nil)
+			e.create("keeper", nil)
+			e.sendBody("doomed", "one")
+			e.sendBody("doomed", "two")
+			e.receiveOne("doomed")
+			e.ok(e.b.DeleteQueue(e.ctx, "doomed"), "DeleteQueue(doomed)")
+			_, err := e.b.GetQueue(e.ctx, "doomed")
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueue after DeleteQueue")
+			_, err = e.tryReceive("doomed", 10)
+			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ReceiveMessage after DeleteQueue")
+			e.wantCode(e.b.DeleteQueue(e.ctx, "doomed"), tidemq.ErrQueueDoesNotExist, "second DeleteQueue")
+			res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{})
+			e.ok(err, "ListQueues")
+			if !equalStrings(res.Names, []string{"keeper"}) {
+				e.t.Fatalf("ListQueues after DeleteQueue = %v, want [keeper]", res.Names)
+			}
+			// Past the 60 s during which AWS may refuse the name, the name is
+			// free again and the new queue starts empty.
+			e.advance(61 * time.Second)
+			e.create("doomed", nil)
+			e.wantCounts("doomed", 0, 0, 0, "re-created queue")
+			e.receiveNone("doomed", "re-created queue")
+		}},
+		{"ListQueuesPrefixAndPaging", func(e *env) {
+			want := []string{}
+			for i := 0; i < 5; i++ {
+				name := fmt.Sprintf("page-%d", i)
+				e.create(name, nil)
+				want = append(want, name)
+			}
+			e.create("other", nil)
+			e.create("pag", nil)
+			all, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{})
+			e.ok(err, "ListQueues")
+			if len(all.Names) != 7 || all.NextToken != "" {
+				e.t.Fatalf("ListQueues without paging = %v (token %q), want 7 names and no token", all.Names, all.NextToken)
+			}
+			res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: "page-"})
+			e.ok(err, "ListQueues(page-)")
+			got := append([]string(nil), res.Names...)
+			sort.Strings(got)
+			if !equalStrings(got, want) || res.NextToken != "" {
+				e.t.Fatalf("ListQueues(prefix page-) = %v (token %q), want %v", res.Names, res.NextToken, want)
+			}
+			seen := map[string]bool{}
+			token := ""
+			for page := 0; ; page++ {
+				if page > 5 {
+					e.t.Fatal("ListQueues paging does not end")
+				}
+				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: "page-", MaxResults: 2, NextToken: token})
+				e.ok(err, "ListQueues page %d", page)
+				if len(res.Names) > 2 || (page == 0 && len(res.Names) != 2) {
+					e.t.Fatalf("ListQueues page %d with MaxResults 2 returned %v", page, res.Names)
+				}
+				for _, n := range res.Names {
+					if seen[n] || !strings.HasPrefix(n, "page-") {
+						e.t.Fatalf("ListQueues paging returned %q twice or outside the prefix", n)
+					}
+					seen[n] = true
+				}
+				if res.NextToken == "" {
+					break
+				}
+				token = res.NextToken
+			}
+			if len(seen) != 5 {
+				e.t.Fatalf("ListQueues paging returned %d queues, want 5: %v", len(seen), seen)
+			}
+			none, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: "zzz"})
+			e.ok(err, "ListQueues(zzz)")
+			if len(none.Names) != 0 {
+				e.t.Fatalf("ListQueues(prefix zzz) = %v", none.Names)
+			}
+		}},
+		{"Tags", func(e *env) {
+			_, err := e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "tagged", Tags: map[string]string{"team": "a", "env": "dev"}})
+			e.ok(err, "CreateQueue with tags")
+			wantTags(e, "tagged", map[string]string{"team": "a", "env": "dev"}, "after CreateQueue")
+			e.ok(e.b.TagQueue(e.ctx, "tagged", map[string]string{"team": "b", "cost": "42"}), "TagQueue")
+			wantTags(e, "tagged", map[string]string{"team": "b", "env": "dev", "cost": "42"}, "after TagQueue (overwrite)")
+			e.ok(e.b.UntagQueue(e.ctx, "tagged", []string{"env", "nosuchkey"}), "UntagQueue")
+			wantTags(e, "tagged", map[string]string{"team": "b", "cost": "42"}, "after UntagQueue")
+			e.ok(e.b.TagQueue(e.ctx, "tagged", map[string]string{"Team": "c"}), "TagQueue Team")
+			wantTags(e, "tagged", map[string]string{"team": "b", "Team": "c", "cost": "42"}, "tag keys are case-sensitive")
+			e.create("untagged", nil)
+			wantTags(e, "untagged", map[string]string{}, "a queue without tags")
+		}},
+		{"ListDeadLetterSourceQueues", func(e *env) {
+			e.create("dlq", nil)
+			e.create("src1", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 3)})
+			e.create("src2", nil)
+			e.set("src2", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 5)})
+			e.create("unrelated", nil)
+			e.create("otherdlq", nil)
+			e.create("src3", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("otherdlq", 3)})
+			res, err := e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: "dlq"})
+			e.ok(err, "ListDeadLetterSourceQueues(dlq)")
+			got := append([]string(nil), res.Names...)
+			sort.Strings(got)
+			if !equalStrings(got, []string{"src1", "src2"}) {
+				e.t.Fatalf("ListDeadLetterSourceQueues(dlq) = %v, want [src1 src2]", res.Names)
+			}
+			e.set("src1", map[string]string{tidemq.AttrRedrivePolicy: ""})
+			res, err = e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: "dlq"})
+			e.ok(err, "ListDeadLetterSourceQueues(dlq)")
+			if !equalStrings(res.Names, []string{"src2"}) {
+				e.t.Fatalf("after removing src1's RedrivePolicy, ListDeadLetterSourceQueues(dlq) = %v, want [src2]", res.Names)
+			}
+			res, err = e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: "unrelated"})
+			e.ok(err, "ListDeadLetterSourceQueues(unrelated)")
+			if len(res.Names) != 0 {
+				e.t.Fatalf("ListDeadLetterSourceQueues(unrelated) = %v, want none", res.Names)
+			}
+		}},
+	}
+}
+
+func tryDeleteMissing(e *env) error {
+	e.t.Helper()
+	return e.tryDelete("missing", "AQEBnotahandle")
+}
+
+func wantTags(e *env, q string, want map[string]string, when string) {
+	e.t.Helper()
+	got, err := e.b.ListQueueTags(e.ctx, q)
+	e.ok(err, "ListQueueTags(%s)", q)
+	if len(got) != len(want) {
+		e.t.Fatalf("%s: tags of %s = %v, want %v", when, q, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			e.t.Fatalf("%s: tags of %s = %v, want %v", when, q, got, want)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package engine_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/brokertest"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// The engine must pass the conformance suite on both of its stores.
+
+func openConformance(t *testing.T, store storage.Store, clk *clocktest.Clock) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(engine.Options{Store: store, Clock: clk, Region: brokertest.Region, AccountID: brokertest.AccountID,
+		SweepInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("engine.Open: %v", err)
+	}
+	return e
+}
+
+func TestConformanceMem(t *testing.T) {
+	stores := map[tidemq.Broker]*mem.Store{} // mem.Store.Close keeps the data, so the same store reopens
+	brokertest.Run(t, brokertest.Harness{
+		Open: func(t *testing.T, clk *clocktest.Clock) tidemq.Broker {
+			s := mem.New()
+			e := openConformance(t, s, clk)
+			stores[e] = s
+			return e
+		},
+		Reopen: func(t *testing.T, b tidemq.Broker, clk *clocktest.Clock) tidemq.Broker {
+			s := stores[b]
+			if err := b.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			e := openConformance(t, s, clk)
+			stores[e] = s
+			return e
+		},
+	})
+}
+
+func TestConformancePebble(t *testing.T) {
+	dirs := map[tidemq.Broker]string{}
+	open := func(t *testing.T, dir string, clk *clocktest.Clock) tidemq.Broker {
+		s, err := pebble.Open(dir, pebble.Options{})
+		if err != nil {
+			t.Fatalf("pebble.Open: %v", err)
+		}
+		e := openConformance(t, s, clk)
+		dirs[e] = dir
+		return e
+	}
+	brokertest.Run(t, brokertest.Harness{
+		Open: func(t *testing.T, clk *clocktest.Clock) tidemq.Broker { return open(t, t.TempDir(), clk) },
+		Reopen: func(t *testing.T, b tidemq.Broker, clk *clocktest.Clock) tidemq.Broker {
+			if err := b.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			return open(t, dirs[b], clk)
+		},
+	})
+}
