@@ -15,3 +15,28 @@ type QueueStats struct {
 	MovedOut      uint64 // moved out by MoveMessages (redrive)
 	MovedIn       uint64 // arrived by a dead-letter move or MoveMessages
 }
+
+// QueueSnapshot is a queue's state at one moment, for metrics, alarms and
+// live views.
+type QueueSnapshot struct {
+	Name     string
+	ARN      string
+	FIFO     bool
+	Visible  int // ApproximateNumberOfMessages
+	InFlight int // ApproximateNumberOfMessagesNotVisible
+	Delayed  int // ApproximateNumberOfMessagesDelayed
+	// OldestAge is the age of the oldest message (ApproximateAgeOfOldestMessage); 0 when empty.
+	OldestAgeSeconds float64
+	// RetentionSeconds is the queue's MessageRetentionPeriod.
+	RetentionSeconds int
+	// DeadLetterTarget is the ARN the queue's RedrivePolicy names, if any.
+	DeadLetterTarget string
+	// MaxReceiveCount is the RedrivePolicy's maxReceiveCount (0 without one).
+	MaxReceiveCount int
+	// IsDeadLetterQueue is true when some queue's RedrivePolicy targets this one.
+	IsDeadLetterQueue bool
+	// LastReceive is when a receive last asked this queue for messages
+	// (zero if never since start).
+	LastReceiveUnixMilli int64
+	Stats                QueueStats
+}

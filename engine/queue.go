@@ -55,7 +55,8 @@ type queue struct {
 	// long polls wait on it.
 	notify chan struct{}
 
-	stats tidemq.QueueStats
+	stats       tidemq.QueueStats
+	lastReceive time.Time // the latest ReceiveMessage call on this queue
 }
 
 func olderFirst(a, b *message) bool {

@@ -100,3 +100,26 @@ func TestLongPollWakesOnSend(t *testing.T) {
 		t.Fatal("long poll not woken by send")
 	}
 }
+
+func TestSnapshot(t *testing.T) {
+	ctx := context.Background()
+	e, clk := open(t)
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "dlq"})
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":3}`,
+	}})
+	five := 5
+	e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "a"}}})
+	clk.Advance(10 * time.Second)
+	e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "b"}, {ID: "2", Body: "c", DelaySeconds: &five}}, Batch: true})
+	e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
+	snap := e.Snapshot()
+	if len(snap) != 2 || snap[0].Name != "dlq" || !snap[0].IsDeadLetterQueue || snap[1].IsDeadLetterQueue {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+	q := snap[1]
+	if q.Visible != 1 || q.InFlight != 1 || q.Delayed != 1 || q.OldestAgeSeconds != 10 || q.MaxReceiveCount != 3 ||
+		q.Stats.Sent != 3 || q.Stats.Received != 1 || q.LastReceiveUnixMilli != clk.Now().UnixMilli() {
+		t.Fatalf("queue snapshot: %+v", q)
+	}
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Snapshot returns every queue's depth, age and counters, sorted by name.
+// Due deadlines are applied first, so the numbers are exact at this moment.
+func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
+	if e.lock() != nil {
+		return nil
+	}
+	now := e.clock.Now()
+	t := e.begin()
+	dlqs := make(map[string]bool)
+	for _, q := range e.queues {
+		if q.redrive != nil {
+			dlqs[q.redrive.DeadLetterTargetARN] = true
+		}
+	}
+	out := make([]tidemq.QueueSnapshot, 0, len(e.queues))
+	for _, q := range e.queues {
+		e.advance(q, now, t)
+		s := tidemq.QueueSnapshot{
+			Name: q.name, ARN: q.arn, FIFO: q.fifo,
+			Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
+			RetentionSeconds:  int(q.retention.Seconds()),
+			IsDeadLetterQueue: dlqs[q.arn],
+			Stats:             q.stats,
+		}
+		if m, ok := q.byAge.Min(); ok && m.state != statePending {
+			s.OldestAgeSeconds = now.Sub(m.enqueued).Seconds()
+		}
+		if q.redrive != nil {
+			s.DeadLetterTarget = q.redrive.DeadLetterTargetARN
+			s.MaxReceiveCount = q.redrive.MaxReceiveCount
+		}
+		if !q.lastReceive.IsZero() {
+			s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()
+		}
+		out = append(out, s)
+	}
+	_ = e.finish(t)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
