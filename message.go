@@ -63,6 +63,7 @@ const (
 	HistoryReleased   = "visibility-changed"
 	HistoryDeadLetter = "dead-lettered"
 	HistoryMoved      = "moved"
+	HistoryCaptured   = "expired-captured"
 )
 
 // MaxHistoryEvents bounds the story kept per message; the oldest receive

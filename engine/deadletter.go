@@ -42,9 +42,14 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
 		history: append([]tidemq.HistoryEvent(nil), m.history...),
 	}
-	if ev.Kind == tidemq.HistoryDeadLetter {
+	switch ev.Kind {
+	case tidemq.HistoryDeadLetter:
 		n.dlqSource = src.arn
-	} else {
+	case tidemq.HistoryCaptured:
+		// An expired message keeps its story and count but gets the
+		// capture queue's whole retention period.
+		n.enqueued = now
+	default:
 		// A redrive gives the message a fresh start in its new queue: with
 		// the receive count kept, a source with maxReceiveCount 1 would
 		// dead-letter it again on the first receive attempt.
@@ -118,4 +123,26 @@ func (q *queue) oldestReady() *message {
 		return nil
 	}
 	return g.first()
+}
+
+// CaptureExpiredTag is the queue tag that names where a queue's expired
+// messages go instead of being dropped: a queue name or ARN. It is a tag, so
+// plain SQS clients can set it (aws sqs tag-queue).
+const CaptureExpiredTag = "tidemq:capture-expired"
+
+// captureTarget returns the queue q's expired messages are captured into,
+// or nil to drop them.
+func (e *Engine) captureTarget(q *queue) *queue {
+	name := q.tags[CaptureExpiredTag]
+	if name == "" {
+		return nil
+	}
+	dst := e.queues[name]
+	if dst == nil {
+		dst = e.queueByARN(name)
+	}
+	if dst == q || (dst != nil && dst.fifo != q.fifo) {
+		return nil
+	}
+	return dst
 }

@@ -210,8 +210,9 @@ func (e *Engine) sweepLoop(interval time.Duration) {
 }
 
 // Sweep advances every queue to now: due delays and visibility timeouts
-// are applied and expired messages dropped. It returns how many messages
-// expired, per queue.
+// are applied and expired messages dropped (or captured). Expiry is never
+// silent: each queue whose messages expired since the last sweep gets one
+// log line with the count, and the counts are returned.
 func (e *Engine) Sweep() map[string]int {
 	if e.lock() != nil {
 		return nil
@@ -219,16 +220,24 @@ func (e *Engine) Sweep() map[string]int {
 	t := e.begin()
 	now := e.clock.Now()
 	expired := make(map[string]int)
+	captured := make(map[string]string)
 	for name, q := range e.queues {
-		before := q.stats.Expired
 		e.advance(q, now, t)
-		if n := q.stats.Expired - before; n > 0 {
-			expired[name] = int(n)
+		if q.expiredUnlogged > 0 {
+			expired[name] = q.expiredUnlogged
+			q.expiredUnlogged = 0
+			if c := e.captureTarget(q); c != nil {
+				captured[name] = c.name
+			}
 		}
 	}
 	_ = e.finish(t)
 	for name, n := range expired {
-		e.log.Info("messages expired", "queue", name, "count", n, "reason", "retention period passed")
+		if c, ok := captured[name]; ok {
+			e.log.Info("messages expired", "queue", name, "count", n, "reason", "retention period passed", "captured_into", c)
+		} else {
+			e.log.Warn("messages expired", "queue", name, "count", n, "reason", "retention period passed", "captured_into", "none: dropped")
+		}
 	}
 	return expired
 }

@@ -143,5 +143,12 @@ func (e *Engine) load() error {
 			return err
 		}
 	}
+	// Messages captured on expiry while loading are durable now.
+	for _, m := range t.created {
+		m.durable = true
+	}
+	for _, q := range t.queues {
+		q.publish(now)
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -57,6 +58,8 @@ type queue struct {
 
 	stats       tidemq.QueueStats
 	lastReceive time.Time // the latest ReceiveMessage call on this queue
+	// expiredUnlogged counts expiries since the last sweep logged them.
+	expiredUnlogged int
 }
 
 func olderFirst(a, b *message) bool {
@@ -247,13 +250,20 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		}
 		q.setState(te.msg, stateReady)
 	}
+	capture := e.captureTarget(q)
 	for {
 		m, ok := q.byAge.Min()
 		if !ok || m.enqueued.Add(q.retention).After(now) {
 			break
 		}
-		q.remove(m, t)
 		q.stats.Expired++
+		q.expiredUnlogged++
+		if capture != nil {
+			e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
+				Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.retention, capture.name)})
+			continue
+		}
+		q.remove(m, t)
 	}
 	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].expires.After(now) {
 		d := q.dedupOrder[0]

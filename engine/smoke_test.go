@@ -123,3 +123,44 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("queue snapshot: %+v", q)
 	}
 }
+
+func TestExpiryIsCountedAndCanBeCaptured(t *testing.T) {
+	ctx := context.Background()
+	e, clk := open(t)
+	short := map[string]string{"MessageRetentionPeriod": "60"}
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "graveyard"})
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "kept", Attributes: short, Tags: map[string]string{engine.CaptureExpiredTag: "graveyard"}})
+	e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "dropped", Attributes: short})
+	for _, q := range []string{"kept", "dropped"} {
+		e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: q, Entries: []tidemq.SendEntry{{Body: "old " + q}}})
+	}
+	clk.Advance(59 * time.Second)
+	if got := e.Sweep(); len(got) != 0 {
+		t.Fatalf("expired before the retention period: %v", got)
+	}
+	clk.Advance(2 * time.Second)
+	got := e.Sweep()
+	if got["kept"] != 1 || got["dropped"] != 1 || len(got) != 2 {
+		t.Fatalf("sweep counted %v", got)
+	}
+	if got := e.Sweep(); len(got) != 0 {
+		t.Fatalf("second sweep counted again: %v", got)
+	}
+	msgs, _ := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "graveyard"})
+	if len(msgs) != 1 || msgs[0].Body != "old kept" {
+		t.Fatalf("graveyard holds %+v", msgs)
+	}
+	last := msgs[0].History[len(msgs[0].History)-1]
+	if last.Kind != tidemq.HistoryCaptured || last.Queue != "kept" {
+		t.Fatalf("story of a captured message ends with %+v", last)
+	}
+	for _, s := range e.Snapshot() {
+		want := map[string]uint64{"kept": 1, "dropped": 1, "graveyard": 0}[s.Name]
+		if s.Stats.Expired != want {
+			t.Errorf("%s: Expired = %d, want %d", s.Name, s.Stats.Expired, want)
+		}
+	}
+	if d, _ := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "dropped", IncludeInflight: true}); len(d) != 0 {
+		t.Fatalf("dropped queue still holds %d", len(d))
+	}
+}
