@@ -254,6 +254,10 @@ func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 	default:
 		e.advance(src, now, tx)
 		left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
+		if left <= 0 { // an empty DLQ at start, or done: never move past the snapshot
+			end(tidemq.MoveTaskCompleted, "")
+			break
+		}
 		n, err := e.moveSome(src, fixed, int(min(int64(chunk), left)), now, tx, false)
 		next.ApproximateNumberOfMessagesMoved += int64(n)
 		switch {

@@ -53,7 +53,7 @@ var actions = map[string]action{
 	"DeleteMessageBatch":           op(queryDeleteMessageBatch, (*call).deleteMessageBatch),
 	"ChangeMessageVisibility":      op(queryChangeVisibility, (*call).changeVisibility),
 	"ChangeMessageVisibilityBatch": op(queryChangeVisibilityBatch, (*call).changeVisibilityBatch),
-	"StartMessageMoveTask":         op(queryMoveTask, (*call).moveTask),
-	"ListMessageMoveTasks":         op(queryMoveTask, (*call).moveTask),
-	"CancelMessageMoveTask":        op(queryMoveTask, (*call).moveTask),
+	"StartMessageMoveTask":         op(queryStartMoveTask, (*call).startMoveTask),
+	"ListMessageMoveTasks":         op(queryListMoveTasks, (*call).listMoveTasks),
+	"CancelMessageMoveTask":        op(queryCancelMoveTask, (*call).cancelMoveTask),
 }

@@ -194,10 +194,3 @@ func (c *call) removePermission(in *removePermissionInput) (output, error) {
 	}
 	return nil, c.broker().RemovePermission(c.r.Context(), name, label)
 }
-
-// moveTask answers the three message-move-task actions until they are
-// implemented.
-func (c *call) moveTask(*moveTaskInput) (output, error) {
-	return nil, tidemq.Errorf(tidemq.ErrUnsupportedOperation,
-		"%s is not supported by this server yet: message move tasks are not implemented.", c.action)
-}

@@ -94,6 +94,84 @@ func TestAWSCLI(t *testing.T) {
 	}
 }
 
+// TestAWSCLIMoveTasks checks that the CLI parses the three move-task
+// responses and their errors. The dead letters and the fake clock are driven
+// through the SDK client.
+func TestAWSCLIMoveTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the AWS CLI")
+	}
+	cli, err := exec.LookPath("aws")
+	if err != nil {
+		t.Skip("the AWS CLI is not installed")
+	}
+	e := newEnv(t)
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.Command(cli, append([]string{"sqs", "--endpoint-url", e.srv.URL, "--output", "json"}, args...)...)
+		cmd.Env = botocoreEnv(t)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	e.deadLetter("dlq", deadSource{"src", 3})
+
+	out, stderr, err := run("start-message-move-task", "--source-arn", arn("dlq"), "--max-number-of-messages-per-second", "1")
+	if err != nil {
+		t.Fatalf("start-message-move-task: %v %s", err, stderr)
+	}
+	var started struct{ TaskHandle string }
+	if err := json.Unmarshal([]byte(out), &started); err != nil || started.TaskHandle == "" {
+		t.Fatalf("start-message-move-task output %q: %v", out, err)
+	}
+	e.step()
+
+	out, stderr, err = run("list-message-move-tasks", "--source-arn", arn("dlq"), "--max-results", "10")
+	if err != nil {
+		t.Fatalf("list-message-move-tasks: %v %s", err, stderr)
+	}
+	var listed struct{ Results []map[string]any }
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed.Results) != 1 {
+		t.Fatalf("list-message-move-tasks output %q: %v", out, err)
+	}
+	want := map[string]any{"TaskHandle": started.TaskHandle, "Status": "RUNNING", "SourceArn": arn("dlq"),
+		"MaxNumberOfMessagesPerSecond": 1.0, "ApproximateNumberOfMessagesMoved": 1.0, "ApproximateNumberOfMessagesToMove": 3.0,
+		"StartedTimestamp": float64(startMs)}
+	if got := mustJSON(listed.Results[0]); got != mustJSON(want) {
+		t.Errorf("listed task %s, want %s", got, mustJSON(want))
+	}
+
+	out, stderr, err = run("cancel-message-move-task", "--task-handle", started.TaskHandle)
+	if err != nil {
+		t.Fatalf("cancel-message-move-task: %v %s", err, stderr)
+	}
+	var cancelled map[string]any
+	if err := json.Unmarshal([]byte(out), &cancelled); err != nil || mustJSON(cancelled) != `{"ApproximateNumberOfMessagesMoved":1}` {
+		t.Errorf("cancel-message-move-task output %q: %v", out, err)
+	}
+
+	// Errors: the CLI prints the legacy code and the message (with a
+	// retry note between the two).
+	for _, tt := range []struct {
+		args            []string
+		code, operation string
+		msg             string
+	}{
+		{[]string{"cancel-message-move-task", "--task-handle", "bogus"}, "InvalidParameterValue", "CancelMessageMoveTask",
+			"Value for parameter TaskHandle is invalid."},
+		{[]string{"start-message-move-task", "--source-arn", arn("missing")}, "ResourceNotFoundException", "StartMessageMoveTask",
+			"The resource that you specified for the SourceArn parameter doesn't exist."},
+		{[]string{"start-message-move-task", "--source-arn", arn("src")}, "InvalidParameterValue", "StartMessageMoveTask",
+			"Source queue must be configured as a Dead Letter Queue."},
+	} {
+		_, stderr, err := run(tt.args...)
+		if err == nil || !strings.Contains(stderr, "An error occurred ("+tt.code+") when calling the "+tt.operation+" operation") ||
+			!strings.HasSuffix(strings.TrimSpace(stderr), ": "+tt.msg) {
+			t.Errorf("%s: %v %q", tt.args[0], err, stderr)
+		}
+	}
+}
+
 // botocoreScript checks which exception classes botocore raises.
 const botocoreScript = `
 import json, sys, botocore.session
@@ -111,6 +189,7 @@ url = c.create_queue(QueueName='py')['QueueUrl']
 probe('handle', lambda: c.delete_message(QueueUrl=url, ReceiptHandle='bogus'))
 probe('max', lambda: c.receive_message(QueueUrl=url, MaxNumberOfMessages=11))
 probe('batch', lambda: c.delete_message_batch(QueueUrl=url, Entries=[{'Id': 'a', 'ReceiptHandle': 'x'}, {'Id': 'a', 'ReceiptHandle': 'y'}]))
+probe('movetask', lambda: c.list_message_move_tasks(SourceArn='arn:aws:sqs:us-east-1:000000000000:nope'))
 print(json.dumps(out))
 `
 
@@ -140,6 +219,8 @@ func TestBotocoreExceptions(t *testing.T) {
 		"handle":  {"ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", `The input receipt handle "bogus" is not a valid receipt handle.`, 404.0},
 		"max":     {"ClientError", "InvalidParameterValue", "InvalidParameterValueException", "Value 11 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.", 400.0},
 		"batch":   {"BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", "BatchEntryIdsNotDistinct", "Id a repeated.", 400.0},
+		"movetask": {"ResourceNotFoundException", "ResourceNotFoundException", "ResourceNotFoundException",
+			"The resource that you specified for the SourceArn parameter doesn't exist.", 404.0},
 	}
 	for k, w := range want {
 		if g, _ := json.Marshal(got[k]); string(g) != mustJSON(w) {

@@ -109,13 +109,24 @@ func TestSDKErrorMapping(t *testing.T) {
 	_, err = e.client.DeleteMessage(e.ctx, &awssqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: aws.String("garbage")})
 	var rhi *types.ReceiptHandleIsInvalid
 	wantAPIError(t, err, "ReceiptHandleIsInvalid", &rhi)
+	// The move-task actions: q is no dead-letter queue, nope does not
+	// exist (ResourceNotFoundException is modeled), x is no task handle.
 	_, err = e.client.StartMessageMoveTask(e.ctx, &awssqs.StartMessageMoveTaskInput{SourceArn: aws.String("arn:aws:sqs:us-east-1:000000000000:q")})
-	var unsupported *types.UnsupportedOperation
-	wantAPIError(t, err, "AWS.SimpleQueueService.UnsupportedOperation", &unsupported)
-	_, err = e.client.ListMessageMoveTasks(e.ctx, &awssqs.ListMessageMoveTasksInput{SourceArn: aws.String("arn:aws:sqs:us-east-1:000000000000:q")})
-	wantAPIError(t, err, "AWS.SimpleQueueService.UnsupportedOperation", &unsupported)
+	wantAPIError(t, err, "InvalidParameterValue", &generic)
+	if generic.Message != "Source queue must be configured as a Dead Letter Queue." {
+		t.Errorf("StartMessageMoveTask on a queue that is no DLQ: %q", generic.Message)
+	}
+	_, err = e.client.ListMessageMoveTasks(e.ctx, &awssqs.ListMessageMoveTasksInput{SourceArn: aws.String("arn:aws:sqs:us-east-1:000000000000:nope")})
+	var notFound *types.ResourceNotFoundException
+	wantAPIError(t, err, "ResourceNotFoundException", &notFound)
+	if notFound.ErrorMessage() != "The resource that you specified for the SourceArn parameter doesn't exist." || notFound.ErrorFault() != smithy.FaultClient {
+		t.Errorf("message %q fault %v", notFound.ErrorMessage(), notFound.ErrorFault())
+	}
 	_, err = e.client.CancelMessageMoveTask(e.ctx, &awssqs.CancelMessageMoveTaskInput{TaskHandle: aws.String("x")})
-	wantAPIError(t, err, "AWS.SimpleQueueService.UnsupportedOperation", &unsupported)
+	wantAPIError(t, err, "InvalidParameterValue", &generic)
+	if generic.Message != "Value for parameter TaskHandle is invalid." {
+		t.Errorf("CancelMessageMoveTask with a bad handle: %q", generic.Message)
+	}
 }
 
 func TestSDKQueueActions(t *testing.T) {

@@ -143,6 +143,17 @@ type changeVisibilityBatchInput struct {
 	Entries  []changeVisibilityBatchEntry `json:"Entries"`
 }
 
-// moveTaskInput stands for the three message-move-task actions, which are
-// not served yet; their members are not read.
-type moveTaskInput struct{}
+type startMoveTaskInput struct {
+	SourceARN                    string `json:"SourceArn"`
+	DestinationARN               string `json:"DestinationArn"`
+	MaxNumberOfMessagesPerSecond *int   `json:"MaxNumberOfMessagesPerSecond"`
+}
+
+type listMoveTasksInput struct {
+	SourceARN  string `json:"SourceArn"`
+	MaxResults *int   `json:"MaxResults"`
+}
+
+type cancelMoveTaskInput struct {
+	TaskHandle string `json:"TaskHandle"`
+}

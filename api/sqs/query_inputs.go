@@ -164,4 +164,23 @@ func queryChangeVisibilityBatch(q *qnode, in *changeVisibilityBatchInput) error 
 	return nil
 }
 
-func queryMoveTask(*qnode, *moveTaskInput) error { return nil }
+// The message-move-task members are all scalars, so their Query names are
+// the member names.
+
+func queryStartMoveTask(q *qnode, in *startMoveTaskInput) (err error) {
+	in.SourceARN = q.str("SourceArn")
+	in.DestinationARN = q.str("DestinationArn")
+	in.MaxNumberOfMessagesPerSecond, err = q.int("MaxNumberOfMessagesPerSecond")
+	return err
+}
+
+func queryListMoveTasks(q *qnode, in *listMoveTasksInput) (err error) {
+	in.SourceARN = q.str("SourceArn")
+	in.MaxResults, err = q.int("MaxResults")
+	return err
+}
+
+func queryCancelMoveTask(q *qnode, in *cancelMoveTaskInput) error {
+	in.TaskHandle = q.str("TaskHandle")
+	return nil
+}

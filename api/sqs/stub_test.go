@@ -121,15 +121,31 @@ func (b *stubBroker) MoveMessages(context.Context, tidemq.MoveMessagesParams) (*
 }
 func (b *stubBroker) Close() error { return nil }
 
+// The move-task answers: a handle; a listing whose two tasks carry members
+// AWS would not show (a FAILED task's handle, a RUNNING task's failure
+// reason), which the handler must leave out; cancel of "th-1" only.
+
 func (b *stubBroker) StartMessageMoveTask(context.Context, tidemq.StartMoveTaskParams) (string, error) {
 	b.check()
-	return "", tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+	return "th-1", nil
 }
-func (b *stubBroker) CancelMessageMoveTask(context.Context, string) (int64, error) {
+func (b *stubBroker) CancelMessageMoveTask(_ context.Context, handle string) (int64, error) {
 	b.check()
-	return 0, tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+	if handle != "th-1" {
+		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+	}
+	return 3, nil
 }
-func (b *stubBroker) ListMessageMoveTasks(context.Context, tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
+func (b *stubBroker) ListMessageMoveTasks(_ context.Context, p tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
 	b.check()
-	return nil, tidemq.Errorf(tidemq.ErrUnsupportedOperation, "stub")
+	return []tidemq.MessageMoveTask{{
+		TaskHandle: "th-1", Status: tidemq.MoveTaskRunning, SourceARN: p.SourceARN,
+		DestinationARN: "arn:aws:sqs:us-east-1:000000000000:dest", MaxNumberOfMessagesPerSecond: 5,
+		ApproximateNumberOfMessagesMoved: 2, ApproximateNumberOfMessagesToMove: 5, FailureReason: "stale",
+		StartedTimestamp: time.UnixMilli(1_700_000_000_123),
+	}, {
+		TaskHandle: "stale", Status: tidemq.MoveTaskFailed, SourceARN: p.SourceARN,
+		ApproximateNumberOfMessagesMoved: 1, ApproximateNumberOfMessagesToMove: 4,
+		FailureReason: "AWS.SimpleQueueService.NonExistentQueue", StartedTimestamp: time.UnixMilli(1_699_999_000_000),
+	}}, nil
 }

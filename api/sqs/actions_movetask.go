@@ -1,0 +1,149 @@
+package sqs
+
+import (
+	"strconv"
+
+	"github.com/tidemq/tidemq"
+)
+
+// The message-move-task actions (DLQ redrive): StartMessageMoveTask,
+// ListMessageMoveTasks and CancelMessageMoveTask.
+
+// maxMoveTaskResults is the largest MaxResults of ListMessageMoveTasks.
+const maxMoveTaskResults = 10
+
+func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
+	src, err := required(in.SourceARN, "SourceArn")
+	if err != nil {
+		return nil, err
+	}
+	// The broker reads a rate of 0 as "left out"; a client that gives one
+	// must give a real rate.
+	rate := 0
+	if r := in.MaxNumberOfMessagesPerSecond; r != nil {
+		if *r < 1 || *r > tidemq.MaxMoveTaskRate {
+			return nil, tidemq.InvalidParameter("MaxNumberOfMessagesPerSecond", *r, "Must be between 1 and 500.")
+		}
+		rate = *r
+	}
+	handle, err := c.broker().StartMessageMoveTask(c.r.Context(), tidemq.StartMoveTaskParams{
+		SourceARN: src, DestinationARN: in.DestinationARN, MaxNumberOfMessagesPerSecond: rate,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &startMoveTaskOutput{TaskHandle: handle}, nil
+}
+
+func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {
+	src, err := required(in.SourceARN, "SourceArn")
+	if err != nil {
+		return nil, err
+	}
+	max := 0 // the broker's default, 1
+	if m := in.MaxResults; m != nil {
+		if *m < 1 || *m > maxMoveTaskResults {
+			return nil, tidemq.InvalidParameter("MaxResults", *m, "Must be between 1 and 10, if provided.")
+		}
+		max = *m
+	}
+	tasks, err := c.broker().ListMessageMoveTasks(c.r.Context(), tidemq.ListMoveTasksParams{SourceARN: src, MaxResults: max})
+	if err != nil {
+		return nil, err
+	}
+	out := &listMoveTasksOutput{Results: make([]moveTaskEntry, 0, len(tasks))}
+	for i := range tasks {
+		out.Results = append(out.Results, toMoveTaskEntry(&tasks[i]))
+	}
+	return out, nil
+}
+
+func (c *call) cancelMoveTask(in *cancelMoveTaskInput) (output, error) {
+	handle, err := required(in.TaskHandle, "TaskHandle")
+	if err != nil {
+		return nil, err
+	}
+	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), handle)
+	if err != nil {
+		return nil, err
+	}
+	return &cancelMoveTaskOutput{ApproximateNumberOfMessagesMoved: moved}, nil
+}
+
+type startMoveTaskOutput struct {
+	TaskHandle string `json:"TaskHandle"`
+}
+
+func (o *startMoveTaskOutput) writeXML(x *xmlWriter) { x.elem("TaskHandle", o.TaskHandle) }
+
+type cancelMoveTaskOutput struct {
+	ApproximateNumberOfMessagesMoved int64 `json:"ApproximateNumberOfMessagesMoved"`
+}
+
+func (o *cancelMoveTaskOutput) writeXML(x *xmlWriter) {
+	x.elem("ApproximateNumberOfMessagesMoved", strconv.FormatInt(o.ApproximateNumberOfMessagesMoved, 10))
+}
+
+// moveTaskEntry is a ListMessageMoveTasksResultEntry. Members AWS leaves
+// out are empty here: TaskHandle unless RUNNING, DestinationArn when the
+// messages went back to their sources, the rate when the broker chose it,
+// FailureReason unless FAILED.
+type moveTaskEntry struct {
+	TaskHandle                        string `json:"TaskHandle,omitempty"`
+	Status                            string `json:"Status"`
+	SourceARN                         string `json:"SourceArn"`
+	DestinationARN                    string `json:"DestinationArn,omitempty"`
+	MaxNumberOfMessagesPerSecond      int    `json:"MaxNumberOfMessagesPerSecond,omitempty"`
+	ApproximateNumberOfMessagesMoved  int64  `json:"ApproximateNumberOfMessagesMoved"`
+	ApproximateNumberOfMessagesToMove int64  `json:"ApproximateNumberOfMessagesToMove"`
+	FailureReason                     string `json:"FailureReason,omitempty"`
+	StartedTimestamp                  int64  `json:"StartedTimestamp"` // epoch milliseconds
+}
+
+func toMoveTaskEntry(t *tidemq.MessageMoveTask) moveTaskEntry {
+	e := moveTaskEntry{
+		Status:                            t.Status,
+		SourceARN:                         t.SourceARN,
+		DestinationARN:                    t.DestinationARN,
+		MaxNumberOfMessagesPerSecond:      t.MaxNumberOfMessagesPerSecond,
+		ApproximateNumberOfMessagesMoved:  t.ApproximateNumberOfMessagesMoved,
+		ApproximateNumberOfMessagesToMove: t.ApproximateNumberOfMessagesToMove,
+		StartedTimestamp:                  t.StartedTimestamp.UnixMilli(),
+	}
+	if t.Status == tidemq.MoveTaskRunning {
+		e.TaskHandle = t.TaskHandle
+	}
+	if t.Status == tidemq.MoveTaskFailed {
+		e.FailureReason = t.FailureReason
+	}
+	return e
+}
+
+// writeXML writes the members in model order.
+func (e *moveTaskEntry) writeXML(x *xmlWriter) {
+	x.optional("TaskHandle", e.TaskHandle)
+	x.elem("Status", e.Status)
+	x.elem("SourceArn", e.SourceARN)
+	x.optional("DestinationArn", e.DestinationARN)
+	if e.MaxNumberOfMessagesPerSecond != 0 {
+		x.elem("MaxNumberOfMessagesPerSecond", strconv.Itoa(e.MaxNumberOfMessagesPerSecond))
+	}
+	x.elem("ApproximateNumberOfMessagesMoved", strconv.FormatInt(e.ApproximateNumberOfMessagesMoved, 10))
+	x.elem("ApproximateNumberOfMessagesToMove", strconv.FormatInt(e.ApproximateNumberOfMessagesToMove, 10))
+	x.optional("FailureReason", e.FailureReason)
+	x.elem("StartedTimestamp", strconv.FormatInt(e.StartedTimestamp, 10))
+}
+
+// listMoveTasksOutput is ListMessageMoveTasks' output; in XML its Results
+// are flattened as <ListMessageMoveTasksResultEntry> elements.
+type listMoveTasksOutput struct {
+	Results []moveTaskEntry `json:"Results,omitempty"`
+}
+
+func (o *listMoveTasksOutput) writeXML(x *xmlWriter) {
+	for i := range o.Results {
+		x.open("ListMessageMoveTasksResultEntry")
+		o.Results[i].writeXML(x)
+		x.close("ListMessageMoveTasksResultEntry")
+	}
+}
