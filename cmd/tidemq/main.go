@@ -36,6 +36,7 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 		Version:       version,
 	}
 	root.AddCommand(newServeCommand())
+	root.AddCommand(newBenchCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)
 		var ee *exitError

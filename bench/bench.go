@@ -1,0 +1,544 @@
+// Package bench is tidemq's load generator: it drives any SQS endpoint
+// (tidemq or AWS) through the official aws-sdk-go-v2 client, measures
+// throughput and latency, and checks what it sends: every message it sends
+// must come back exactly once, and a run that loses one says so.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Scenarios lists the scenarios Run knows, in the order `all` runs them.
+var Scenarios = []string{"send", "send-batch", "receive", "receive-batch", "fifo", "longpoll"}
+
+// Config describes one run.
+type Config struct {
+	Scenario string
+	// Queue is the name prefix of the queues the run creates (and deletes).
+	Queue    string
+	Clients  int
+	Count    int           // messages to move; 0 with Duration set means "as many as fit"
+	Duration time.Duration // for send scenarios: how long to send
+	Size     int           // body bytes
+	Groups   int           // FIFO message groups
+	// Prefill is the number of messages queued before a receive scenario
+	// (default: Count).
+	Prefill int
+	// Progress, if set, is called with the messages done so far.
+	Progress func(done int64)
+}
+
+// Result is what a run measured.
+type Result struct {
+	Scenario   string        `json:"scenario"`
+	Messages   int64         `json:"messages"`
+	Requests   int64         `json:"requests"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	PerSecond  float64       `json:"messages_per_second"`
+	P50        time.Duration `json:"p50_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	P999       time.Duration `json:"p999_ns"`
+	Errors     int64         `json:"errors"`
+	Lost       int64         `json:"lost"`
+	Duplicates int64         `json:"duplicates"`
+	FirstError string        `json:"first_error,omitempty"`
+	// SendPerSecond is the send phase's rate, for scenarios that have one
+	// before their measured receive phase (fifo).
+	SendPerSecond float64 `json:"send_messages_per_second,omitempty"`
+}
+
+// OK reports whether the run moved every message exactly once without errors.
+func (r Result) OK() bool { return r.Errors == 0 && r.Lost == 0 && r.Duplicates == 0 }
+
+// recorder collects per-request latencies and errors from many workers.
+type recorder struct {
+	mu        sync.Mutex
+	lat       []time.Duration
+	errors    atomic.Int64
+	requests  atomic.Int64
+	messages  atomic.Int64
+	firstErr  atomic.Value
+	progress  func(int64)
+	lastPrint atomic.Int64
+}
+
+func (r *recorder) observe(start time.Time, msgs int, err error) {
+	d := time.Since(start)
+	r.requests.Add(1)
+	if err != nil {
+		r.errors.Add(1)
+		r.firstErr.CompareAndSwap(nil, err.Error())
+		return
+	}
+	n := r.messages.Add(int64(msgs))
+	r.mu.Lock()
+	r.lat = append(r.lat, d)
+	r.mu.Unlock()
+	if r.progress != nil && n-r.lastPrint.Load() >= 1000 {
+		r.lastPrint.Store(n)
+		r.progress(n)
+	}
+}
+
+func (r *recorder) result(scenario string, elapsed time.Duration) Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	q := func(p float64) time.Duration {
+		if len(r.lat) == 0 {
+			return 0
+		}
+		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))]
+	}
+	res := Result{
+		Scenario: scenario, Messages: r.messages.Load(), Requests: r.requests.Load(), Elapsed: elapsed,
+		P50: q(0.50), P99: q(0.99), P999: q(0.999), Errors: r.errors.Load(),
+	}
+	if elapsed > 0 {
+		res.PerSecond = float64(res.Messages) / elapsed.Seconds()
+	}
+	if v, ok := r.firstErr.Load().(string); ok {
+		res.FirstError = v
+	}
+	return res
+}
+
+// ledger tracks message ids to find losses and duplicates.
+type ledger struct {
+	mu   sync.Mutex
+	sent map[string]bool // id → received yet
+	dups int64
+}
+
+func newLedger() *ledger { return &ledger{sent: make(map[string]bool)} }
+
+func (l *ledger) add(ids ...string) {
+	l.mu.Lock()
+	for _, id := range ids {
+		l.sent[id] = false
+	}
+	l.mu.Unlock()
+}
+
+func (l *ledger) forget(id string) {
+	l.mu.Lock()
+	delete(l.sent, id)
+	l.mu.Unlock()
+}
+
+func (l *ledger) seen(id string) {
+	l.mu.Lock()
+	if got, ok := l.sent[id]; ok && got {
+		l.dups++
+	} else if ok {
+		l.sent[id] = true
+	}
+	l.mu.Unlock()
+}
+
+func (l *ledger) lost() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for _, got := range l.sent {
+		if !got {
+			n++
+		}
+	}
+	return n
+}
+
+// body builds a message body of size bytes that starts with its id.
+func body(id string, size int) string {
+	if size <= len(id)+1 {
+		return id
+	}
+	return id + " " + strings.Repeat("x", size-len(id)-1)
+}
+
+func idOf(b string) string {
+	id, _, _ := strings.Cut(b, " ")
+	return id
+}
+
+// Run runs one scenario against client and returns what it measured.
+func Run(ctx context.Context, client *sqs.Client, cfg Config) (Result, error) {
+	if cfg.Clients <= 0 {
+		cfg.Clients = 16
+	}
+	if cfg.Size <= 0 {
+		cfg.Size = 256
+	}
+	if cfg.Groups <= 0 {
+		cfg.Groups = 64
+	}
+	if cfg.Count <= 0 && cfg.Duration <= 0 {
+		cfg.Count = 10000
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = "tidemq-bench"
+	}
+	b := &runner{c: client, cfg: cfg}
+	switch cfg.Scenario {
+	case "send":
+		return b.send(ctx, 1)
+	case "send-batch":
+		return b.send(ctx, 10)
+	case "receive":
+		return b.receive(ctx, false)
+	case "receive-batch":
+		return b.receive(ctx, true)
+	case "fifo":
+		return b.fifo(ctx)
+	case "longpoll":
+		return b.longpoll(ctx)
+	}
+	return Result{}, fmt.Errorf("unknown scenario %q (known: %s)", cfg.Scenario, strings.Join(Scenarios, ", "))
+}
+
+type runner struct {
+	c   *sqs.Client
+	cfg Config
+}
+
+func (b *runner) createQueue(ctx context.Context, suffix string, fifo bool) (string, func(), error) {
+	name := fmt.Sprintf("%s-%s-%d", b.cfg.Queue, suffix, time.Now().UnixNano()%1_000_000_000)
+	attrs := map[string]string{"VisibilityTimeout": "300"}
+	if fifo {
+		name += ".fifo"
+		attrs["FifoQueue"] = "true"
+	}
+	out, err := b.c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		return "", nil, fmt.Errorf("create queue %s: %w", name, err)
+	}
+	url := *out.QueueUrl
+	return url, func() { _, _ = b.c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}) }, nil
+}
+
+// send measures SendMessage (batch 1) or SendMessageBatch (batch 10), then
+// drains the queue (untimed) to check every message arrived.
+func (b *runner) send(ctx context.Context, batch int) (Result, error) {
+	url, cleanup, err := b.createQueue(ctx, b.cfg.Scenario, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	led := newLedger()
+	rec := &recorder{progress: b.cfg.Progress}
+	var next atomic.Int64
+	deadline := time.Time{}
+	if b.cfg.Duration > 0 {
+		deadline = time.Now().Add(b.cfg.Duration)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < b.cfg.Clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					return
+				}
+				first := next.Add(int64(batch)) - int64(batch)
+				if b.cfg.Count > 0 && first >= int64(b.cfg.Count) {
+					return
+				}
+				n := batch
+				if b.cfg.Count > 0 {
+					n = int(min(int64(batch), int64(b.cfg.Count)-first))
+				}
+				ids := make([]string, n)
+				for i := range ids {
+					ids[i] = "m" + strconv.FormatInt(first+int64(i), 10)
+				}
+				t := time.Now()
+				err := b.sendIDs(ctx, url, ids, batch > 1, "")
+				if err == nil {
+					led.add(ids...)
+				}
+				rec.observe(t, n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	res := rec.result(b.cfg.Scenario, time.Since(start))
+	if err := b.drain(ctx, url, led, nil); err != nil {
+		return res, err
+	}
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	return res, nil
+}
+
+func (b *runner) sendIDs(ctx context.Context, url string, ids []string, batch bool, group string) error {
+	if !batch {
+		in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body(ids[0], b.cfg.Size))}
+		if group != "" {
+			in.MessageGroupId, in.MessageDeduplicationId = aws.String(group), aws.String(ids[0])
+		}
+		_, err := b.c.SendMessage(ctx, in)
+		return err
+	}
+	entries := make([]types.SendMessageBatchRequestEntry, len(ids))
+	for i, id := range ids {
+		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(body(id, b.cfg.Size))}
+		if group != "" {
+			entries[i].MessageGroupId, entries[i].MessageDeduplicationId = aws.String(group), aws.String(id)
+		}
+	}
+	out, err := b.c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	if err == nil && len(out.Failed) > 0 {
+		err = fmt.Errorf("%d batch entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
+	}
+	return err
+}
+
+// prefill queues n messages as fast as possible (untimed) and records them.
+func (b *runner) prefill(ctx context.Context, url string, n int, led *ledger, groups int) error {
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				first := next.Add(10) - 10
+				if first >= int64(n) || firstErr.Load() != nil {
+					return
+				}
+				k := int(min(10, int64(n)-first))
+				ids := make([]string, k)
+				for i := range ids {
+					ids[i] = "p" + strconv.FormatInt(first+int64(i), 10)
+				}
+				group := ""
+				if groups > 0 {
+					group = "g" + strconv.FormatInt(first/10%int64(groups), 10)
+				}
+				if err := b.sendIDs(ctx, url, ids, true, group); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				led.add(ids...)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return fmt.Errorf("prefill: %w", err)
+	}
+	return nil
+}
+
+// consume receives (10 at a time) and deletes until the ledger's messages
+// are all seen or three receives in a row come back empty.
+func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *recorder, batchDelete bool) {
+	var wg sync.WaitGroup
+	var empties atomic.Int64
+	total := int64(len(led.sent))
+	var got atomic.Int64
+	for w := 0; w < b.cfg.Clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && got.Load() < total && empties.Load() < 3 {
+				t := time.Now()
+				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				if err != nil {
+					if rec != nil {
+						rec.observe(t, 0, err)
+					}
+					continue
+				}
+				if len(out.Messages) == 0 {
+					if got.Load() >= total {
+						return
+					}
+					empties.Add(1)
+					continue
+				}
+				empties.Store(0)
+				for _, m := range out.Messages {
+					led.seen(idOf(aws.ToString(m.Body)))
+				}
+				got.Add(int64(len(out.Messages)))
+				err = b.delete(ctx, url, out.Messages, batchDelete)
+				if rec != nil {
+					rec.observe(t, len(out.Messages), err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (b *runner) delete(ctx context.Context, url string, msgs []types.Message, batch bool) error {
+	if !batch {
+		for _, m := range msgs {
+			if _, err := b.c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	entries := make([]types.DeleteMessageBatchRequestEntry, len(msgs))
+	for i, m := range msgs {
+		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+	}
+	out, err := b.c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	if err == nil && len(out.Failed) > 0 {
+		err = fmt.Errorf("%d deletes failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
+	}
+	return err
+}
+
+func (b *runner) drain(ctx context.Context, url string, led *ledger, rec *recorder) error {
+	b.consume(ctx, url, led, rec, true)
+	return ctx.Err()
+}
+
+// receive measures ReceiveMessage(10) + DeleteMessage (or
+// DeleteMessageBatch) over a prefilled queue.
+func (b *runner) receive(ctx context.Context, batchDelete bool) (Result, error) {
+	url, cleanup, err := b.createQueue(ctx, b.cfg.Scenario, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	n := b.cfg.Prefill
+	if n <= 0 {
+		n = b.cfg.Count
+	}
+	if n <= 0 {
+		n = 10000
+	}
+	led := newLedger()
+	if err := b.prefill(ctx, url, n, led, 0); err != nil {
+		return Result{}, err
+	}
+	rec := &recorder{progress: b.cfg.Progress}
+	start := time.Now()
+	b.consume(ctx, url, led, rec, batchDelete)
+	res := rec.result(b.cfg.Scenario, time.Since(start))
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	return res, ctx.Err()
+}
+
+// fifo measures batched sends over Groups message groups, then batched
+// receive + delete, and checks order within each group.
+func (b *runner) fifo(ctx context.Context) (Result, error) {
+	url, cleanup, err := b.createQueue(ctx, "fifo", true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	n := b.cfg.Count
+	if n <= 0 {
+		n = 10000
+	}
+	led := newLedger()
+	sendRec := &recorder{progress: b.cfg.Progress}
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < b.cfg.Clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				first := next.Add(10) - 10
+				if first >= int64(n) {
+					return
+				}
+				k := int(min(10, int64(n)-first))
+				ids := make([]string, k)
+				for i := range ids {
+					ids[i] = "f" + strconv.FormatInt(first+int64(i), 10)
+				}
+				group := "g" + strconv.FormatInt(first/10%int64(b.cfg.Groups), 10)
+				t := time.Now()
+				err := b.sendIDs(ctx, url, ids, true, group)
+				if err == nil {
+					led.add(ids...)
+				}
+				sendRec.observe(t, k, err)
+			}
+		}()
+	}
+	wg.Wait()
+	sendRes := sendRec.result("fifo-send", time.Since(start))
+	rec := &recorder{progress: b.cfg.Progress}
+	start = time.Now()
+	b.consume(ctx, url, led, rec, true)
+	res := rec.result("fifo", time.Since(start))
+	res.Errors += sendRes.Errors
+	if res.FirstError == "" {
+		res.FirstError = sendRes.FirstError
+	}
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	res.Scenario = fmt.Sprintf("fifo/%d receive+delete", b.cfg.Groups)
+	res.SendPerSecond = sendRes.PerSecond
+	return res, ctx.Err()
+}
+
+// longpoll measures how long a waiting receive takes to return a message
+// sent while it waits: the wake-up latency.
+func (b *runner) longpoll(ctx context.Context) (Result, error) {
+	url, cleanup, err := b.createQueue(ctx, "longpoll", false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	n := b.cfg.Count
+	if n <= 0 || n > 200 {
+		n = 200
+	}
+	led := newLedger()
+	rec := &recorder{progress: b.cfg.Progress}
+	start := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		got := make(chan time.Time, 1)
+		go func() {
+			out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 5})
+			if err == nil && len(out.Messages) == 1 {
+				led.seen(idOf(aws.ToString(out.Messages[0].Body)))
+				_ = b.delete(ctx, url, out.Messages, false)
+			}
+			got <- time.Now()
+		}()
+		time.Sleep(20 * time.Millisecond) // let the receive start waiting
+		id := "l" + strconv.Itoa(i)
+		led.add(id) // before the send: the receive may return before the send does
+		sent := time.Now()
+		err := b.sendIDs(ctx, url, []string{id}, false, "")
+		if err != nil {
+			led.forget(id)
+		}
+		woke := <-got
+		rec.mu.Lock()
+		rec.lat = append(rec.lat, woke.Sub(sent))
+		rec.mu.Unlock()
+		rec.requests.Add(1)
+		if err != nil {
+			rec.errors.Add(1)
+		} else {
+			rec.messages.Add(1)
+		}
+	}
+	res := rec.result("longpoll wake-up", time.Since(start))
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	return res, ctx.Err()
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemq/tidemq/bench"
+)
+
+type benchOptions struct {
+	client   clientOptions
+	clients  int
+	count    int
+	duration time.Duration
+	size     int
+	groups   int
+	prefill  int
+	json     bool
+	queue    string
+}
+
+func newBenchCommand() *cobra.Command {
+	o := &benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench [scenario...]",
+		Short: "Measure an SQS endpoint's throughput and latency, and check nothing is lost",
+		Long: `Run load against any SQS endpoint (tidemq or AWS) with the official AWS SDK for Go,
+then report messages per second, latency percentiles, errors, lost and duplicated messages.
+Every message sent is received back and checked: a run that loses or duplicates one fails
+(exit status 1).
+
+Scenarios (default: all of them, in this order):
+  send           SendMessage, one message per request
+  send-batch     SendMessageBatch, 10 messages per request
+  receive        ReceiveMessage (10) + DeleteMessage per message, over a prefilled queue
+  receive-batch  ReceiveMessage (10) + DeleteMessageBatch, over a prefilled queue
+  fifo           FIFO with --groups message groups: batched send, then receive + batch delete
+  longpoll       wake-up latency: a send while a 5 s long poll waits
+
+Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
+		Example: `  tidemq bench --count 20000
+  tidemq bench send-batch receive-batch --clients 32 --count 100000 --json
+  tidemq bench send --duration 30s --endpoint http://10.0.0.5:9324`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	o.client.register(f)
+	f.IntVar(&o.clients, "clients", 16, "concurrent clients")
+	f.IntVar(&o.count, "count", 10000, "messages per scenario")
+	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages")
+	f.IntVar(&o.size, "size", 256, "message body size in bytes")
+	f.IntVar(&o.groups, "groups", 64, "message groups in the fifo scenario")
+	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
+	f.BoolVar(&o.json, "json", false, "print results as JSON lines")
+	f.StringVar(&o.queue, "queue", "tidemq-bench", "prefix of the queues the run creates")
+	bindEnv(cmd)
+	return cmd
+}
+
+func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, stderr io.Writer) error {
+	if len(scenarios) == 0 {
+		scenarios = bench.Scenarios
+	}
+	client, err := o.client.sqsClient(ctx)
+	if err != nil {
+		return err
+	}
+	var results []bench.Result
+	failed := false
+	for _, s := range scenarios {
+		cfg := bench.Config{Scenario: s, Queue: o.queue, Clients: o.clients, Count: o.count, Duration: o.duration,
+			Size: o.size, Groups: o.groups, Prefill: o.prefill}
+		if !o.json {
+			cfg.Progress = func(done int64) { fmt.Fprintf(stderr, "\r%-14s %d messages", s, done) }
+		}
+		res, err := bench.Run(ctx, client, cfg)
+		if !o.json {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+		if !res.OK() {
+			failed = true
+		}
+		if o.json {
+			b, _ := json.Marshal(res)
+			fmt.Fprintln(stdout, string(b))
+		}
+		results = append(results, res)
+	}
+	if !o.json {
+		printBenchTable(stdout, results)
+	}
+	if failed {
+		return &exitError{code: 1, err: fmt.Errorf("a run had errors, lost or duplicated messages")}
+	}
+	return nil
+}
+
+func printBenchTable(w io.Writer, results []bench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tmsgs/s\tp50\tp99\tp99.9\terrors\tlost\tdups\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%d\t%d\t%d\t\n", r.Scenario, r.PerSecond,
+			roundDur(r.P50), roundDur(r.P99), roundDur(r.P999), r.Errors, r.Lost, r.Duplicates)
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.SendPerSecond > 0 {
+			fmt.Fprintf(w, "%s: its send phase ran at %.0f msgs/s\n", r.Scenario, r.SendPerSecond)
+		}
+	}
+	for _, r := range results {
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", r.Scenario, r.FirstError)
+		}
+	}
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
