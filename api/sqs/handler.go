@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,10 @@ type Config struct {
 	// then still taken from the Authorization header or X-Amz-Credential.
 	Auth   Authenticator
 	Logger *slog.Logger // nil: slog.Default()
+	// Observe, if set, is called once per answered request with its action
+	// (as the client named it, "" if none could be read), its error code
+	// ("" on success), the HTTP status and the time taken. Metrics use it.
+	Observe func(action, code string, status int, d time.Duration)
 }
 
 // Defaults for Config.
@@ -93,18 +98,18 @@ type call struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c := &call{h: h, r: r, proto: detectProtocol(r), requestID: newRequestID()}
-	status := http.StatusOK
+	status, code := http.StatusOK, ""
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("sqs: panic while serving a request", "action", c.action, "protocol", c.proto.String(),
 				"request_id", c.requestID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status = c.writeError(w, errInternal())
+			status, code = c.writeError(w, errInternal()), errorCode(errInternal())
 		}
-		h.logRequest(c, status, start)
+		h.logRequest(c, status, code, start)
 	}()
 	out, err := c.serve(w)
 	if err != nil {
-		status = c.writeError(w, err)
+		status, code = c.writeError(w, err), errorCode(err)
 		return
 	}
 	status = c.writeOutput(w, out)
@@ -115,6 +120,9 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	body, err := readBody(w, c.r)
 	if err != nil {
 		return nil, err
+	}
+	if c.extension() { // tidemq's own actions: extensions.go
+		return c.serveExtension(body)
 	}
 	var q *qnode
 	if c.proto == protoJSON {
@@ -147,14 +155,31 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	return a.run(c, in)
 }
 
-func (h *handler) logRequest(c *call, status int, start time.Time) {
+// errorCode names an error for metrics: its catalogue shape, or
+// InternalFailure for anything that is answered as one.
+func errorCode(err error) string {
+	var e *tidemq.Error
+	if errors.As(err, &e) && e.Code != nil {
+		if e.Code.Shape != "" {
+			return e.Code.Shape
+		}
+		return e.Code.Code
+	}
+	return tidemq.ErrInternalFailure.Shape
+}
+
+func (h *handler) logRequest(c *call, status int, code string, start time.Time) {
+	d := time.Since(start)
+	if h.cfg.Observe != nil {
+		h.cfg.Observe(c.action, code, status, d)
+	}
 	level := slog.LevelDebug
 	if status >= 500 {
 		level = slog.LevelError
 	}
 	h.log.Log(c.r.Context(), level, "sqs request", "action", c.action, "protocol", c.proto.String(),
 		"status", status, "request_id", c.requestID, "remote", c.r.RemoteAddr,
-		"duration", time.Since(start))
+		"duration", d)
 }
 
 // detectProtocol tells JSON from Query by the headers alone: X-Amz-Target or

@@ -5,6 +5,7 @@ package pebble
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
 
@@ -13,7 +14,8 @@ import (
 
 // Store is a storage.Store on Pebble.
 type Store struct {
-	db *pebble.DB
+	db      *pebble.DB
+	commits atomic.Uint64 // synced batches committed (see Stats)
 }
 
 // Options tune the store.
@@ -35,7 +37,9 @@ func Open(dir string, o Options) (*Store, error) {
 }
 
 // NewBatch starts a batch.
-func (s *Store) NewBatch() storage.Batch { return &batch{db: s.db, b: s.db.NewBatch()} }
+func (s *Store) NewBatch() storage.Batch {
+	return &batch{db: s.db, b: s.db.NewBatch(), commits: &s.commits}
+}
 
 // Scan visits the keys with the prefix in order.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
@@ -72,8 +76,9 @@ func prefixEnd(prefix []byte) []byte {
 }
 
 type batch struct {
-	db *pebble.DB
-	b  *pebble.Batch
+	db      *pebble.DB
+	b       *pebble.Batch
+	commits *atomic.Uint64
 }
 
 func (b *batch) Set(k, v []byte)               { _ = b.b.Set(k, v, nil) }
@@ -89,6 +94,7 @@ func (b *batch) Commit() (storage.Durable, error) {
 		b.b.Close()
 		return nil, err
 	}
+	b.commits.Add(1)
 	return durable{b.b}, nil
 }
 

@@ -1,0 +1,296 @@
+package sqs
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// tidemq's extension actions. They exist only on the AWS JSON 1.0 protocol,
+// under their own X-Amz-Target service prefix, so no AWS client ever reaches
+// them by accident: an SDK sends "AmazonSQS.<Action>", and a Query request
+// naming an extension is an unknown action like any other. An AWS endpoint
+// answers an extension target with an error, which is how tools (tidemq dlq)
+// tell tidemq from AWS.
+//
+//	X-Amz-Target: TidemqExtensions.PeekMessages
+//	{"QueueUrl": "...", "MaxNumberOfMessages": 10, "IncludeInflight": false}
+//	→ {"Messages": [{"MessageId", "MD5OfBody", "Body", "Attributes",
+//	   "MD5OfMessageAttributes", "MessageAttributes", "History": [...]}]}
+//
+//	X-Amz-Target: TidemqExtensions.ListQueueStats
+//	{"QueueNamePrefix": "..."}
+//	→ {"Queues": [{"QueueUrl", "QueueArn", "Visible", "InFlight", ...}]}
+//
+// Extensions are authenticated like every other action.
+
+// extensionTargetPrefix is the service part of an extension's X-Amz-Target.
+const extensionTargetPrefix = "TidemqExtensions."
+
+// extensions maps extension action names (the X-Amz-Target suffix) to their
+// implementations. They have no Query decoder.
+var extensions = map[string]action{
+	"PeekMessages":   extOp((*call).extPeekMessages),
+	"ListQueueStats": extOp((*call).extListQueueStats),
+}
+
+// extOp builds a JSON-only action.
+func extOp[In any](run func(*call, *In) (output, error)) action {
+	return action{
+		decodeJSON: func(body []byte) (any, error) {
+			in := new(In)
+			if err := decodeJSON(body, in); err != nil {
+				return nil, err
+			}
+			return in, nil
+		},
+		run: func(c *call, in any) (output, error) { return run(c, in.(*In)) },
+	}
+}
+
+// extension reports whether the request is a JSON request for an extension
+// action. It is the one hook in (*call).serve.
+func (c *call) extension() bool {
+	return c.proto == protoJSON && strings.HasPrefix(c.r.Header.Get("X-Amz-Target"), extensionTargetPrefix)
+}
+
+// serveExtension authenticates, decodes and runs an extension action.
+func (c *call) serveExtension(body []byte) (output, error) {
+	name := strings.TrimPrefix(c.r.Header.Get("X-Amz-Target"), extensionTargetPrefix)
+	c.action = extensionTargetPrefix + name
+	var err error
+	if c.accessKey, err = c.authenticate(body); err != nil {
+		return nil, err
+	}
+	a, ok := extensions[name]
+	if !ok {
+		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
+	}
+	in, err := a.decodeJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	return a.run(c, in)
+}
+
+// jsonOnly is embedded by extension outputs: they are never written as XML.
+type jsonOnly struct{}
+
+func (jsonOnly) writeXML(*xmlWriter) {}
+
+// --- PeekMessages ---
+
+type extPeekInput struct {
+	QueueURL            string `json:"QueueUrl"`
+	MaxNumberOfMessages *int   `json:"MaxNumberOfMessages"`
+	IncludeInflight     bool   `json:"IncludeInflight"`
+}
+
+// extClient is who made a request, in a history event.
+type extClient struct {
+	Addr      string `json:"Addr,omitempty"`
+	UserAgent string `json:"UserAgent,omitempty"`
+	AccessKey string `json:"AccessKey,omitempty"`
+}
+
+// extHistoryEvent is a tidemq.HistoryEvent on the wire; Time is epoch ms.
+type extHistoryEvent struct {
+	Time   int64      `json:"Time"`
+	Kind   string     `json:"Kind"`
+	Queue  string     `json:"Queue,omitempty"`
+	Client *extClient `json:"Client,omitempty"`
+	Detail string     `json:"Detail,omitempty"`
+}
+
+// extMessage is a peeked message: a received message's members without a
+// receipt handle, with every system attribute, every message attribute and
+// the message's history.
+type extMessage struct {
+	MessageID              string                   `json:"MessageId"`
+	MD5OfBody              string                   `json:"MD5OfBody"`
+	Body                   string                   `json:"Body"`
+	Attributes             map[string]string        `json:"Attributes,omitempty"`
+	MD5OfMessageAttributes string                   `json:"MD5OfMessageAttributes,omitempty"`
+	MessageAttributes      map[string]wireAttribute `json:"MessageAttributes,omitempty"`
+	History                []extHistoryEvent        `json:"History"`
+}
+
+type extPeekOutput struct {
+	jsonOnly
+	Messages []extMessage `json:"Messages"`
+}
+
+func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
+	name, err := c.queue(in.QueueURL)
+	if err != nil {
+		return nil, err
+	}
+	p := tidemq.PeekMessagesParams{Queue: name, IncludeInflight: in.IncludeInflight}
+	if in.MaxNumberOfMessages != nil {
+		if *in.MaxNumberOfMessages < 1 {
+			return nil, tidemq.InvalidParameter("MaxNumberOfMessages", *in.MaxNumberOfMessages, "Must be between 1 and 1000, if provided.")
+		}
+		p.Max = *in.MaxNumberOfMessages
+	}
+	msgs, err := c.broker().PeekMessages(c.r.Context(), p)
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]bool{sysAll: true}
+	out := &extPeekOutput{Messages: make([]extMessage, 0, len(msgs))}
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		em := extMessage{
+			MessageID:  m.MessageID,
+			MD5OfBody:  tidemq.MD5OfBody(m.Body),
+			Body:       m.Body,
+			Attributes: systemAttributes(m, all),
+			History:    make([]extHistoryEvent, 0, len(m.History)),
+		}
+		if len(m.Attributes) > 0 {
+			em.MD5OfMessageAttributes = tidemq.MD5OfAttributes(m.Attributes)
+			em.MessageAttributes = make(map[string]wireAttribute, len(m.Attributes))
+			for n, v := range m.Attributes {
+				wa := wireAttribute{DataType: v.DataType}
+				if v.IsBinary() {
+					wa.BinaryValue = v.BinaryValue
+					if wa.BinaryValue == nil {
+						wa.BinaryValue = []byte{}
+					}
+				} else {
+					wa.StringValue = v.StringValue
+				}
+				em.MessageAttributes[n] = wa
+			}
+		}
+		for _, ev := range m.History {
+			we := extHistoryEvent{Time: ev.Time.UnixMilli(), Kind: ev.Kind, Queue: ev.Queue, Detail: ev.Detail}
+			if ev.Client != (tidemq.ClientInfo{}) {
+				we.Client = &extClient{Addr: ev.Client.Addr, UserAgent: ev.Client.UserAgent, AccessKey: ev.Client.AccessKey}
+			}
+			em.History = append(em.History, we)
+		}
+		out.Messages = append(out.Messages, em)
+	}
+	return out, nil
+}
+
+// --- ListQueueStats ---
+
+type extListStatsInput struct {
+	QueueNamePrefix string `json:"QueueNamePrefix"`
+}
+
+// extQueueStats is one queue's depth, age and dead-letter wiring.
+// OldestAgeSeconds is absent when the broker cannot tell it.
+type extQueueStats struct {
+	QueueURL            string   `json:"QueueUrl"`
+	QueueArn            string   `json:"QueueArn"`
+	Fifo                bool     `json:"Fifo"`
+	Visible             int      `json:"Visible"`
+	InFlight            int      `json:"InFlight"`
+	Delayed             int      `json:"Delayed"`
+	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds,omitempty"`
+	RetentionSeconds    int      `json:"RetentionSeconds"`
+	DeadLetterTargetArn string   `json:"DeadLetterTargetArn,omitempty"`
+	MaxReceiveCount     int      `json:"MaxReceiveCount,omitempty"`
+	IsDeadLetterQueue   bool     `json:"IsDeadLetterQueue"`
+}
+
+type extListStatsOutput struct {
+	jsonOnly
+	Queues []extQueueStats `json:"Queues"`
+}
+
+// snapshotter is implemented by brokers that can report every queue's state
+// in one call (the engine); the Broker interface does not require it.
+type snapshotter interface {
+	Snapshot() []tidemq.QueueSnapshot
+}
+
+// snapshots finds a Snapshot method on the broker or on a broker it wraps
+// (a wrapper exposes what it wraps with Unwrap() tidemq.Broker).
+func snapshots(b tidemq.Broker) (snapshotter, bool) {
+	for range 8 {
+		if s, ok := b.(snapshotter); ok {
+			return s, true
+		}
+		u, ok := b.(interface{ Unwrap() tidemq.Broker })
+		if !ok {
+			return nil, false
+		}
+		b = u.Unwrap()
+	}
+	return nil, false
+}
+
+func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
+	out := &extListStatsOutput{Queues: []extQueueStats{}}
+	if s, ok := snapshots(c.broker()); ok {
+		for _, q := range s.Snapshot() {
+			if !strings.HasPrefix(q.Name, in.QueueNamePrefix) {
+				continue
+			}
+			age := q.OldestAgeSeconds
+			out.Queues = append(out.Queues, extQueueStats{
+				QueueURL: c.queueURL(q.Name), QueueArn: q.ARN, Fifo: q.FIFO,
+				Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed, OldestAgeSeconds: &age,
+				RetentionSeconds: q.RetentionSeconds, DeadLetterTargetArn: q.DeadLetterTarget,
+				MaxReceiveCount: q.MaxReceiveCount, IsDeadLetterQueue: q.IsDeadLetterQueue,
+			})
+		}
+		return out, nil
+	}
+	return c.statsFromAttributes(in.QueueNamePrefix, out)
+}
+
+// statsFromAttributes builds the stats from ListQueues and
+// GetQueueAttributes, for brokers without Snapshot. The age of the oldest
+// message comes from a peek at it: its SentTimestamp (which, in a FIFO
+// dead-letter queue, is older than its arrival there).
+func (c *call) statsFromAttributes(prefix string, out *extListStatsOutput) (output, error) {
+	ctx := c.r.Context()
+	list, err := c.broker().ListQueues(ctx, tidemq.ListQueuesParams{Prefix: prefix})
+	if err != nil {
+		return nil, err
+	}
+	dlqs := make(map[string]bool)
+	for _, name := range list.Names {
+		attrs, err := c.broker().GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: name, Names: []string{"All"}})
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		n := func(k string) int { v, _ := strconv.Atoi(attrs[k]); return v }
+		s := extQueueStats{
+			QueueURL: c.queueURL(name), QueueArn: attrs["QueueArn"], Fifo: strings.HasSuffix(name, ".fifo"),
+			Visible: n("ApproximateNumberOfMessages"), InFlight: n("ApproximateNumberOfMessagesNotVisible"),
+			Delayed: n("ApproximateNumberOfMessagesDelayed"), RetentionSeconds: n("MessageRetentionPeriod"),
+		}
+		if rp, err := tidemq.ParseRedrivePolicy(attrs["RedrivePolicy"]); attrs["RedrivePolicy"] != "" && err == nil {
+			s.DeadLetterTargetArn = rp.DeadLetterTargetARN
+			s.MaxReceiveCount = rp.MaxReceiveCount
+			dlqs[rp.DeadLetterTargetARN] = true
+		}
+		if s.Visible+s.InFlight+s.Delayed > 0 {
+			if msgs, err := c.broker().PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: name, Max: 1, IncludeInflight: true}); err == nil &&
+				len(msgs) == 1 && msgs[0] != nil && !msgs[0].SentTimestamp.IsZero() {
+				age := max(0, time.Since(msgs[0].SentTimestamp).Seconds())
+				s.OldestAgeSeconds = &age
+			}
+		} else {
+			zero := 0.0
+			s.OldestAgeSeconds = &zero
+		}
+		out.Queues = append(out.Queues, s)
+	}
+	for i := range out.Queues {
+		out.Queues[i].IsDeadLetterQueue = dlqs[out.Queues[i].QueueArn]
+	}
+	sort.Slice(out.Queues, func(i, j int) bool { return out.Queues[i].QueueURL < out.Queues[j].QueueURL })
+	return out, nil
+}

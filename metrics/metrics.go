@@ -1,0 +1,174 @@
+// Package metrics exposes tidemq to Prometheus. Queue gauges and counters
+// are read from the broker's snapshots at scrape time (the engine stays the
+// one source of truth, nothing is counted twice); request, message-size and
+// storage metrics are observed as they happen. Metric names follow the
+// CloudWatch metrics of SQS where one exists (see the README table).
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Options say where the metrics read their data from. Every function is
+// called at scrape time and must be safe for concurrent use.
+type Options struct {
+	// Snapshots returns every queue's state (engine.Engine.Snapshot).
+	Snapshots func() []tidemq.QueueSnapshot
+	// Storage returns the store's counters; nil for a store without them
+	// (in memory).
+	Storage func() StorageStats
+	// Alarms returns the alarms the server evaluates, firing or not; nil
+	// when alarms are off.
+	Alarms func() []AlarmState
+	// NoRuntime leaves out the Go runtime and process collectors (tests).
+	NoRuntime bool
+}
+
+// StorageStats are the durable store's counters.
+type StorageStats struct {
+	// SyncedCommits counts batches committed with a sync (one per durable
+	// write request); Fsyncs counts the WAL fsyncs that made them durable.
+	// SyncedCommits/Fsyncs is the mean group-commit size.
+	SyncedCommits uint64
+	Fsyncs        uint64
+	// FsyncSeconds is the total time spent in WAL fsyncs.
+	FsyncSeconds float64
+	// FsyncBuckets maps a bucket's upper bound in seconds to the
+	// cumulative number of fsyncs that took at most that long.
+	FsyncBuckets map[float64]uint64
+}
+
+// AlarmState is one alarm on one queue.
+type AlarmState struct {
+	Alarm  string
+	Queue  string
+	Firing bool
+}
+
+// Metrics is the registry of tidemq's metrics.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+	sizes    *prometheus.HistogramVec
+}
+
+// RequestBuckets are the bounds (seconds) of the request latency histogram.
+var RequestBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30}
+
+// SizeBuckets are the bounds (bytes) of the message size histogram, up to
+// SQS's 1 MiB limit.
+var SizeBuckets = []float64{64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
+
+// New builds the metrics and registers them in a fresh registry.
+func New(o Options) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidemq_requests_total",
+			Help: "SQS API requests answered, by action and HTTP status.",
+		}, []string{"action", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tidemq_request_duration_seconds",
+			Help:    "Time to answer an SQS API request, by action (long polls included).",
+			Buckets: RequestBuckets,
+		}, []string{"action"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tidemq_request_errors_total",
+			Help: "SQS API requests answered with an error, by action and error code.",
+		}, []string{"action", "code"}),
+		sizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tidemq_message_size_bytes",
+			Help:    "Size of accepted messages (body and message attributes, as SQS counts it), by queue (SentMessageSize).",
+			Buckets: SizeBuckets,
+		}, []string{"queue"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.errors, m.sizes)
+	if o.Snapshots != nil {
+		m.reg.MustRegister(&queueCollector{snapshots: o.Snapshots})
+	}
+	if o.Storage != nil {
+		m.reg.MustRegister(&storageCollector{stats: o.Storage})
+	}
+	if o.Alarms != nil {
+		m.reg.MustRegister(&alarmCollector{alarms: o.Alarms})
+	}
+	if !o.NoRuntime {
+		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return m
+}
+
+// Registry returns the registry, for tests and for adding collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus exposition format
+// (GET /metrics).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ObserveRequest records one answered API request. code is the error code
+// ("" on success); an unknown or missing action is recorded as "unknown"
+// so that hostile clients cannot grow the label set without bound.
+func (m *Metrics) ObserveRequest(action, code string, status int, d time.Duration) {
+	action = actionLabel(action)
+	m.requests.WithLabelValues(action, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(action).Observe(d.Seconds())
+	if code != "" || status >= 400 {
+		if code == "" {
+			code = "HTTP" + strconv.Itoa(status)
+		}
+		m.errors.WithLabelValues(action, code).Inc()
+	}
+}
+
+// ObserveMessageSize records the size of one accepted message.
+func (m *Metrics) ObserveMessageSize(queue string, bytes int) {
+	m.sizes.WithLabelValues(queue).Observe(float64(bytes))
+}
+
+// knownActions bounds the action label to the SQS API.
+var knownActions = map[string]bool{
+	"AddPermission": true, "CancelMessageMoveTask": true, "ChangeMessageVisibility": true,
+	"ChangeMessageVisibilityBatch": true, "CreateQueue": true, "DeleteMessage": true,
+	"DeleteMessageBatch": true, "DeleteQueue": true, "GetQueueAttributes": true, "GetQueueUrl": true,
+	"ListDeadLetterSourceQueues": true, "ListMessageMoveTasks": true, "ListQueueTags": true,
+	"ListQueues": true, "PurgeQueue": true, "ReceiveMessage": true, "RemovePermission": true,
+	"SendMessage": true, "SendMessageBatch": true, "SetQueueAttributes": true,
+	"StartMessageMoveTask": true, "TagQueue": true, "UntagQueue": true,
+}
+
+func actionLabel(a string) string {
+	if knownActions[a] {
+		return a
+	}
+	return "unknown"
+}
+
+// alarmCollector exposes tidemq_alarm_firing.
+type alarmCollector struct{ alarms func() []AlarmState }
+
+var alarmDesc = prometheus.NewDesc("tidemq_alarm_firing",
+	"1 while the server-evaluated alarm fires on the queue, 0 while it is OK.", []string{"alarm", "queue"}, nil)
+
+func (c *alarmCollector) Describe(ch chan<- *prometheus.Desc) { ch <- alarmDesc }
+
+func (c *alarmCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, a := range c.alarms() {
+		v := 0.0
+		if a.Firing {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(alarmDesc, prometheus.GaugeValue, v, a.Alarm, a.Queue)
+	}
+}

@@ -1,0 +1,117 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tidemq/tidemq"
+)
+
+// queueCollector turns the broker's snapshots into per-queue metrics at
+// scrape time. Counters are the engine's own counters (since start), so a
+// restart resets them, as Prometheus counters expect.
+type queueCollector struct {
+	snapshots func() []tidemq.QueueSnapshot
+}
+
+func queueDesc(name, help string, extra ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, append([]string{"queue"}, extra...), nil)
+}
+
+var (
+	descVisible = queueDesc("tidemq_messages_visible",
+		"Messages available for retrieval (ApproximateNumberOfMessagesVisible).")
+	descNotVisible = queueDesc("tidemq_messages_not_visible",
+		"Messages received and not yet deleted or returned: in flight (ApproximateNumberOfMessagesNotVisible).")
+	descDelayed = queueDesc("tidemq_messages_delayed",
+		"Messages sent with a delay that has not passed yet (ApproximateNumberOfMessagesDelayed).")
+	descOldest = queueDesc("tidemq_oldest_message_age_seconds",
+		"Age of the oldest message in the queue, 0 when empty (ApproximateAgeOfOldestMessage).")
+	descRetention = queueDesc("tidemq_queue_retention_seconds",
+		"The queue's MessageRetentionPeriod.")
+	descIsDLQ = queueDesc("tidemq_queue_is_dead_letter_queue",
+		"1 when some queue's RedrivePolicy names this queue as its dead-letter queue.")
+	descLastReceive = queueDesc("tidemq_last_receive_timestamp_seconds",
+		"When a consumer last asked this queue for messages (Unix time), 0 if never since start.")
+	descSent = queueDesc("tidemq_messages_sent_total",
+		"Messages accepted by SendMessage and SendMessageBatch, duplicates excluded (NumberOfMessagesSent).")
+	descDuplicates = queueDesc("tidemq_messages_deduplicated_total",
+		"FIFO sends answered from the deduplication window and not enqueued again.")
+	descReceived = queueDesc("tidemq_messages_received_total",
+		"Messages returned by ReceiveMessage (NumberOfMessagesReceived).")
+	descEmpty = queueDesc("tidemq_empty_receives_total",
+		"ReceiveMessage calls that returned no message (NumberOfEmptyReceives).")
+	descDeleted = queueDesc("tidemq_messages_deleted_total",
+		"Messages deleted by receipt handle (NumberOfMessagesDeleted).")
+	descDeadLettered = queueDesc("tidemq_messages_dead_lettered_total",
+		"Messages moved out of this (source) queue to its dead-letter queue after maxReceiveCount receives.",
+		"dead_letter_queue")
+	descExpired = queueDesc("tidemq_messages_expired_total",
+		"Messages that reached the end of the retention period.")
+	descPurged = queueDesc("tidemq_messages_purged_total",
+		"Messages removed by PurgeQueue.")
+	descMovedOut = queueDesc("tidemq_messages_moved_out_total",
+		"Messages moved out by a message move task or a redrive.")
+	descMovedIn = queueDesc("tidemq_messages_moved_in_total",
+		"Messages that arrived by a dead-letter move, a message move task or a redrive.")
+)
+
+var queueDescs = []*prometheus.Desc{
+	descVisible, descNotVisible, descDelayed, descOldest, descRetention, descIsDLQ, descLastReceive,
+	descSent, descDuplicates, descReceived, descEmpty, descDeleted, descDeadLettered, descExpired,
+	descPurged, descMovedOut, descMovedIn,
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range queueDescs {
+		ch <- d
+	}
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.snapshots() {
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.Name)
+		}
+		counter := func(d *prometheus.Desc, v uint64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), s.Name)
+		}
+		gauge(descVisible, float64(s.Visible))
+		gauge(descNotVisible, float64(s.InFlight))
+		gauge(descDelayed, float64(s.Delayed))
+		gauge(descOldest, s.OldestAgeSeconds)
+		gauge(descRetention, float64(s.RetentionSeconds))
+		gauge(descIsDLQ, b2f(s.IsDeadLetterQueue))
+		gauge(descLastReceive, float64(s.LastReceiveUnixMilli)/1000)
+		counter(descSent, s.Stats.Sent)
+		counter(descDuplicates, s.Stats.Duplicates)
+		counter(descReceived, s.Stats.Received)
+		counter(descEmpty, s.Stats.EmptyReceives)
+		counter(descDeleted, s.Stats.Deleted)
+		counter(descExpired, s.Stats.Expired)
+		counter(descPurged, s.Stats.Purged)
+		counter(descMovedOut, s.Stats.MovedOut)
+		counter(descMovedIn, s.Stats.MovedIn)
+		// The dead-lettered counter carries the current dead-letter queue;
+		// a queue without a RedrivePolicy that once had one keeps its
+		// count under dead_letter_queue="".
+		if s.DeadLetterTarget != "" || s.Stats.DeadLettered > 0 {
+			ch <- prometheus.MustNewConstMetric(descDeadLettered, prometheus.CounterValue,
+				float64(s.Stats.DeadLettered), s.Name, queueNameOf(s.DeadLetterTarget))
+		}
+	}
+}
+
+// queueNameOf returns the queue name in an SQS ARN (its last part).
+func queueNameOf(arn string) string {
+	if a, ok := tidemq.ParseARN(arn); ok {
+		return a.Resource
+	}
+	return arn
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

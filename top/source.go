@@ -1,0 +1,213 @@
+package top
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+)
+
+// Frame is what a source reports at one moment.
+type Frame struct {
+	At     time.Time
+	Queues []tidemq.QueueSnapshot
+	// Counters is true when Queues carry counters (Stats) and ages: rates
+	// and the oldest age can be shown.
+	Counters bool
+	// Alarms are the firing alarms, when the source knows them.
+	Alarms []alarms.Alarm
+}
+
+// Source reads frames.
+type Source interface {
+	// Name describes the source in the title line.
+	Name() string
+	Fetch(ctx context.Context) (Frame, error)
+}
+
+// TidemqSource reads a tidemq server's GET /tidemq/queues and
+// GET /tidemq/alarms: exact depths, ages, counters and alarms.
+type TidemqSource struct {
+	Endpoint string
+	Client   *http.Client
+	Now      func() time.Time
+}
+
+// Name is the endpoint.
+func (s *TidemqSource) Name() string { return "tidemq " + s.Endpoint }
+
+// Fetch reads the queues and the firing alarms.
+func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
+	var q struct{ Queues []tidemq.QueueSnapshot }
+	if err := s.get(ctx, "/tidemq/queues", &q); err != nil {
+		return Frame{}, err
+	}
+	f := Frame{At: s.now(), Queues: q.Queues, Counters: true}
+	var l alarms.List
+	if err := s.get(ctx, "/tidemq/alarms", &l); err == nil {
+		for _, a := range l.Alarms {
+			if a.State == alarms.StateFiring {
+				f.Alarms = append(f.Alarms, a)
+			}
+		}
+	}
+	return f, nil
+}
+
+func (s *TidemqSource) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// errNotTidemq is returned when the endpoint does not serve /tidemq/queues.
+var errNotTidemq = errors.New("not a tidemq server")
+
+func (s *TidemqSource) get(ctx context.Context, path string, v any) error {
+	c := s.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.Endpoint, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %w", path, resp.Status, errNotTidemq)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// Probe reports whether the endpoint is a tidemq server with
+// GET /tidemq/queues.
+func (s *TidemqSource) Probe(ctx context.Context) bool {
+	var q struct{ Queues []tidemq.QueueSnapshot }
+	return s.get(ctx, "/tidemq/queues", &q) == nil
+}
+
+// SQSAPI is the part of the SQS client the SQS source uses.
+type SQSAPI interface {
+	ListQueues(ctx context.Context, in *sqs.ListQueuesInput, opts ...func(*sqs.Options)) (*sqs.ListQueuesOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, opts ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+// SQSSource reads any SQS endpoint (AWS itself included) with ListQueues
+// and GetQueueAttributes: depths and dead-letter links, but no counters,
+// ages or alarms (those live in CloudWatch).
+type SQSSource struct {
+	Client SQSAPI
+	Label  string
+	Now    func() time.Time
+	// Concurrency bounds the GetQueueAttributes calls in flight (default 8).
+	Concurrency int
+}
+
+// Name is the label.
+func (s *SQSSource) Name() string { return "sqs " + s.Label }
+
+// Fetch lists every queue and reads its attributes.
+func (s *SQSSource) Fetch(ctx context.Context) (Frame, error) {
+	var urls []string
+	in := &sqs.ListQueuesInput{MaxResults: ptr(int32(1000))}
+	for {
+		out, err := s.Client.ListQueues(ctx, in)
+		if err != nil {
+			return Frame{}, err
+		}
+		urls = append(urls, out.QueueUrls...)
+		if out.NextToken == nil || *out.NextToken == "" {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	qs := make([]tidemq.QueueSnapshot, len(urls))
+	errs := make([]error, len(urls))
+	n := s.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out, err := s.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &u,
+				AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			qs[i] = fromAttributes(u, out.Attributes)
+		}()
+	}
+	wg.Wait()
+	var kept []tidemq.QueueSnapshot
+	for i, q := range qs {
+		if errs[i] == nil { // a queue deleted between the calls drops out
+			kept = append(kept, q)
+		}
+	}
+	dlqs := map[string]bool{}
+	for _, q := range kept {
+		if q.DeadLetterTarget != "" {
+			dlqs[q.DeadLetterTarget] = true
+		}
+	}
+	for i := range kept {
+		kept[i].IsDeadLetterQueue = dlqs[kept[i].ARN]
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	return Frame{At: now(), Queues: kept}, nil
+}
+
+func fromAttributes(url string, a map[string]string) tidemq.QueueSnapshot {
+	atoi := func(k string) int { n, _ := strconv.Atoi(a[k]); return n }
+	q := tidemq.QueueSnapshot{
+		Name: url[strings.LastIndexByte(url, '/')+1:], ARN: a["QueueArn"], FIFO: a["FifoQueue"] == "true",
+		Visible: atoi("ApproximateNumberOfMessages"), InFlight: atoi("ApproximateNumberOfMessagesNotVisible"),
+		Delayed: atoi("ApproximateNumberOfMessagesDelayed"), RetentionSeconds: atoi("MessageRetentionPeriod"),
+	}
+	if rp := a["RedrivePolicy"]; rp != "" {
+		var p struct {
+			DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+			MaxReceiveCount     any    `json:"maxReceiveCount"`
+		}
+		if json.Unmarshal([]byte(rp), &p) == nil {
+			q.DeadLetterTarget = p.DeadLetterTargetArn
+			q.MaxReceiveCount, _ = strconv.Atoi(fmt.Sprint(p.MaxReceiveCount))
+		}
+	}
+	return q
+}
+
+func ptr[T any](v T) *T { return &v }
