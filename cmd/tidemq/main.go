@@ -36,6 +36,9 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 		Version:       version,
 	}
 	root.AddCommand(newServeCommand())
+	root.AddCommand(newDLQCommand())
+	root.AddCommand(newAlarmsCommand())
+	root.AddCommand(newTopCommand())
 	root.AddCommand(newBenchCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +38,8 @@ type serveOptions struct {
 	logLevel        string
 	logFormat       string
 	shutdownTimeout time.Duration
+	alarms          alarmOptions
+	dataDirSet      bool // --data-dir (or its variable) was given
 }
 
 func newServeCommand() *cobra.Command {
@@ -44,7 +48,8 @@ func newServeCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the tidemq server",
 		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) on --listen, with
-GET /health for probes.
+GET /health for probes, GET /metrics for Prometheus and GET /tidemq/alarms
+for the built-in alarms (see 'tidemq alarms').
 
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
@@ -60,7 +65,10 @@ Every flag can also be set with an environment variable, shown in brackets.`,
   tidemq serve --in-memory --listen 0.0.0.0:9324
   TIDEMQ_DATA_DIR=/var/lib/tidemq tidemq serve --auth --credentials-file /etc/tidemq/credentials`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dataDirSet = cmd.Flags().Changed("data-dir")
+			return runServe(cmd.Context(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
@@ -75,6 +83,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
+	o.alarms.addFlags(f)
 	bindEnv(cmd)
 	return cmd
 }
@@ -82,7 +91,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 func newLogger(level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
 	}
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
@@ -126,10 +135,22 @@ func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
 	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
 }
 
+// accountIDPattern and regionPattern keep queue URLs and ARNs well formed.
+var (
+	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
+	regionPattern    = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
 func runServe(ctx context.Context, o *serveOptions) error {
 	log, err := newLogger(o.logLevel, o.logFormat)
 	if err != nil {
 		return err
+	}
+	if !accountIDPattern.MatchString(o.accountID) {
+		return fmt.Errorf("--account-id must be 12 digits, like 000000000000, not %q", o.accountID)
+	}
+	if !regionPattern.MatchString(o.region) {
+		return fmt.Errorf("--region must be a region name like us-east-1, not %q", o.region)
 	}
 	auth, err := o.authenticator()
 	if err != nil {
@@ -137,6 +158,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if o.publicURL != "" && !strings.HasPrefix(o.publicURL, "http://") && !strings.HasPrefix(o.publicURL, "https://") {
 		return fmt.Errorf("--public-url must start with http:// or https://, got %q", o.publicURL)
+	}
+	if o.inMemory && o.dataDirSet {
+		return errors.New("--in-memory keeps nothing on disk: drop --data-dir (or $TIDEMQ_DATA_DIR), or drop --in-memory")
+	}
+	if abs, err := filepath.Abs(o.dataDir); err == nil {
+		o.dataDir = abs // so the log says where the data really is
 	}
 	var store storage.Store
 	if o.inMemory {
@@ -166,8 +193,15 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
+	obs, err := startObservability(eng, store, mux, o, log)
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	defer obs.stop()
 	mux.Handle("/", sqs.NewHandler(sqs.Config{
-		Broker: eng, Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+		Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+		Observe: obs.metrics.ObserveRequest,
 	}))
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {

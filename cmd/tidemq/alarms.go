@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/metrics"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// alarmOptions are the serve flags of the built-in alarms.
+type alarmOptions struct {
+	off      bool
+	webhook  string
+	interval time.Duration
+	config   string
+}
+
+func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&a.off, "no-alarms", false, "do not evaluate the built-in alarms")
+	f.StringVar(&a.webhook, "alarm-webhook", "", "URL that receives alarm transitions (Alertmanager webhook JSON)")
+	f.DurationVar(&a.interval, "alarm-interval", alarms.DefaultInterval, "how often the alarms are evaluated")
+	f.StringVar(&a.config, "alarms-config", "", "YAML or JSON file of alarm thresholds: defaults and per-queue overrides")
+}
+
+// observability is the server's metrics and alarms, running.
+type observability struct {
+	metrics *metrics.Metrics
+	stop    context.CancelFunc
+}
+
+// startObservability mounts GET /metrics, GET /tidemq/queues and
+// GET /tidemq/alarms on mux and starts the alarm evaluator.
+func startObservability(eng *engine.Engine, store storage.Store, mux *http.ServeMux, o *serveOptions, log *slog.Logger) (*observability, error) {
+	cfg := alarms.DefaultConfig()
+	if o.alarms.config != "" {
+		var err error
+		if cfg, err = alarms.LoadConfig(o.alarms.config); err != nil {
+			return nil, fmt.Errorf("--alarms-config: %w", err)
+		}
+	}
+	if o.alarms.webhook != "" && !strings.HasPrefix(o.alarms.webhook, "http://") && !strings.HasPrefix(o.alarms.webhook, "https://") {
+		return nil, fmt.Errorf("--alarm-webhook must be an http:// or https:// URL, got %q", o.alarms.webhook)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	obs := &observability{stop: cancel}
+	mo := metrics.Options{Snapshots: eng.Snapshot}
+	if ps, ok := store.(*pebble.Store); ok {
+		mo.Storage = func() metrics.StorageStats {
+			s := ps.Stats()
+			return metrics.StorageStats{SyncedCommits: s.SyncedCommits, Fsyncs: s.Fsyncs, FsyncSeconds: s.FsyncSeconds,
+				FsyncBuckets: metrics.Rebucket(s.FsyncBuckets, metrics.FsyncBuckets)}
+		}
+	}
+	var ev *alarms.Evaluator
+	if !o.alarms.off {
+		var hook alarms.Webhook
+		if o.alarms.webhook != "" {
+			hook = alarms.StartWebhook(ctx, &alarms.HTTPWebhook{URL: o.alarms.webhook, ExternalURL: o.publicURL, Logger: log})
+		}
+		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
+		go ev.Run(ctx)
+		mo.Alarms = func() []metrics.AlarmState {
+			as := ev.Alarms()
+			out := make([]metrics.AlarmState, len(as))
+			for i, a := range as {
+				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Firing: a.State == alarms.StateFiring}
+			}
+			return out
+		}
+		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
+	}
+	obs.metrics = metrics.New(mo)
+	mux.Handle("GET /metrics", obs.metrics.Handler())
+	mux.HandleFunc("GET /tidemq/queues", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"queues": eng.Snapshot()})
+	})
+	mux.HandleFunc("GET /tidemq/alarms", func(w http.ResponseWriter, r *http.Request) {
+		if ev == nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintln(w, `{"error":"alarms are off (--no-alarms)"}`)
+			return
+		}
+		ev.Handler().ServeHTTP(w, r)
+	})
+	return obs, nil
+}
+
+func newAlarmsCommand() *cobra.Command {
+	var endpoint string
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "alarms",
+		Short: "List the alarms a tidemq server evaluates",
+		Long: `List the alarms a running tidemq server evaluates (GET /tidemq/alarms): the
+firing ones, or all of them with --all. The exit status is 0 whether or not
+alarms fire; use --json for scripts.
+
+The alarms: dlq_not_empty (a dead-letter queue has visible messages),
+oldest_message_age (older than a share of the retention period, 50% by
+default), consumer_gone (visible messages and no receive for 15 minutes),
+sustained_growth (depth grew at every evaluation for 10 minutes).`,
+		Example: `  tidemq alarms
+  tidemq alarms --all --endpoint http://tidemq.internal:9324
+  tidemq alarms rules > prometheus-rules.yml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := fetchAlarms(cmd.Context(), endpoint)
+			if err != nil {
+				return err
+			}
+			if !all {
+				firing := l.Alarms[:0]
+				for _, a := range l.Alarms {
+					if a.State == alarms.StateFiring {
+						firing = append(firing, a)
+					}
+				}
+				l.Alarms = firing
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(l)
+			}
+			return printAlarms(cmd.OutOrStdout(), l.Alarms, time.Now(), all)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&endpoint, "endpoint", "http://127.0.0.1:9324", "base URL of the tidemq server")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&all, "all", false, "include alarms that are OK")
+	bindEnv(cmd)
+	cmd.AddCommand(newRulesCommand(), newDashboardCommand())
+	return cmd
+}
+
+func fetchAlarms(ctx context.Context, endpoint string) (*alarms.List, error) {
+	url := strings.TrimRight(endpoint, "/") + "/tidemq/alarms"
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var l alarms.List
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return &l, nil
+}
+
+// printAlarms writes the alarms as a table.
+func printAlarms(w io.Writer, as []alarms.Alarm, now time.Time, all bool) error {
+	if len(as) == 0 {
+		if all {
+			_, err := fmt.Fprintln(w, "no alarms evaluated yet")
+			return err
+		}
+		_, err := fmt.Fprintln(w, "no alarms firing")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tQUEUE\tALARM\tFOR\tSUMMARY")
+	for _, a := range as {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.State, a.Queue, a.Alarm, now.Sub(a.Since).Round(time.Second), a.Summary)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tidemq/tidemq/dlq"
+)
+
+// dlqOptions are the connection flags every dlq subcommand shares.
+type dlqOptions struct {
+	endpoint string
+	region   string
+	profile  string
+	mode     string
+	progress bool
+	wait     int32
+}
+
+func newDLQCommand() *cobra.Command {
+	o := &dlqOptions{}
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "Inspect, explain, redrive, export and purge dead-letter queues (tidemq or AWS)",
+		Long: `Work with dead-letter queues on tidemq or on Amazon SQS itself.
+
+Credentials come from the standard AWS chain (environment, shared config and
+credentials files with --profile, SSO, IMDS...). --endpoint points at tidemq
+(or any SQS-compatible endpoint); leave it out for AWS.
+
+On tidemq the commands use tidemq's extensions: 'peek' and 'export' change
+nothing about the messages and show each message's history (who received it,
+and why it was dead-lettered); 'list' shows the age of the oldest message. On
+AWS, looking at a message takes a receive, which raises its receive count:
+'peek', 'export' and 'redrive --dry-run' ask for --allow-receive.`,
+		Example: `  tidemq dlq list --endpoint http://127.0.0.1:9324
+  tidemq dlq peek orders-dlq -n 5
+  tidemq dlq redrive orders-dlq                      # a message move task
+  tidemq dlq redrive orders-dlq --mark --filter 'attr.tenant == "acme"'
+  tidemq dlq export orders-dlq -o dead.jsonl && tidemq dlq import orders-replay -i dead.jsonl
+  tidemq dlq purge orders-dlq`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.endpoint, "endpoint", "", "SQS endpoint URL, e.g. http://127.0.0.1:9324 (default: AWS) [$TIDEMQ_ENDPOINT]")
+	pf.StringVar(&o.region, "region", "", "AWS region (default: from the AWS config, else us-east-1) [$TIDEMQ_REGION]")
+	pf.StringVar(&o.profile, "profile", "", "AWS shared config profile [$TIDEMQ_PROFILE]")
+	pf.StringVar(&o.mode, "mode", "auto", "endpoint kind: auto (detect), tidemq or aws [$TIDEMQ_MODE]")
+	pf.BoolVar(&o.progress, "progress", term.IsTerminal(int(os.Stderr.Fd())), "show progress bars on stderr [$TIDEMQ_PROGRESS]")
+	pf.Int32Var(&o.wait, "wait", 2, "seconds each receive long-polls after an empty one, when draining a queue [$TIDEMQ_WAIT]")
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		// The shared flags from the environment; each subcommand's own
+		// flags are bound by bindEnv (purge's --yes deliberately is not).
+		for _, name := range []string{"endpoint", "region", "profile", "mode", "progress", "wait"} {
+			f := cmd.Flags().Lookup(name)
+			if f == nil || f.Changed {
+				continue
+			}
+			if v, ok := os.LookupEnv(envName(name)); ok {
+				if err := cmd.Flags().Set(name, v); err != nil {
+					return fmt.Errorf("invalid $%s: %w", envName(name), err)
+				}
+			}
+		}
+		return nil
+	}
+	for _, sub := range []*cobra.Command{newDLQListCommand(o), newDLQPeekCommand(o), newDLQRedriveCommand(o),
+		newDLQExportCommand(o), newDLQImportCommand(o)} {
+		bindEnv(sub)
+		cmd.AddCommand(sub)
+	}
+	cmd.AddCommand(newDLQPurgeCommand(o))
+	return cmd
+}
+
+// client builds the toolkit's client from the flags and the AWS chain.
+func (o *dlqOptions) client(ctx context.Context, out, errw io.Writer) (*dlq.Client, error) {
+	var loads []func(*config.LoadOptions) error
+	if o.profile != "" {
+		loads = append(loads, config.WithSharedConfigProfile(o.profile))
+	}
+	if o.region != "" {
+		loads = append(loads, config.WithRegion(o.region))
+	}
+	if o.endpoint != "" {
+		// No instance-metadata credentials for a custom endpoint: probing
+		// IMDS off EC2 is slow and noisy.
+		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	c := &dlq.Client{Out: out, Err: errw, Progress: o.progress, PollWait: o.wait}
+	switch o.mode {
+	case "auto":
+	case "tidemq":
+		c.Mode = dlq.ModeTidemq
+	case "aws":
+		c.Mode = dlq.ModeAWS
+	default:
+		return nil, fmt.Errorf("--mode must be auto, tidemq or aws, not %q", o.mode)
+	}
+	if o.endpoint != "" {
+		// A local tidemq without --auth takes any credentials: when the
+		// chain has none, sign with placeholders rather than fail.
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if cfg.Credentials == nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("tidemq", "tidemq", "")
+		} else if _, err := cfg.Credentials.Retrieve(rctx); err != nil {
+			fmt.Fprintf(errw, "note: no AWS credentials found; signing with placeholder credentials (%s)\n", errShort(err))
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("tidemq", "tidemq", "")
+		}
+		cancel()
+	}
+	c.SQS = sqs.NewFromConfig(cfg, func(so *sqs.Options) {
+		if o.endpoint != "" {
+			so.BaseEndpoint = aws.String(o.endpoint)
+		}
+	})
+	return c, nil
+}
+
+// run runs a dlq subcommand with a context that Ctrl-C cancels.
+func (o *dlqOptions) run(cmd *cobra.Command, f func(ctx context.Context, c *dlq.Client) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	c, err := o.client(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	return f(ctx, c)
+}
+
+func newDLQListCommand(o *dlqOptions) *cobra.Command {
+	var prefix string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List every dead-letter queue: sources, true depth, oldest message",
+		Long: `List every dead-letter queue (a queue some RedrivePolicy points to) with the queues
+that feed it and their maxReceiveCount, its true depth (visible + in flight +
+delayed) and, on tidemq, the age of its oldest message (on AWS that is the
+CloudWatch metric ApproximateAgeOfOldestMessage, which this command does not read).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error { return c.List(ctx, prefix) })
+		},
+	}
+	cmd.Flags().StringVar(&prefix, "prefix", "", "only DLQs whose name starts with this")
+	return cmd
+}
+
+func newDLQPeekCommand(o *dlqOptions) *cobra.Command {
+	var p dlq.PeekOptions
+	var filter string
+	cmd := &cobra.Command{
+		Use:   "peek QUEUE",
+		Short: "Show messages without consuming them, and why they died",
+		Long: `Show the messages of a queue (name, URL or ARN) without consuming them: the body
+(JSON indented, SNS envelopes unwrapped one level), message attributes, receive
+count, source queue, age and, on tidemq, the message's history: every receive
+with the client's address, User-Agent and access key, every visibility expiry,
+and the reason it was dead-lettered.
+
+On tidemq, peek changes nothing (no receive count, no visibility). On AWS it has
+to receive: it needs --allow-receive, and each message's receive count goes up.
+
+` + dlq.FilterHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := dlq.ParseFilter(filter)
+			if err != nil {
+				return err
+			}
+			p.Filter = f
+			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error { return c.Peek(ctx, args[0], p) })
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&p.Max, "number", "n", 10, "how many messages to show (tidemq: at most 1000)")
+	f.BoolVar(&p.IncludeInflight, "include-inflight", false, "also show in-flight and delayed messages (tidemq)")
+	f.BoolVar(&p.AllowReceive, "allow-receive", false, "on AWS, allow peeking by receiving (raises receive counts)")
+	f.Int32Var(&p.Visibility, "visibility", 30, "on AWS, seconds the received messages stay hidden while peeking")
+	f.StringVar(&filter, "filter", "", "show only messages matching this expression (see above)")
+	return cmd
+}
+
+func newDLQRedriveCommand(o *dlqOptions) *cobra.Command {
+	var r dlq.RedriveOptions
+	var filter string
+	cmd := &cobra.Command{
+		Use:   "redrive QUEUE",
+		Short: "Move dead letters back to their sources or to another queue",
+		Long: `Move the messages of a dead-letter queue back to the queue each came from (its
+DeadLetterQueueSourceArn; for messages sent to the DLQ directly, the DLQ's only
+source queue) or to --to.
+
+With nothing but --to and --rate, this starts a message move task
+(StartMessageMoveTask) and follows it to its end; Ctrl-C cancels the task.
+
+With --limit, --filter, --mark or --dry-run it receives, sends and deletes
+instead: the body is sent byte for byte (an SNS envelope arrives intact), with
+its message attributes, trace header and FIFO group and a new deduplication id;
+a message is deleted only after its send was acknowledged. The queue counts as
+drained after three empty receives in a row. Messages the filter does not match
+stay in the queue (on a FIFO queue, they hold back the rest of their group).
+
+--mark adds message attributes a consumer can read:
+  tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
+  and with --final-pass tidemq.final-pass=true.
+
+` + dlq.FilterHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := dlq.ParseFilter(filter)
+			if err != nil {
+				return err
+			}
+			r.Filter = f
+			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
+				_, err := c.Redrive(ctx, args[0], r)
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&r.To, "to", "", "destination queue (default: each message's source)")
+	f.IntVar(&r.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
+	f.IntVar(&r.Limit, "limit", 0, "move at most this many messages (0: all)")
+	f.StringVar(&filter, "filter", "", "move only messages matching this expression (see above)")
+	f.BoolVar(&r.Mark, "mark", false, "add redrive markers (tidemq.redriven, tidemq.redrive-count)")
+	f.BoolVar(&r.FinalPass, "final-pass", false, "add tidemq.final-pass=true (implies --mark)")
+	f.BoolVar(&r.DryRun, "dry-run", false, "print what would move and move nothing")
+	f.BoolVar(&r.AllowReceive, "allow-receive", false, "on AWS, allow --dry-run to look by receiving")
+	f.Int32Var(&r.Visibility, "visibility", 60, "seconds a received message stays hidden while it is moved")
+	return cmd
+}
+
+func newDLQExportCommand(o *dlqOptions) *cobra.Command {
+	var e dlq.ExportOptions
+	var file, filter string
+	cmd := &cobra.Command{
+		Use:   "export QUEUE",
+		Short: "Write a queue's messages as JSON Lines, without consuming them",
+		Long: `Write the messages of a queue as JSON Lines, one message a line: the body exactly
+as sent, message attributes with their types (binary values in base64), group
+and deduplication ids, system attributes and, on tidemq, the history.
+
+On tidemq this is a peek: nothing about the messages changes. On AWS it needs
+--allow-receive: the messages are received (receive counts go up), written,
+and made visible again.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := dlq.ParseFilter(filter)
+			if err != nil {
+				return err
+			}
+			e.Filter = f
+			w := cmd.OutOrStdout()
+			if file != "" && file != "-" {
+				fh, err := os.Create(file)
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				w = fh
+			}
+			err = o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
+				_, err := c.Export(ctx, args[0], w, e)
+				return err
+			})
+			if fh, ok := w.(*os.File); ok && fh != os.Stdout && err == nil {
+				err = fh.Close()
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "output", "o", "", "file to write (default: standard output)")
+	f.IntVarP(&e.Max, "number", "n", 1000, "most messages to export")
+	f.BoolVar(&e.IncludeInflight, "include-inflight", false, "also export in-flight and delayed messages (tidemq)")
+	f.BoolVar(&e.AllowReceive, "allow-receive", false, "on AWS, allow exporting by receiving (raises receive counts)")
+	f.Int32Var(&e.Visibility, "visibility", 300, "on AWS, seconds the received messages stay hidden while exporting")
+	f.StringVar(&filter, "filter", "", "export only messages matching this expression (see 'dlq peek --help')")
+	return cmd
+}
+
+func newDLQImportCommand(o *dlqOptions) *cobra.Command {
+	var im dlq.ImportOptions
+	var file string
+	cmd := &cobra.Command{
+		Use:   "import QUEUE",
+		Short: "Send the messages of a JSON Lines export to a queue",
+		Long: `Send every line of a 'dlq export' file to a queue: the body byte for byte, the
+message attributes, the trace header and, into a FIFO queue, the message group
+with a new deduplication id (--keep-dedup-id keeps the exported one).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r := cmd.InOrStdin()
+			if file != "" && file != "-" {
+				fh, err := os.Open(file)
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				r = fh
+			}
+			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
+				_, err := c.Import(ctx, args[0], r, im)
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "input", "i", "", "file to read (default: standard input)")
+	f.BoolVar(&im.KeepDedupID, "keep-dedup-id", false, "send the exported deduplication ids (FIFO)")
+	f.StringVar(&im.Group, "group", "", "message group for lines without one (FIFO)")
+	return cmd
+}
+
+func newDLQPurgeCommand(o *dlqOptions) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "purge QUEUE",
+		Short: "Delete every message of a queue, after confirmation",
+		Long: `Delete every message of a queue (PurgeQueue). You are asked to type the queue's
+name; without a terminal the command refuses unless --yes is given.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			interactive := false
+			if f, ok := cmd.InOrStdin().(*os.File); ok {
+				interactive = term.IsTerminal(int(f.Fd()))
+			}
+			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
+				err := c.Purge(ctx, args[0], dlq.PurgeOptions{Yes: yes, Interactive: interactive, In: cmd.InOrStdin()})
+				if errors.Is(err, dlq.ErrNotConfirmed) {
+					return &exitError{code: 1, err: err}
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "purge without asking")
+	return cmd
+}
+
+// errShort is the first line of an error, without the SDK's wrapping.
+func errShort(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		s = s[i+2:]
+	}
+	return s
+}

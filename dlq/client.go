@@ -1,0 +1,272 @@
+// Package dlq is the toolkit behind 'tidemq dlq': list, peek, redrive,
+// export, import and purge dead-letter queues on any SQS endpoint, tidemq
+// or AWS itself, through aws-sdk-go-v2.
+//
+// Every operation takes an *sqs.Client (the endpoint, region and
+// credentials are the caller's business) and writes what it has to say to an
+// io.Writer, so the commands are plain functions that tests drive against
+// an in-process server.
+//
+// On tidemq, the toolkit uses tidemq's extension actions (see
+// api/sqs/extensions.go): a peek that changes nothing about a message, each
+// message's history (who received it, when, and why it was dead-lettered),
+// and exact queue statistics. It finds out whether it talks to tidemq by
+// trying an extension once: AWS answers an unknown-operation error, and the
+// toolkit falls back to what plain SQS offers, saying what that costs.
+package dlq
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Mode says which kind of endpoint a Client talks to.
+type Mode int
+
+const (
+	// ModeAuto detects the endpoint on first use.
+	ModeAuto Mode = iota
+	// ModeTidemq uses tidemq's extensions.
+	ModeTidemq
+	// ModeAWS uses only what plain SQS offers.
+	ModeAWS
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeTidemq:
+		return "tidemq"
+	case ModeAWS:
+		return "aws"
+	}
+	return "auto"
+}
+
+// Client runs the toolkit's operations against one endpoint.
+type Client struct {
+	SQS *sqs.Client
+	// Out receives the operation's output; Err its warnings and progress.
+	Out, Err io.Writer
+	// Mode forces an endpoint kind; ModeAuto detects it.
+	Mode Mode
+	// Progress draws progress bars on Err.
+	Progress bool
+	// PollWait is the long-poll wait, in seconds, of the receives that
+	// follow an empty one while draining a queue (the first receive is
+	// short). 0 keeps every receive short (tests, tidemq, where a short
+	// receive sees every message).
+	PollWait int32
+	// EmptyPolls is how many consecutive empty receives mean a queue is
+	// drained; 0 means 3.
+	EmptyPolls int
+	// TaskPoll is how often a move task's progress is polled; 0 means 1s.
+	TaskPoll time.Duration
+	// Now is the clock used to show ages; nil means time.Now.
+	Now func() time.Time
+
+	once sync.Once
+	mode Mode
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Client) errw() io.Writer {
+	if c.Err == nil {
+		return io.Discard
+	}
+	return c.Err
+}
+
+func (c *Client) warnf(format string, args ...any) {
+	fmt.Fprintf(c.errw(), "warning: "+format+"\n", args...)
+}
+
+// IsTidemq reports whether the endpoint is tidemq: whether it answers
+// tidemq's extension actions. The answer is found once and remembered.
+func (c *Client) IsTidemq(ctx context.Context) (bool, error) {
+	var err error
+	c.once.Do(func() {
+		c.mode = c.Mode
+		if c.mode != ModeAuto {
+			return
+		}
+		var out struct{}
+		e := c.ext(ctx, "ListQueueStats", map[string]string{"QueueNamePrefix": "\x00tidemq-probe"}, &out)
+		switch {
+		case e == nil:
+			c.mode = ModeTidemq
+		case isUnknownOperation(e):
+			c.mode = ModeAWS
+		default:
+			err = e
+		}
+	})
+	if err != nil {
+		c.once = sync.Once{} // try again next time
+		return false, err
+	}
+	return c.mode == ModeTidemq, nil
+}
+
+// ExtError is an error answer to an extension call.
+type ExtError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *ExtError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+}
+
+// isUnknownOperation tells "this endpoint has no such action" (AWS, or
+// anything that is not tidemq) from a real error answered by tidemq.
+func isUnknownOperation(err error) bool {
+	var e *ExtError
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case "UnknownOperationException", "UnknownOperation", "InvalidAction", "UnsupportedOperation",
+		"AWS.SimpleQueueService.UnsupportedOperation", "":
+		return true
+	}
+	return e.Status == http.StatusNotFound
+}
+
+// ext calls one of tidemq's extension actions: an AWS JSON 1.0 request,
+// signed with the SQS client's credentials, to the client's endpoint.
+func (c *Client) ext(ctx context.Context, action string, in, out any) error {
+	opts := c.SQS.Options()
+	endpoint := "https://sqs." + opts.Region + ".amazonaws.com"
+	if opts.BaseEndpoint != nil {
+		endpoint = *opts.BaseEndpoint
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+"/", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "TidemqExtensions."+action)
+	req.Header.Set("User-Agent", "tidemq-dlq")
+	if opts.Credentials != nil {
+		creds, err := opts.Credentials.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("credentials: %w", err)
+		}
+		sum := sha256.Sum256(body)
+		if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "sqs", opts.Region, time.Now()); err != nil {
+			return err
+		}
+	}
+	var hc interface {
+		Do(*http.Request) (*http.Response, error)
+	} = http.DefaultClient
+	if opts.HTTPClient != nil {
+		hc = opts.HTTPClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &ExtError{Status: resp.StatusCode}
+		var je struct {
+			Type     string `json:"__type"`
+			Message  string `json:"message"`
+			Message2 string `json:"Message"`
+		}
+		if json.Unmarshal(data, &je) == nil {
+			e.Code = je.Type
+			if i := strings.LastIndexByte(e.Code, '#'); i >= 0 {
+				e.Code = e.Code[i+1:]
+			}
+			e.Message = je.Message + je.Message2
+		}
+		if q := resp.Header.Get("X-Amzn-Query-Error"); q != "" {
+			e.Code, _, _ = strings.Cut(q, ";")
+		}
+		return e
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("TidemqExtensions.%s: bad answer: %w", action, err)
+	}
+	return nil
+}
+
+// --- queues ---
+
+// queueRef is a queue the toolkit works on.
+type queueRef struct {
+	URL  string
+	ARN  string
+	Name string
+	FIFO bool
+}
+
+// resolve turns a queue name, URL or ARN into a queueRef.
+func (c *Client) resolve(ctx context.Context, q string) (*queueRef, error) {
+	url := q
+	switch {
+	case strings.HasPrefix(q, "arn:"):
+		parts := strings.Split(q, ":")
+		if len(parts) != 6 {
+			return nil, fmt.Errorf("%q is not a queue ARN", q)
+		}
+		out, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(parts[5]), QueueOwnerAWSAccountId: aws.String(parts[4])})
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %w", q, err)
+		}
+		url = aws.ToString(out.QueueUrl)
+	case !strings.Contains(q, "://"):
+		out, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q)})
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %w", q, err)
+		}
+		url = aws.ToString(out.QueueUrl)
+	}
+	attrs, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn, types.QueueAttributeNameFifoQueue}})
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", q, err)
+	}
+	ref := &queueRef{URL: url, ARN: attrs.Attributes["QueueArn"], Name: nameOfURL(url), FIFO: attrs.Attributes["FifoQueue"] == "true"}
+	return ref, nil
+}
+
+// nameOfURL is the last path segment of a queue URL (or ARN).
+func nameOfURL(s string) string {
+	s = strings.TrimRight(s, "/")
+	if i := strings.LastIndexAny(s, "/:"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,441 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/google/uuid"
+)
+
+// Redrive markers: message attributes a marked redrive adds, so that a
+// consumer can tell a replayed message from a fresh one (and give up on one
+// that has been replayed too often). The body is never touched, so an SNS
+// envelope arrives exactly as it was sent.
+const (
+	MarkRedriven     = "tidemq.redriven"      // String "true"
+	MarkRedriveCount = "tidemq.redrive-count" // Number: the message's own count plus one
+	MarkFinalPass    = "tidemq.final-pass"    // String "true", with --final-pass
+)
+
+// RedriveOptions are the options of Redrive.
+type RedriveOptions struct {
+	// To is the destination queue (name, URL or ARN). "" sends each message
+	// back to its source (DeadLetterQueueSourceArn), or to the DLQ's only
+	// source queue for messages without one.
+	To string
+	// Rate caps messages per second (0: no cap).
+	Rate int
+	// Limit stops after moving this many messages (0: all).
+	Limit int
+	// Filter moves only the messages it matches.
+	Filter *Filter
+	// Mark adds the redrive markers; FinalPass adds tidemq.final-pass too.
+	Mark, FinalPass bool
+	// DryRun shows what would move and moves nothing.
+	DryRun bool
+	// AllowReceive allows a dry run on AWS, where looking takes a receive.
+	AllowReceive bool
+	// Visibility is how long, in seconds, a received message stays hidden
+	// while it is moved (or held back by the filter); 0 means 60.
+	Visibility int32
+}
+
+// usesMoveTask reports whether the redrive can be a move task: nothing is
+// asked that a task cannot do.
+func (o RedriveOptions) usesMoveTask() bool {
+	return o.Limit == 0 && o.Filter == nil && !o.Mark && !o.FinalPass && !o.DryRun
+}
+
+// RedriveResult counts what a redrive did.
+type RedriveResult struct {
+	Moved    int
+	Skipped  int // not matched by the filter, left in the queue
+	NoTarget int // no destination could be found, left in the queue
+	Failed   int
+	// Task is the final state of the move task, when one was used.
+	Task *types.ListMessageMoveTasksResultEntry
+}
+
+// Redrive moves the messages of a dead-letter queue back to their sources
+// or to another queue.
+//
+// With nothing but --to and --rate, it starts a message move task
+// (StartMessageMoveTask) and follows it until it ends. Otherwise it
+// receives, sends and deletes, one message at a time: the body's bytes,
+// the message attributes and the FIFO group are kept, the deduplication id
+// is new, and a message is deleted only after its send was acknowledged,
+// so a failure can duplicate a message but never lose one. The queue is
+// drained after three empty receives in a row.
+func (c *Client) Redrive(ctx context.Context, queue string, o RedriveOptions) (*RedriveResult, error) {
+	src, err := c.resolve(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	var dst *queueRef
+	if o.To != "" {
+		if dst, err = c.resolve(ctx, o.To); err != nil {
+			return nil, err
+		}
+		if dst.URL == src.URL {
+			return nil, errors.New("--to names the queue being redriven")
+		}
+	}
+	if o.Visibility <= 0 {
+		o.Visibility = 60
+	}
+	if o.usesMoveTask() {
+		return c.moveTask(ctx, src, dst, o.Rate)
+	}
+	targets := &targets{c: c, dlq: src, fixed: dst, byARN: make(map[string]*queueRef)}
+	if o.DryRun {
+		return c.dryRun(ctx, src, targets, o)
+	}
+	return c.redriveByReceive(ctx, src, targets, o)
+}
+
+// --- move task ---
+
+func (c *Client) moveTask(ctx context.Context, src, dst *queueRef, rate int) (*RedriveResult, error) {
+	in := &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(src.ARN)}
+	to := "each message's source queue"
+	if dst != nil {
+		in.DestinationArn = aws.String(dst.ARN)
+		to = dst.Name
+	}
+	if rate > 0 {
+		in.MaxNumberOfMessagesPerSecond = aws.Int32(int32(rate))
+	}
+	if _, err := c.SQS.StartMessageMoveTask(ctx, in); err != nil {
+		return nil, fmt.Errorf("start message move task: %w", err)
+	}
+	fmt.Fprintf(c.Out, "started a message move task: %s → %s\n", src.Name, to)
+	poll := c.TaskPoll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	var bar *bar
+	defer func() { bar.finish() }()
+	for {
+		out, err := c.SQS.ListMessageMoveTasks(context.WithoutCancel(ctx), &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(src.ARN), MaxResults: aws.Int32(1)})
+		if err != nil {
+			return nil, fmt.Errorf("list message move tasks: %w", err)
+		}
+		if len(out.Results) == 0 {
+			return nil, errors.New("the move task has disappeared from ListMessageMoveTasks")
+		}
+		t := out.Results[0]
+		if bar == nil {
+			bar = c.newBar(aws.ToInt64(t.ApproximateNumberOfMessagesToMove), "moving")
+		}
+		bar.set(t.ApproximateNumberOfMessagesMoved)
+		status := aws.ToString(t.Status)
+		if status != "RUNNING" && status != "CANCELLING" {
+			bar.finish()
+			res := &RedriveResult{Moved: int(t.ApproximateNumberOfMessagesMoved), Task: &t}
+			fmt.Fprintf(c.Out, "move task %s: moved %d of %d messages\n", status, t.ApproximateNumberOfMessagesMoved, aws.ToInt64(t.ApproximateNumberOfMessagesToMove))
+			if status == "FAILED" {
+				return res, fmt.Errorf("the move task failed: %s", aws.ToString(t.FailureReason))
+			}
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			// Interrupted: stop the task rather than leave it running unseen.
+			if h := aws.ToString(t.TaskHandle); h != "" {
+				cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, cerr := c.SQS.CancelMessageMoveTask(cctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(h)})
+				cancel()
+				if cerr != nil {
+					c.warnf("the move task is still running: cancel failed: %v", cerr)
+				} else {
+					fmt.Fprintf(c.Out, "move task cancelled\n")
+				}
+			}
+			return &RedriveResult{Moved: int(t.ApproximateNumberOfMessagesMoved), Task: &t}, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// --- destinations ---
+
+// targets finds where each message goes.
+type targets struct {
+	c     *Client
+	dlq   *queueRef
+	fixed *queueRef
+	byARN map[string]*queueRef
+	// only is the DLQ's one source queue, for messages that name none
+	// (sent to the DLQ directly); nil when there are none or several.
+	only        *queueRef
+	onlyLoaded  bool
+	onlyProblem string
+}
+
+func (t *targets) of(ctx context.Context, m *Message) (*queueRef, error) {
+	if t.fixed != nil {
+		return t.fixed, nil
+	}
+	if arn := m.SourceARN(); arn != "" {
+		if q, ok := t.byARN[arn]; ok {
+			return q, nil
+		}
+		q, err := t.c.resolve(ctx, arn)
+		if err != nil {
+			return nil, err
+		}
+		t.byARN[arn] = q
+		return q, nil
+	}
+	if !t.onlyLoaded {
+		t.onlyLoaded = true
+		out, err := t.c.SQS.ListDeadLetterSourceQueues(ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(t.dlq.URL)})
+		switch {
+		case err != nil:
+			t.onlyProblem = err.Error()
+		case len(out.QueueUrls) == 1:
+			t.only, err = t.c.resolve(ctx, out.QueueUrls[0])
+			if err != nil {
+				t.onlyProblem = err.Error()
+			}
+		case len(out.QueueUrls) == 0:
+			t.onlyProblem = "no queue names " + t.dlq.Name + " in its RedrivePolicy"
+		default:
+			t.onlyProblem = fmt.Sprintf("%d queues use %s as their DLQ", len(out.QueueUrls), t.dlq.Name)
+		}
+	}
+	if t.only == nil {
+		return nil, fmt.Errorf("message %s has no DeadLetterQueueSourceArn and %s: name a destination with --to", m.MessageID, t.onlyProblem)
+	}
+	return t.only, nil
+}
+
+// --- receive, send, delete ---
+
+// sendInput builds the send of m to dst: the body as received, every
+// message attribute (plus the markers), the trace header, and for a FIFO
+// destination the message's group and a new deduplication id.
+func sendInput(m *Message, dst *queueRef, o RedriveOptions) (*sqs.SendMessageInput, error) {
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(dst.URL), MessageBody: aws.String(m.Body)}
+	attrs := make(map[string]types.MessageAttributeValue, len(m.MessageAttributes)+3)
+	for k, v := range m.MessageAttributes {
+		attrs[k] = v
+	}
+	if o.Mark || o.FinalPass {
+		count := 0
+		if v, ok := m.MessageAttributes[MarkRedriveCount]; ok {
+			count, _ = strconv.Atoi(strings.TrimSpace(aws.ToString(v.StringValue)))
+		}
+		attrs[MarkRedriven] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("true")}
+		attrs[MarkRedriveCount] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(count + 1))}
+		if o.FinalPass {
+			attrs[MarkFinalPass] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("true")}
+		}
+	}
+	if len(attrs) > 0 {
+		in.MessageAttributes = attrs
+	}
+	if t := m.Attributes["AWSTraceHeader"]; t != "" {
+		in.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
+			"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(t)},
+		}
+	}
+	if dst.FIFO {
+		g := m.GroupID()
+		if g == "" {
+			return nil, fmt.Errorf("message %s has no MessageGroupId and %s is a FIFO queue", m.MessageID, dst.Name)
+		}
+		in.MessageGroupId = aws.String(g)
+		in.MessageDeduplicationId = aws.String(uuid.NewString())
+	}
+	return in, nil
+}
+
+func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions) (*RedriveResult, error) {
+	res := &RedriveResult{}
+	total := int64(o.Limit)
+	if total == 0 {
+		total = c.depth(ctx, src)
+	}
+	b := c.newBar(total, "redriving")
+	defer b.finish()
+	// held are messages received but not moved (filtered out, no target):
+	// kept invisible until the end so they are not received again, then
+	// made visible at once.
+	var held []*Message
+	seen := make(map[string]bool)
+	defer func() { c.release(context.WithoutCancel(ctx), src, held) }()
+	var tick <-chan time.Time
+	if o.Rate > 0 {
+		t := time.NewTicker(time.Second / time.Duration(o.Rate))
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
+	var runErr error
+loop:
+	for empty := 0; empty < c.emptyPolls() && (o.Limit == 0 || res.Moved < o.Limit); {
+		wait := int32(0)
+		if empty > 0 {
+			wait = c.PollWait
+		}
+		n := int32(10)
+		if o.Limit > 0 {
+			n = int32(min(10, o.Limit-res.Moved))
+		}
+		msgs, err := c.receiveBatch(ctx, src, n, o.Visibility, wait)
+		if err != nil {
+			runErr = err
+			break
+		}
+		fresh := 0
+		for i, m := range msgs {
+			if seen[m.MessageID] {
+				held = append(held, m) // seen again after its visibility ended: hold the new handle
+				continue
+			}
+			seen[m.MessageID] = true
+			fresh++
+			if !o.Filter.Match(m) {
+				res.Skipped++
+				held = append(held, m)
+				continue
+			}
+			if o.Limit > 0 && res.Moved >= o.Limit {
+				held = append(held, msgs[i:]...)
+				break loop
+			}
+			dst, err := tg.of(ctx, m)
+			if err != nil {
+				c.warnf("%v", err)
+				res.NoTarget++
+				held = append(held, m)
+				continue
+			}
+			in, err := sendInput(m, dst, o)
+			if err != nil {
+				c.warnf("%v", err)
+				res.NoTarget++
+				held = append(held, m)
+				continue
+			}
+			if tick != nil {
+				select {
+				case <-tick:
+				case <-ctx.Done():
+					held = append(held, msgs[i:]...)
+					runErr = ctx.Err()
+					break loop
+				}
+			}
+			if _, err := c.SQS.SendMessage(ctx, in); err != nil {
+				// Not sent: keep it (and, for FIFO order, everything after it).
+				res.Failed++
+				held = append(held, msgs[i:]...)
+				runErr = fmt.Errorf("send %s to %s: %w", m.MessageID, dst.Name, err)
+				break loop
+			}
+			if _, err := c.SQS.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(src.URL), ReceiptHandle: aws.String(m.ReceiptHandle)}); err != nil {
+				c.warnf("message %s was sent to %s but could not be deleted from %s (it is now in both): %v", m.MessageID, dst.Name, src.Name, err)
+			}
+			res.Moved++
+			b.add(1)
+		}
+		if fresh == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+	}
+	b.finish()
+	fmt.Fprintf(c.Out, "%s: moved %d", src.Name, res.Moved)
+	if o.Filter != nil {
+		fmt.Fprintf(c.Out, ", %d did not match the filter", res.Skipped)
+	}
+	if res.NoTarget > 0 {
+		fmt.Fprintf(c.Out, ", %d had no destination", res.NoTarget)
+	}
+	if res.Failed > 0 {
+		fmt.Fprintf(c.Out, ", %d failed", res.Failed)
+	}
+	if o.Mark || o.FinalPass {
+		fmt.Fprintf(c.Out, " (marked %s", MarkRedriven)
+		if o.FinalPass {
+			fmt.Fprintf(c.Out, ", %s", MarkFinalPass)
+		}
+		fmt.Fprintf(c.Out, ")")
+	}
+	fmt.Fprintf(c.Out, " in %s\n", time.Since(start).Round(time.Millisecond))
+	return res, runErr
+}
+
+// dryRun shows what a redrive would move.
+func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions) (*RedriveResult, error) {
+	max := 1000
+	if o.Limit > 0 && o.Filter == nil {
+		max = o.Limit
+	}
+	msgs, err := c.look(ctx, src, max, false, o.AllowReceive, o.Visibility)
+	if err != nil {
+		return nil, err
+	}
+	res := &RedriveResult{}
+	for _, m := range msgs {
+		if !o.Filter.Match(m) {
+			res.Skipped++
+			continue
+		}
+		if o.Limit > 0 && res.Moved >= o.Limit {
+			break
+		}
+		dst, err := tg.of(ctx, m)
+		if err != nil {
+			fmt.Fprintf(c.Out, "would keep %s: %v\n", m.MessageID, err)
+			res.NoTarget++
+			continue
+		}
+		line := fmt.Sprintf("would move %s → %s", m.MessageID, dst.Name)
+		if g := m.GroupID(); g != "" {
+			line += " (group " + g + ")"
+		}
+		if o.Mark || o.FinalPass {
+			in, _ := sendInput(m, dst, o)
+			if in != nil {
+				line += fmt.Sprintf(" with %s=%s", MarkRedriveCount, aws.ToString(in.MessageAttributes[MarkRedriveCount].StringValue))
+			}
+		}
+		fmt.Fprintln(c.Out, line)
+		res.Moved++
+	}
+	fmt.Fprintf(c.Out, "dry run: %d would move", res.Moved)
+	if o.Filter != nil {
+		fmt.Fprintf(c.Out, ", %d do not match the filter", res.Skipped)
+	}
+	if res.NoTarget > 0 {
+		fmt.Fprintf(c.Out, ", %d have no destination", res.NoTarget)
+	}
+	fmt.Fprintf(c.Out, "; nothing was moved\n")
+	return res, nil
+}
+
+// depth is a queue's visible messages, for a progress bar's total (-1 if
+// unknown).
+func (c *Client) depth(ctx context.Context, q *queueRef) int64 {
+	out, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q.URL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(out.Attributes["ApproximateNumberOfMessages"], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
