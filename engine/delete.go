@@ -18,17 +18,10 @@ func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 			return nil, err
 		}
 	}
-	if err := e.lock(); err != nil {
-		return nil, err
-	}
-	q, err := e.queue(p.Queue)
+	q, _, t, err := e.lockQueue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
-	now := e.clock.Now()
-	t := e.begin()
-	e.advance(q, now, t)
 	errs := make([]error, len(p.Entries))
 	for i, entry := range p.Entries {
 		r, m, err := q.lookupReceipt(entry.ReceiptHandle)

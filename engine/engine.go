@@ -184,6 +184,24 @@ func (e *Engine) lock() error {
 	return nil
 }
 
+// lockQueue takes e.mu, finds the named queue and applies its due
+// deadlines. On success e.mu is held and the caller ends with e.finish(t);
+// on error e.mu is released.
+func (e *Engine) lockQueue(name string) (*queue, time.Time, *txn, error) {
+	if err := e.lock(); err != nil {
+		return nil, time.Time{}, nil, err
+	}
+	q, err := e.queue(name)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, time.Time{}, nil, err
+	}
+	now := e.clock.Now()
+	t := e.begin()
+	e.advance(q, now, t)
+	return q, now, t, nil
+}
+
 // queue looks up a queue under the lock.
 func (e *Engine) queue(name string) (*queue, error) {
 	q := e.queues[name]

@@ -19,16 +19,10 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if max > MaxPeek {
 		return nil, tidemq.InvalidParameter("Max", max, "Must be between 1 and 1000.")
 	}
-	if err := e.lock(); err != nil {
-		return nil, err
-	}
-	q, err := e.queue(p.Queue)
+	q, _, t, err := e.lockQueue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
-	t := e.begin()
-	e.advance(q, e.clock.Now(), t)
 	var out []*tidemq.Message
 	q.byAge.Ascend(func(m *message) bool {
 		switch {

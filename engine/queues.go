@@ -281,16 +281,10 @@ func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttrib
 			return nil, tidemq.Errorf(tidemq.ErrInvalidAttributeName, "Unknown Attribute %s.", n)
 		}
 	}
-	if err := e.lock(); err != nil {
-		return nil, err
-	}
-	q, err := e.queue(p.Queue)
+	q, _, t, err := e.lockQueue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
-	t := e.begin()
-	e.advance(q, e.clock.Now(), t)
 	all := make(map[string]string, len(q.attrs)+6)
 	for k, v := range q.attrs {
 		if v != "" {

@@ -36,23 +36,16 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			return nil, err
 		}
 	}
-	if err := e.lock(); err != nil {
-		return nil, err
-	}
-	q, err := e.queue(p.Queue)
+	q, now, t, err := e.lockQueue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
 	if q.fifo {
 		if err := checkFIFOEntries(q, p); err != nil {
-			e.mu.Unlock()
+			_ = e.finish(t) // commits what advance did
 			return nil, err
 		}
 	}
-	now := e.clock.Now()
-	t := e.begin()
-	e.advance(q, now, t)
 	sender := p.Client.AccessKey
 	if sender == "" {
 		sender = e.acct

@@ -15,17 +15,10 @@ func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVis
 			return nil, err
 		}
 	}
-	if err := e.lock(); err != nil {
-		return nil, err
-	}
-	q, err := e.queue(p.Queue)
+	q, now, t, err := e.lockQueue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
-	now := e.clock.Now()
-	t := e.begin()
-	e.advance(q, now, t)
 	errs := make([]error, len(p.Entries))
 	for i, entry := range p.Entries {
 		errs[i] = e.changeVisibility(q, entry, now, t)

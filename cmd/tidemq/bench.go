@@ -52,7 +52,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 		},
 	}
 	f := cmd.Flags()
-	o.client.register(f)
+	o.client.register(f, "http://127.0.0.1:9324")
 	f.IntVar(&o.clients, "clients", 16, "concurrent clients")
 	f.IntVar(&o.count, "count", 10000, "messages per scenario")
 	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages")
@@ -69,7 +69,7 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 	if len(scenarios) == 0 {
 		scenarios = bench.Scenarios
 	}
-	client, err := o.client.sqsClient(ctx)
+	client, err := o.client.sqsClient(ctx, stderr)
 	if err != nil {
 		return err
 	}

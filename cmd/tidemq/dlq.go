@@ -8,13 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -23,9 +17,7 @@ import (
 
 // dlqOptions are the connection flags every dlq subcommand shares.
 type dlqOptions struct {
-	endpoint string
-	region   string
-	profile  string
+	clientOptions
 	mode     string
 	progress bool
 	wait     int32
@@ -55,9 +47,10 @@ AWS, looking at a message takes a receive, which raises its receive count:
   tidemq dlq purge orders-dlq`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.endpoint, "endpoint", "", "SQS endpoint URL, e.g. http://127.0.0.1:9324 (default: AWS) [$TIDEMQ_ENDPOINT]")
-	pf.StringVar(&o.region, "region", "", "AWS region (default: from the AWS config, else us-east-1) [$TIDEMQ_REGION]")
-	pf.StringVar(&o.profile, "profile", "", "AWS shared config profile [$TIDEMQ_PROFILE]")
+	o.register(pf, "")
+	for _, name := range []string{"endpoint", "region", "profile"} {
+		pf.Lookup(name).Usage += " [$" + envName(name) + "]"
+	}
 	pf.StringVar(&o.mode, "mode", "auto", "endpoint kind: auto (detect), tidemq or aws [$TIDEMQ_MODE]")
 	pf.BoolVar(&o.progress, "progress", term.IsTerminal(int(os.Stderr.Fd())), "show progress bars on stderr [$TIDEMQ_PROGRESS]")
 	pf.Int32Var(&o.wait, "wait", 2, "seconds each receive long-polls after an empty one, when draining a queue [$TIDEMQ_WAIT]")
@@ -88,25 +81,6 @@ AWS, looking at a message takes a receive, which raises its receive count:
 
 // client builds the toolkit's client from the flags and the AWS chain.
 func (o *dlqOptions) client(ctx context.Context, out, errw io.Writer) (*dlq.Client, error) {
-	var loads []func(*config.LoadOptions) error
-	if o.profile != "" {
-		loads = append(loads, config.WithSharedConfigProfile(o.profile))
-	}
-	if o.region != "" {
-		loads = append(loads, config.WithRegion(o.region))
-	}
-	if o.endpoint != "" {
-		// No instance-metadata credentials for a custom endpoint: probing
-		// IMDS off EC2 is slow and noisy.
-		loads = append(loads, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loads...)
-	if err != nil {
-		return nil, fmt.Errorf("AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
 	c := &dlq.Client{Out: out, Err: errw, Progress: o.progress, PollWait: o.wait}
 	switch o.mode {
 	case "auto":
@@ -117,24 +91,9 @@ func (o *dlqOptions) client(ctx context.Context, out, errw io.Writer) (*dlq.Clie
 	default:
 		return nil, fmt.Errorf("--mode must be auto, tidemq or aws, not %q", o.mode)
 	}
-	if o.endpoint != "" {
-		// A local tidemq without --auth takes any credentials: when the
-		// chain has none, sign with placeholders rather than fail.
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if cfg.Credentials == nil {
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("tidemq", "tidemq", "")
-		} else if _, err := cfg.Credentials.Retrieve(rctx); err != nil {
-			fmt.Fprintf(errw, "note: no AWS credentials found; signing with placeholder credentials (%s)\n", errShort(err))
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("tidemq", "tidemq", "")
-		}
-		cancel()
-	}
-	c.SQS = sqs.NewFromConfig(cfg, func(so *sqs.Options) {
-		if o.endpoint != "" {
-			so.BaseEndpoint = aws.String(o.endpoint)
-		}
-	})
-	return c, nil
+	var err error
+	c.SQS, err = o.sqsClient(ctx, errw)
+	return c, err
 }
 
 // run runs a dlq subcommand with a context that Ctrl-C cancels.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 		},
 	}
 	f := cmd.Flags()
-	client.register(f)
+	client.register(f, "http://127.0.0.1:9324")
 	f.StringVar(&source, "source", "auto", "auto, tidemq (GET /tidemq/queues) or sqs (GetQueueAttributes)")
 	f.DurationVar(&interval, "interval", time.Second, "refresh interval")
 	f.BoolVar(&once, "once", false, "print one frame and exit (no terminal needed)")
@@ -98,12 +99,12 @@ func topSource(ctx context.Context, client *clientOptions, source string) (top.S
 	default:
 		return nil, fmt.Errorf("--source must be auto, tidemq or sqs, not %q", source)
 	}
-	c, err := client.sqsClient(ctx)
+	c, err := client.sqsClient(ctx, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
 	label := client.endpoint
-	if label == "aws" {
+	if !client.custom() {
 		label = "aws " + client.region
 	}
 	return &top.SQSSource{Client: c, Label: label}, nil
