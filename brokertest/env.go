@@ -32,6 +32,12 @@ var client = tidemq.ClientInfo{Addr: "192.0.2.10:40000", UserAgent: "brokertest/
 func newEnv(t *testing.T, h Harness) *env {
 	t.Helper()
 	e := &env{t: t, h: h, clk: clocktest.New(Start), ctx: t.Context()}
+	e.b = h.Open(t, e.clk)
+	if e.b == nil {
+		t.Fatal("Harness.Open returned nil")
+	}
+	// Registered after Open, so it runs before the cleanups Open registered
+	// (a t.TempDir for the store must outlive the broker using it).
 	t.Cleanup(func() {
 		if e.b != nil {
 			if err := e.b.Close(); err != nil {
@@ -39,10 +45,6 @@ func newEnv(t *testing.T, h Harness) *env {
 			}
 		}
 	})
-	e.b = h.Open(t, e.clk)
-	if e.b == nil {
-		t.Fatal("Harness.Open returned nil")
-	}
 	return e
 }
 
