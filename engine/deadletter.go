@@ -113,10 +113,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // oldestReady returns the receivable message with the lowest sequence.
 func (q *queue) oldestReady() *message {
 	if !q.fifo {
-		if len(q.ready) == 0 {
-			return nil
-		}
-		return q.ready[0]
+		return q.ready.top()
 	}
 	g := q.groups.next()
 	if g == nil {

@@ -44,9 +44,6 @@ type message struct {
 	// gen invalidates timer entries: an entry whose gen differs from the
 	// message's is stale and ignored.
 	gen uint64
-	// heapIndex is the position in the standard queue's ready heap (-1 when
-	// not there).
-	heapIndex int
 	// durable is set once the batch that created the message is synced; the
 	// message is published (leaves statePending) in sequence order.
 	durable bool

@@ -123,10 +123,7 @@ func (q *queue) setState(m *message, s msgState) {
 	}
 	switch m.state {
 	case stateReady:
-		q.nReady--
-		if !q.fifo {
-			q.ready.remove(m)
-		}
+		q.nReady-- // a standard queue's heap entry goes stale (see readyHeap)
 	case stateDelayed:
 		q.nDelayed--
 	case stateInflight:
@@ -181,7 +178,6 @@ func (q *queue) waitChan() <-chan struct{} {
 // add inserts a new message, pending until its batch is durable.
 func (q *queue) add(m *message) {
 	m.state = statePending
-	m.heapIndex = -1
 	q.msgs[m.seq] = m
 	q.byAge.ReplaceOrInsert(m)
 	q.pending = append(q.pending, m)

@@ -136,10 +136,11 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	} else {
 		for len(taken) < max {
-			if len(q.ready) == 0 {
+			m := q.ready.top()
+			if m == nil {
 				break
 			}
-			deliver(q.ready[0]) // leaves the heap: in flight or dead-lettered
+			deliver(m) // its entry goes stale: in flight or dead-lettered
 		}
 	}
 	out := make([]*tidemq.Message, len(taken))
