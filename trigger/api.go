@@ -1,0 +1,142 @@
+package trigger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/tidemq/tidemq"
+)
+
+// APIPath is where Handler serves the admin API.
+const APIPath = "/tidemq/triggers"
+
+// Handler serves the admin API of the triggers:
+//
+//	GET    /tidemq/triggers               {"Triggers":[Status...]}
+//	POST   /tidemq/triggers               create from a Config: 201 Status
+//	GET    /tidemq/triggers/{name}        Status
+//	PUT    /tidemq/triggers/{name}        update: the fields given replace
+//	PATCH  /tidemq/triggers/{name}        the current ones (both methods)
+//	POST   /tidemq/triggers/{name}/enable
+//	POST   /tidemq/triggers/{name}/disable
+//	DELETE /tidemq/triggers/{name}        204
+//
+// Errors are {"error":"..."} with 400 (invalid settings, unknown queue),
+// 404 (no such trigger) or 409 (the name is taken).
+func (m *Manager) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"Triggers": m.List()})
+	})
+	mux.HandleFunc("POST "+APIPath, func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		var c Config
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			writeError(w, invalid("the body is not a trigger: %v", err))
+			return
+		}
+		s, err := m.Create(r.Context(), c)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, s)
+	})
+	mux.HandleFunc("GET "+APIPath+"/{name}", func(w http.ResponseWriter, r *http.Request) {
+		s, err := m.Get(r.PathValue("name"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	})
+	update := func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		var c Config
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			writeError(w, invalid("the body is not a trigger update: %v", err))
+			return
+		}
+		s, err := m.Update(r.Context(), r.PathValue("name"), body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	}
+	mux.HandleFunc("PUT "+APIPath+"/{name}", update)
+	mux.HandleFunc("PATCH "+APIPath+"/{name}", update)
+	for action, on := range map[string]bool{"enable": true, "disable": false} {
+		mux.HandleFunc("POST "+APIPath+"/{name}/"+action, func(w http.ResponseWriter, r *http.Request) {
+			s, err := m.SetEnabled(r.Context(), r.PathValue("name"), on)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, s)
+		})
+	}
+	mux.HandleFunc("DELETE "+APIPath+"/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := m.Delete(r.PathValue("name")); err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return mux
+}
+
+const maxBody = 1 << 20
+
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, invalid("read body: %v", err)
+	}
+	if len(b) > maxBody {
+		return nil, invalid("the body is larger than %d bytes", maxBody)
+	}
+	return b, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var inv *InvalidConfigError
+	var nf *NotFoundError
+	var ex *ExistsError
+	var te *tidemq.Error
+	switch {
+	case errors.As(err, &inv):
+		status = http.StatusBadRequest
+	case errors.As(err, &nf):
+		status = http.StatusNotFound
+	case errors.As(err, &ex):
+		status = http.StatusConflict
+	case errors.As(err, &te):
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}

@@ -1,0 +1,168 @@
+package trigger
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+func TestRecordShapeAndOrder(t *testing.T) {
+	sent := time.UnixMilli(1545082649183)
+	m := &tidemq.Message{
+		MessageID: "059f36b4-87a3-44ab-83d2-661975830a7d", ReceiptHandle: "AQEB", Body: "Test message.",
+		Attributes: map[string]tidemq.MessageAttributeValue{"Author": {DataType: "String", StringValue: "John Grisham"}, "Bin": {DataType: "Binary", BinaryValue: []byte{1, 2}}},
+		SenderID:   "AIDAIENQZJOLO23YVJ4VO", SentTimestamp: sent, ApproximateReceiveCount: 1,
+		FirstReceiveTimestamp: sent.Add(2 * time.Millisecond),
+		SequenceNumber:        "18849496460467696128", MessageGroupID: "g1", MessageDeduplicationID: "d1",
+	}
+	b, err := encodeEvent([]Record{NewRecord(m, "arn:aws:sqs:us-east-2:123456789012:my-queue.fifo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Records":[{"messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","receiptHandle":"AQEB","body":"Test message.",` +
+		`"attributes":{"ApproximateReceiveCount":"1","SentTimestamp":"1545082649183","SenderId":"AIDAIENQZJOLO23YVJ4VO","ApproximateFirstReceiveTimestamp":"1545082649185",` +
+		`"SequenceNumber":"18849496460467696128","MessageGroupId":"g1","MessageDeduplicationId":"d1"},` +
+		`"messageAttributes":{"Author":{"stringValue":"John Grisham","stringListValues":[],"binaryListValues":[],"dataType":"String"},` +
+		`"Bin":{"binaryValue":"AQI=","stringListValues":[],"binaryListValues":[],"dataType":"Binary"}},` +
+		`"md5OfMessageAttributes":"` + tidemq.MD5OfAttributes(m.Attributes) + `","md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3",` +
+		`"eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-2:123456789012:my-queue.fifo","awsRegion":"us-east-2"}]}`
+	if string(b) != want {
+		t.Fatalf("event\n got %s\nwant %s", b, want)
+	}
+	// No attributes: {} and no md5OfMessageAttributes; no FIFO fields.
+	m2 := &tidemq.Message{MessageID: "x", Body: "b", SentTimestamp: sent, FirstReceiveTimestamp: sent, ApproximateReceiveCount: 2}
+	b, _ = encodeEvent([]Record{NewRecord(m2, "arn:aws:sqs:us-east-1:000000000000:q")})
+	s := string(b)
+	if !strings.Contains(s, `"messageAttributes":{},"md5OfBody"`) || strings.Contains(s, "md5OfMessageAttributes") || strings.Contains(s, "MessageGroupId") {
+		t.Fatalf("event without attributes: %s", s)
+	}
+}
+
+func TestParseItemFailures(t *testing.T) {
+	in := func(id string) bool { return id == "a" || id == "b" }
+	for _, tc := range []struct {
+		resp    string
+		want    []string
+		invalid bool
+	}{
+		{resp: ``}, {resp: `null`}, {resp: `{}`}, {resp: `{"batchItemFailures":[]}`}, {resp: `{"batchItemFailures":null}`},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":"b"}]}`, want: []string{"b"}},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":"a"},{"itemIdentifier":"b"}],"other":1}`, want: []string{"a", "b"}},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":""}]}`, invalid: true},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":null}]}`, invalid: true},
+		{resp: `{"batchItemFailures":[{"foo":"notvalid"}]}`, invalid: true},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":"zzz"}]}`, invalid: true},
+		{resp: `{"batchItemFailures":[{"itemIdentifier":7}]}`, invalid: true},
+		{resp: `{"batchItemFailures":"a"}`, invalid: true},
+		{resp: `{"batchItemFailures":[`, invalid: true},
+		{resp: `not json`, invalid: true},
+		{resp: `"ok"`, invalid: true},
+	} {
+		got, err := parseItemFailures([]byte(tc.resp), in)
+		if (err != nil) != tc.invalid {
+			t.Errorf("%s: err = %v, want invalid %v", tc.resp, err, tc.invalid)
+			continue
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: ids = %v, want %v", tc.resp, got, tc.want)
+		}
+	}
+}
+
+func TestFilterPatterns(t *testing.T) {
+	rec := func(body string) Record {
+		return NewRecord(&tidemq.Message{MessageID: "m", Body: body, ApproximateReceiveCount: 1}, "arn:aws:sqs:us-east-1:000000000000:q")
+	}
+	for _, tc := range []struct {
+		pattern, body string
+		match         bool
+	}{
+		{`{"body":{"status":["ok"]}}`, `{"status":"ok"}`, true},
+		{`{"body":{"status":["ok"]}}`, `{"status":"bad"}`, false},
+		{`{"body":{"status":["ok"]}}`, `plain text`, false},
+		{`{"body":["plain text"]}`, `plain text`, true},
+		{`{"body":{"kind":[{"prefix":"order."}]}}`, `{"kind":"order.created"}`, true},
+		{`{"body":{"kind":[{"prefix":"order."}]}}`, `{"kind":"user.created"}`, false},
+		{`{"body":{"n":[{"numeric":[">",0,"<=",5]}]}}`, `{"n":5}`, true},
+		{`{"body":{"n":[{"numeric":[">",0,"<=",5]}]}}`, `{"n":6}`, false},
+		{`{"body":{"n":[3]}}`, `{"n":3.0}`, true},
+		{`{"body":{"tags":["red"]}}`, `{"tags":["blue","red"]}`, true},
+		{`{"body":{"err":[{"exists":true}]}}`, `{"err":null}`, true},
+		{`{"body":{"err":[{"exists":false}]}}`, `{"ok":1}`, true},
+		{`{"body":{"err":[{"exists":false}]}}`, `{"err":1}`, false},
+		{`{"body":{"a":{"b":["x"]}}}`, `{"a":{"b":"x"}}`, true},
+		{`{"attributes":{"ApproximateReceiveCount":["1"]}}`, `{}`, true},
+	} {
+		p, err := ParsePattern(tc.pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pattern, err)
+		}
+		if got := (filters{p}).pass(rec(tc.body)); got != tc.match {
+			t.Errorf("%s on %s = %v, want %v", tc.pattern, tc.body, got, tc.match)
+		}
+	}
+	for _, bad := range []string{`[]`, `{"body":"x"}`, `{"body":{"a":[{"anything-but":["x"]}]}}`, `{"$or":[]}`, `{"a":[{"numeric":["!",1]}]}`, `{"a":[]}`} {
+		if _, err := ParsePattern(bad); err == nil {
+			t.Errorf("pattern %s was accepted", bad)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	std := QueueFacts{VisibilityTimeout: 30 * time.Second}
+	fifo := QueueFacts{FIFO: true, VisibilityTimeout: 360 * time.Second}
+	base := func() Config { return Config{Name: "t", Queue: "q", Target: Target{URL: "http://x"}} }
+	bad := map[string]func(c *Config) QueueFacts{
+		"timeout equals visibility": func(c *Config) QueueFacts { c.Timeout = 30; return std },
+		"timeout above visibility":  func(c *Config) QueueFacts { c.Timeout = 31; return std },
+		"fifo batch over 10":        func(c *Config) QueueFacts { c.BatchSize = 11; c.MaximumBatchingWindowInSeconds = 1; return fifo },
+		"batch over 10, no window":  func(c *Config) QueueFacts { c.BatchSize = 11; return std },
+		"concurrency 1":             func(c *Config) QueueFacts { c.ScalingConfig = &ScalingConfig{MaximumConcurrency: 1}; return std },
+		"concurrency 1001":          func(c *Config) QueueFacts { c.ScalingConfig = &ScalingConfig{MaximumConcurrency: 1001}; return std },
+		"response type":             func(c *Config) QueueFacts { c.FunctionResponseTypes = []string{"Nope"}; return std },
+		"no target":                 func(c *Config) QueueFacts { c.Target = Target{}; return std },
+		"two targets":               func(c *Config) QueueFacts { c.Target.Command = []string{"true"}; return std },
+		"bad name":                  func(c *Config) QueueFacts { c.Name = "a b"; return std },
+		"window 301":                func(c *Config) QueueFacts { c.MaximumBatchingWindowInSeconds = 301; return std },
+		"bad filter": func(c *Config) QueueFacts {
+			c.FilterCriteria = &FilterCriteria{Filters: []Filter{{Pattern: "{"}}}
+			return std
+		},
+	}
+	for name, f := range bad {
+		c := base()
+		facts := f(&c)
+		if _, err := c.Validate(facts); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	c := base()
+	c.BatchSize = 11
+	if _, err := c.Validate(std); err == nil || err.Error() != "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10" {
+		t.Errorf("batch over 10 without a window: %v", err)
+	}
+	// The seed's setting: 300 s against 360 s works, with warnings.
+	c = base()
+	c.Timeout, c.BatchSize, c.FunctionResponseTypes = 300, 1, []string{ReportBatchItemFailures}
+	c.ScalingConfig = &ScalingConfig{MaximumConcurrency: 10}
+	w, err := c.Validate(fifo)
+	if err != nil || len(w) != 1 || !strings.Contains(w[0], "6×") {
+		t.Errorf("seed config: %v %q", err, w)
+	}
+	c.Timeout = 350
+	if w, _ := c.Validate(fifo); len(w) != 2 {
+		t.Errorf("10 s headroom: warnings %q", w)
+	}
+	c = base()
+	if w, err := c.Validate(QueueFacts{VisibilityTimeout: 120 * time.Second}); err != nil || len(w) != 0 {
+		t.Errorf("defaults against 120 s: %v %q", err, w)
+	}
+	var back Config
+	b, _ := json.Marshal(base())
+	if err := json.Unmarshal(b, &back); err != nil || back.Name != "t" {
+		t.Fatal(err)
+	}
+}
