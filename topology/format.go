@@ -1,0 +1,99 @@
+package topology
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// WriteFindings writes findings as text, json or sarif (SARIF 2.1.0).
+func WriteFindings(w io.Writer, format string, fs []Finding) error {
+	switch format {
+	case "text", "":
+		for _, f := range fs {
+			fmt.Fprintln(w, f)
+		}
+		var e, wn, in int
+		for _, f := range fs {
+			switch f.Severity {
+			case SeverityError:
+				e++
+			case SeverityWarning:
+				wn++
+			default:
+				in++
+			}
+		}
+		_, err := fmt.Fprintf(w, "%d errors, %d warnings, %d notes\n", e, wn, in)
+		return err
+	case "json":
+		if fs == nil {
+			fs = []Finding{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(fs)
+	case "sarif":
+		return writeSARIF(w, fs)
+	}
+	return fmt.Errorf("unknown format %q: use text, json or sarif", format)
+}
+
+func writeSARIF(w io.Writer, fs []Finding) error {
+	type msg struct {
+		Text string `json:"text"`
+	}
+	type rule struct {
+		ID               string `json:"id"`
+		Name             string `json:"name"`
+		ShortDescription msg    `json:"shortDescription"`
+	}
+	type region struct {
+		StartLine int `json:"startLine"`
+	}
+	type artifact struct {
+		URI string `json:"uri"`
+	}
+	type physical struct {
+		ArtifactLocation artifact `json:"artifactLocation"`
+		Region           region   `json:"region"`
+	}
+	type location struct {
+		PhysicalLocation physical `json:"physicalLocation"`
+	}
+	type result struct {
+		RuleID    string     `json:"ruleId"`
+		Level     string     `json:"level"`
+		Message   msg        `json:"message"`
+		Locations []location `json:"locations"`
+	}
+	var rules []rule
+	for _, r := range Rules {
+		rules = append(rules, rule{ID: r.ID, Name: r.Name, ShortDescription: msg{r.Description}})
+	}
+	results := []result{}
+	for _, f := range fs {
+		level := map[Severity]string{SeverityError: "error", SeverityWarning: "warning", SeverityInfo: "note"}[f.Severity]
+		text := f.Message
+		if f.Hint != "" {
+			text += " Fix: " + f.Hint
+		}
+		line := f.Line
+		if line < 1 {
+			line = 1
+		}
+		results = append(results, result{RuleID: f.Rule, Level: level, Message: msg{text},
+			Locations: []location{{physical{artifact{f.File}, region{line}}}}})
+	}
+	doc := map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{map[string]any{
+			"tool":    map[string]any{"driver": map[string]any{"name": "tidemq lint", "informationUri": "https://github.com/tidemq/tidemq", "rules": rules}},
+			"results": results,
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

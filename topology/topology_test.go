@@ -1,0 +1,315 @@
+package topology
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage/mem"
+)
+
+const seedTemplate = "testdata/seed000-morpheus.yaml"
+
+// TestSeed000Findings lints the template that seed 000 describes. "Exactly
+// the problems the seed describes" means:
+//
+//   - EnrichmentPipelineQueue has a producer (enrichment-scraper) and no
+//     consumer, because the scorer's SQS event is commented out: TQ005.
+//   - "No CloudWatch alarm is configured on any queue metric": the three
+//     DLQs have no depth alarm, TQ006 three times. (The Bedrock alarm does
+//     not count: it is not on a queue metric.)
+//
+// and nothing else, because the seed justifies everything else: 60-second
+// visibility margins (TQ001 asks for max(30 s, 10%)), maxReceiveCount 1
+// (1 × 360 s is far below the 15-minute head-of-line threshold),
+// BatchSize 1 with ReportBatchItemFailures, ContentBasedDeduplication
+// false, 14-day DLQs behind 4-day queues, email-agent's MaximumConcurrency 5
+// equal to its reserved 5, morpheus-hubspot without reserved concurrency,
+// and the scorer's MaximumConcurrency 50 above its reserved 5 only inside
+// the comment (absent, so not linted).
+func TestSeed000Findings(t *testing.T) {
+	c, rep, err := ImportFile(seedTemplate, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		rule  string
+		sev   Severity
+		line  int
+		queue string
+	}
+	want := []key{
+		{RuleDLQAlarm, SeverityWarning, 38, "morpheus-sam-crm-sync-dlq.fifo"},
+		{RuleUnconsumedQueue, SeverityError, 45, "morpheus-sam-enrichment-pipeline.fifo"},
+		{RuleDLQAlarm, SeverityWarning, 57, "morpheus-sam-enrichment-pipeline-dlq.fifo"},
+		{RuleDLQAlarm, SeverityWarning, 74, "morpheus-sam-email-agent-dlq"},
+	}
+	fs := Lint(c)
+	if len(fs) != len(want) {
+		t.Fatalf("got %d findings, want %d:\n%v", len(fs), len(want), fs)
+	}
+	for i, f := range fs {
+		w := want[i]
+		if f.Rule != w.rule || f.Severity != w.sev || f.Line != w.line || !strings.Contains(f.Message, w.queue) || f.File != seedTemplate {
+			t.Errorf("finding %d = %s\nwant %+v", i, f, w)
+		}
+	}
+	if !strings.Contains(fs[1].Message, "enrichment-scraper") || !strings.Contains(fs[1].Message, "4 days") {
+		t.Errorf("TQ005 message: %s", fs[1].Message)
+	}
+	if len(rep.Unsupported) != 1 || rep.Unsupported[0].LogicalID != "WebhookApi" {
+		t.Errorf("unsupported = %+v", rep.Unsupported)
+	}
+	if len(c.Alarms) != 0 {
+		t.Errorf("the Bedrock alarm was imported as a queue alarm: %+v", c.Alarms)
+	}
+}
+
+func TestSeed000Model(t *testing.T) {
+	c, _, err := ImportFile(seedTemplate, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Queues) != 6 || len(c.Triggers) != 2 || len(c.Functions) != 6 {
+		t.Fatalf("queues %d, triggers %d, functions %d", len(c.Queues), len(c.Triggers), len(c.Functions))
+	}
+	scorer := c.Function("enrichment-scorer")
+	if scorer == nil || *scorer.Timeout != 120 || *scorer.ReservedConcurrency != 5 || !reflect.DeepEqual(scorer.Produces, []string{"morpheus-sam-crm-sync.fifo"}) {
+		t.Errorf("scorer = %+v", scorer)
+	}
+	if f := c.Function("phone-agent"); f == nil || *f.Timeout != 120 { // Globals
+		t.Errorf("phone-agent = %+v", f)
+	}
+	hub := c.Triggers[0]
+	if hub.Function != "morpheus-hubspot" || *hub.MaximumConcurrency != 10 || *hub.BatchSize != 1 || !hub.ReportBatchItemFailures {
+		t.Errorf("hubspot trigger = %+v", hub)
+	}
+}
+
+// TestServeConfigSeed000 is what 'tidemq serve --config' does with the
+// seed template: the applier against the engine, in process.
+func TestServeConfigSeed000(t *testing.T) {
+	ctx := context.Background()
+	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	c, _, err := ImportFile(seedTemplate, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Apply(ctx, BrokerTarget{eng}, c, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Changes) != 6 || plan.Changes[0].Action != "create" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	get := func(q string) map[string]string {
+		a, err := eng.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: q, Names: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	crm := get("morpheus-sam-crm-sync.fifo")
+	for k, v := range map[string]string{"FifoQueue": "true", "VisibilityTimeout": "360", "MessageRetentionPeriod": "345600", "ContentBasedDeduplication": "false",
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:morpheus-sam-crm-sync-dlq.fifo","maxReceiveCount":1}`} {
+		if crm[k] != v {
+			t.Errorf("crm-sync %s = %q, want %q", k, crm[k], v)
+		}
+	}
+	if a := get("morpheus-sam-crm-sync-dlq.fifo"); a["MessageRetentionPeriod"] != "1209600" || a["FifoQueue"] != "true" {
+		t.Errorf("crm-sync dlq = %v", a)
+	}
+	if a := get("morpheus-sam-email-agent"); a["VisibilityTimeout"] != "180" || a["FifoQueue"] != "" || !strings.Contains(a["RedrivePolicy"], "morpheus-sam-email-agent-dlq") {
+		t.Errorf("email-agent = %v", a)
+	}
+	if a := get("morpheus-sam-enrichment-pipeline.fifo"); a["VisibilityTimeout"] != "180" {
+		t.Errorf("enrichment = %v", a)
+	}
+	// Idempotent: a second apply changes nothing.
+	plan, err = Apply(ctx, BrokerTarget{eng}, c, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Changed() {
+		var b strings.Builder
+		plan.Print(&b)
+		t.Errorf("second apply changed something:\n%s", b.String())
+	}
+	// A drifted attribute is put back, and the plan says so.
+	if err := eng.SetQueueAttributes(ctx, tidemq.SetQueueAttributesParams{Queue: "morpheus-sam-email-agent", Attributes: map[string]string{"VisibilityTimeout": "30"}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = Apply(ctx, BrokerTarget{eng}, c, true) // dry run first
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	plan.Print(&b)
+	if !strings.Contains(b.String(), "~ morpheus-sam-email-agent (update)\n    VisibilityTimeout: 30 -> 180") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+	if a := get("morpheus-sam-email-agent"); a["VisibilityTimeout"] != "30" {
+		t.Error("dry run changed the queue")
+	}
+	if _, err := Apply(ctx, BrokerTarget{eng}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	if a := get("morpheus-sam-email-agent"); a["VisibilityTimeout"] != "180" {
+		t.Error("apply did not restore the visibility timeout")
+	}
+}
+
+func TestApplyTagsAndAllowPolicy(t *testing.T) {
+	ctx := context.Background()
+	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	c, _, err := ImportFile("testdata/intrinsics.json", ImportOptions{StackName: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(ctx, BrokerTarget{eng}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := eng.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: "JobsDLQ", Names: []string{"All"}})
+	if !strings.Contains(a["RedriveAllowPolicy"], "arn:aws:sqs:us-east-1:000000000000:s-jobs-us-east-1") {
+		t.Errorf("allow policy = %q", a["RedriveAllowPolicy"])
+	}
+	tags, _ := eng.ListQueueTags(ctx, "s-jobs-us-east-1")
+	if tags["team"] != "000000000000-dev" {
+		t.Errorf("tags = %v", tags)
+	}
+	c.Queues[0].Tags = map[string]string{"owner": "x"}
+	plan, err := Apply(ctx, BrokerTarget{eng}, c, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := plan.Changes[1]; ch.Queue != "s-jobs-us-east-1" || ch.Action != "update" || ch.TagsSet["owner"] != "x" || !reflect.DeepEqual(ch.TagsRemove, []string{"team"}) {
+		t.Errorf("change = %+v", ch)
+	}
+	if plan, _ := Apply(ctx, BrokerTarget{eng}, c, false); plan.Changed() {
+		t.Error("not idempotent")
+	}
+}
+
+func TestImportIntrinsics(t *testing.T) {
+	c, rep, err := ImportFile("testdata/intrinsics.json", ImportOptions{StackName: "s", AccountID: "123456789012"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := c.Queue("s-jobs-us-east-1")
+	if q == nil {
+		t.Fatalf("queues: %+v", c.Queues)
+	}
+	if *q.VisibilityTimeout != 60 || *q.MessageRetentionPeriod != 86400 || q.DelaySeconds != nil || *q.ReceiveMessageWaitTimeSeconds != 20 {
+		t.Errorf("queue = %+v", q)
+	}
+	if q.RedrivePolicy.DeadLetterQueue != "JobsDLQ" || q.RedrivePolicy.MaxReceiveCount != 4 || q.Tags["team"] != "123456789012-dev" {
+		t.Errorf("queue = %+v", q)
+	}
+	if !strings.Contains(q.Policy, `"Resource":"arn:aws:sqs:us-east-1:123456789012:s-jobs-us-east-1"`) {
+		t.Errorf("policy = %s", q.Policy)
+	}
+	if dlq := c.Queue("JobsDLQ"); dlq.RedriveAllowPolicy.SourceQueues[0] != "s-jobs-us-east-1" {
+		t.Errorf("allow = %+v", dlq.RedriveAllowPolicy)
+	}
+	if len(c.Topics) != 1 || c.Topics[0].Subscriptions[0].Endpoint != "s-jobs-us-east-1" {
+		t.Errorf("topics = %+v", c.Topics)
+	}
+	tr := c.Triggers[0]
+	if tr.Function != "worker" || *tr.BatchSize != 50 || tr.IsEnabled() || *tr.MaximumConcurrency != 4 {
+		t.Errorf("trigger = %+v", tr)
+	}
+	if len(c.Alarms) != 1 || c.Alarms[0].Queue != "JobsDLQ" {
+		t.Errorf("alarms = %+v", c.Alarms)
+	}
+	if len(rep.Unsupported) != 1 || rep.Unsupported[0].Type != "AWS::S3::Bucket" {
+		t.Errorf("unsupported = %+v", rep.Unsupported)
+	}
+	// Prod: the condition and the mapping switch.
+	c, _, err = ImportFile("testdata/intrinsics.json", ImportOptions{StackName: "s", Parameters: map[string]string{"Env": "prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := c.Queues[0]; *q.DelaySeconds != 5 || *q.MessageRetentionPeriod != 1209600 {
+		t.Errorf("prod queue = %+v", q)
+	}
+	// The disabled mapping leaves a subscribed queue without a consumer.
+	var rules []string
+	for _, f := range Lint(c) {
+		rules = append(rules, f.Rule)
+	}
+	if !reflect.DeepEqual(rules, []string{RuleUnconsumedQueue}) {
+		t.Errorf("findings: %v", Lint(c))
+	}
+}
+
+// TestImportRoundTrip: import → tidemq.yaml → parse gives the same model.
+func TestImportRoundTrip(t *testing.T) {
+	for _, file := range []string{seedTemplate, "testdata/intrinsics.json"} {
+		c, _, err := ImportFile(file, ImportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(text)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", file, err, text)
+		}
+		text2, _ := Marshal(back)
+		if string(text) != string(text2) {
+			t.Errorf("%s: round trip differs:\n%s\n---\n%s", file, text, text2)
+		}
+		stripLines(c)
+		stripLines(back)
+		c.File = ""
+		if !reflect.DeepEqual(c, back) {
+			t.Errorf("%s: models differ after the round trip", file)
+		}
+	}
+}
+
+func stripLines(c *Config) {
+	for _, q := range c.Queues {
+		q.src = src{}
+	}
+	for _, tp := range c.Topics {
+		tp.src = src{}
+		for _, s := range tp.Subscriptions {
+			s.src = src{}
+		}
+	}
+	for _, f := range c.Functions {
+		f.src = src{}
+	}
+	for _, tr := range c.Triggers {
+		tr.src = src{}
+	}
+	for _, a := range c.Alarms {
+		a.src = src{}
+	}
+}
+
+func TestSchemaIsValidJSONAndCoversTheModel(t *testing.T) {
+	if !json.Valid(Schema) {
+		t.Fatal("schema.json is not valid JSON")
+	}
+	for _, field := range []string{"visibilityTimeout", "redrivePolicy", "redriveAllowPolicy", "maximumConcurrency", "reportBatchItemFailures", "subscriptions", "produces"} {
+		if !strings.Contains(string(Schema), `"`+field+`"`) {
+			t.Errorf("schema lacks %s", field)
+		}
+	}
+}
