@@ -40,6 +40,8 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 	root.AddCommand(newAlarmsCommand())
 	root.AddCommand(newTopCommand())
 	root.AddCommand(newBenchCommand())
+	root.AddCommand(newTriggerCommand())
+	root.AddCommand(newLintCommand(), newApplyCommand(), newImportCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)
 		var ee *exitError

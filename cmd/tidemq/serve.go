@@ -39,7 +39,9 @@ type serveOptions struct {
 	logFormat       string
 	shutdownTimeout time.Duration
 	alarms          alarmOptions
+	triggers        triggerOptions
 	dataDirSet      bool // --data-dir (or its variable) was given
+	config          string
 }
 
 func newServeCommand() *cobra.Command {
@@ -84,6 +86,8 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
 	o.alarms.addFlags(f)
+	o.triggers.addFlags(f)
+	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template whose queues are created or updated at start (see 'tidemq apply')")
 	bindEnv(cmd)
 	return cmd
 }
@@ -183,6 +187,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
+	if o.config != "" {
+		if err := applyConfigFile(ctx, eng, o.config, o.region, o.accountID, log); err != nil {
+			eng.Close()
+			return err
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -199,6 +209,11 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
+	trg, err := startTriggers(eng, mux, obs.metrics.Registry(), o, log)
+	if err != nil {
+		eng.Close()
+		return err
+	}
 	mux.Handle("/", sqs.NewHandler(sqs.Config{
 		Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
 		Observe: obs.metrics.ObserveRequest,
@@ -225,6 +240,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return fmt.Errorf("server stopped: %w", err)
 	case <-ctx.Done():
 	}
+	trg.stop(o.shutdownTimeout)
 	log.Info("shutting down: answering long polls, finishing requests")
 	eng.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)

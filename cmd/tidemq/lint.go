@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tidemq/tidemq/topology"
+)
+
+// templateOptions are the pseudo parameters and parameters used when a
+// command reads a CloudFormation/SAM template.
+type templateOptions struct {
+	accountID string
+	stackName string
+	params    []string
+}
+
+func (o *templateOptions) register(f *pflag.FlagSet) {
+	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS::AccountId when reading a template")
+	f.StringVar(&o.stackName, "stack-name", "stack", "AWS::StackName when reading a template")
+	f.StringArrayVar(&o.params, "param", nil, "template parameter as NAME=VALUE (repeatable; overrides its default)")
+}
+
+func (o *templateOptions) importOptions(region string) (topology.ImportOptions, error) {
+	opts := topology.ImportOptions{Region: region, AccountID: o.accountID, StackName: o.stackName, Parameters: map[string]string{}}
+	for _, p := range o.params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return opts, fmt.Errorf("--param wants NAME=VALUE, not %q", p)
+		}
+		opts.Parameters[k] = v
+	}
+	return opts, nil
+}
+
+func newLintCommand() *cobra.Command {
+	var (
+		format string
+		schema bool
+		region string
+		tmpl   templateOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "lint FILE",
+		Short: "Check a tidemq.yaml or a CloudFormation/SAM template for queue misconfigurations",
+		Long: `Check a topology — a tidemq.yaml, or a CloudFormation/SAM template (YAML with
+short-form tags, or JSON) — for the mistakes that lose or duplicate messages:
+visibility timeouts too close to consumer timeouts, batches without
+ReportBatchItemFailures, dead-letter queues of the wrong type, too short or
+without alarms, queues without DLQs, queues that are produced to but that no
+enabled event source reads, long FIFO head-of-line stalls, event-source limits.
+
+Each finding has file:line, a rule id, a severity and a fix. The exit status is
+1 when there is an error finding, 0 otherwise. --schema prints the JSON Schema
+of tidemq.yaml instead.`,
+		Example: `  tidemq lint tidemq.yaml
+  tidemq lint lambdas/template.yaml --format sarif > lint.sarif
+  tidemq lint --schema > tidemq.schema.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if schema {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if schema {
+				_, err := out.Write(topology.Schema)
+				return err
+			}
+			if format != "text" && format != "json" && format != "sarif" {
+				return fmt.Errorf("--format must be text, json or sarif, not %q", format)
+			}
+			opts, err := tmpl.importOptions(region)
+			if err != nil {
+				return err
+			}
+			c, rep, err := topology.Load(args[0], opts)
+			if err != nil {
+				return err
+			}
+			if rep != nil && format == "text" {
+				printReport(cmd.ErrOrStderr(), args[0], rep)
+			}
+			fs := topology.Lint(c)
+			if err := topology.WriteFindings(out, format, fs); err != nil {
+				return err
+			}
+			if topology.HasErrors(fs) {
+				return &exitError{code: 1, err: errors.New("lint found errors")}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "text", "output format: text, json or sarif")
+	f.BoolVar(&schema, "schema", false, "print the JSON Schema of tidemq.yaml and exit")
+	f.StringVar(&region, "region", "us-east-1", "AWS::Region when reading a template")
+	tmpl.register(f)
+	bindEnv(cmd)
+	return cmd
+}
+
+func printReport(w io.Writer, file string, rep *topology.ImportReport) {
+	for _, u := range rep.Unsupported {
+		fmt.Fprintf(w, "%s:%d: note: resource %s (%s) is not modelled; skipped\n", file, u.Line, u.LogicalID, u.Type)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "%s: note: %s\n", file, n)
+	}
+}

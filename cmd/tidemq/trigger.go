@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemq/tidemq/trigger"
+)
+
+func newTriggerCommand() *cobra.Command {
+	var endpoint string
+	cmd := &cobra.Command{
+		Use:   "trigger",
+		Short: "Manage triggers: Lambda-style consumers that a tidemq server runs",
+		Long: `A trigger (an event source mapping, in Lambda's words) long-polls one queue
+and delivers batches to an HTTP endpoint (POST of the Lambda SQS event) or to a
+command (the event on stdin, the response on stdout; the server must run with
+--allow-trigger-commands). Success deletes the batch; an error or a timeout
+leaves it to come back after the visibility timeout; with
+--report-batch-item-failures the response {"batchItemFailures":[...]} keeps
+only the listed messages.
+
+These commands talk to a running server's admin API (/tidemq/triggers).`,
+		Example: `  tidemq trigger create orders-fn --queue orders --url http://127.0.0.1:8080/ --batch-size 5 --report-batch-item-failures
+  tidemq trigger create local --queue jobs.fifo --timeout 30 -- ./handler.sh
+  tidemq trigger list
+  tidemq trigger update orders-fn --max-concurrency 10
+  tidemq trigger disable orders-fn`,
+	}
+	cmd.PersistentFlags().StringVar(&endpoint, "endpoint", "http://127.0.0.1:9324", "base URL of the tidemq server [$TIDEMQ_ENDPOINT]")
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if !cmd.Flags().Changed("endpoint") {
+			if v, ok := os.LookupEnv("TIDEMQ_ENDPOINT"); ok {
+				endpoint = v
+			}
+		}
+		return nil
+	}
+	api := func() *triggerAPI { return &triggerAPI{base: strings.TrimRight(endpoint, "/") + trigger.APIPath} }
+
+	create := &cobra.Command{
+		Use:   "create NAME --queue QUEUE (--url URL | -- COMMAND [ARGS...])",
+		Short: "Create a trigger",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			patch, err := triggerFlagsToJSON(cmd, args)
+			if err != nil {
+				return err
+			}
+			patch["Name"] = args[0]
+			var s trigger.Status
+			if err := api().do(cmd.Context(), http.MethodPost, "", patch, &s); err != nil {
+				return err
+			}
+			return printTriggerResult(cmd.OutOrStdout(), "created", &s)
+		},
+	}
+	addTriggerFlags(create)
+	update := &cobra.Command{
+		Use:   "update NAME [flags] [-- COMMAND [ARGS...]]",
+		Short: "Change a trigger's settings (only the flags given)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			patch, err := triggerFlagsToJSON(cmd, args)
+			if err != nil {
+				return err
+			}
+			var s trigger.Status
+			if err := api().do(cmd.Context(), http.MethodPatch, "/"+url.PathEscape(args[0]), patch, &s); err != nil {
+				return err
+			}
+			return printTriggerResult(cmd.OutOrStdout(), "updated", &s)
+		},
+	}
+	addTriggerFlags(update)
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List triggers with their state and counters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var l struct{ Triggers []*trigger.Status }
+			if err := api().do(cmd.Context(), http.MethodGet, "", nil, &l); err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(l)
+			}
+			return printTriggers(cmd.OutOrStdout(), l.Triggers)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	toggle := func(use string, on bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " NAME",
+			Short: strings.ToUpper(use[:1]) + use[1:] + " a trigger",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				var s trigger.Status
+				if err := api().do(cmd.Context(), http.MethodPost, "/"+url.PathEscape(args[0])+"/"+use, nil, &s); err != nil {
+					return err
+				}
+				return printTriggerResult(cmd.OutOrStdout(), use+"d", &s)
+			},
+		}
+	}
+	del := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a trigger (invocations in flight finish first)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := api().do(cmd.Context(), http.MethodDelete, "/"+url.PathEscape(args[0]), nil, nil); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", args[0])
+			return err
+		},
+	}
+	cmd.AddCommand(create, list, update, toggle("enable", true), toggle("disable", false), del)
+	return cmd
+}
+
+func addTriggerFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("queue", "", "queue to poll (create only)")
+	f.String("url", "", "HTTP target: the event is POSTed here")
+	f.StringArray("header", nil, "header added to every POST, as Name=Value (repeatable)")
+	f.String("dir", "", "working directory of a command target")
+	f.Int("batch-size", 0, "BatchSize: up to 10 on FIFO queues, over 10 needs --batching-window (default 10)")
+	f.Int("batching-window", 0, "MaximumBatchingWindowInSeconds, 0 to 300")
+	f.Bool("report-batch-item-failures", false, "FunctionResponseTypes ReportBatchItemFailures: read batchItemFailures")
+	f.Int("max-concurrency", 0, "ScalingConfig.MaximumConcurrency, 2 to 1000 (default 5 pollers)")
+	f.Float64("timeout", 0, "function timeout in seconds, below the queue's visibility timeout (default 3)")
+	f.StringArray("filter", nil, `FilterCriteria pattern, like '{"body":{"type":["order"]}}' (repeatable)`)
+	f.Bool("enabled", true, "whether the trigger polls")
+}
+
+// triggerFlagsToJSON turns the flags given (and a command after --) into
+// trigger settings.
+func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, error) {
+	f := cmd.Flags()
+	out := map[string]any{}
+	target := map[string]any{}
+	if f.Changed("queue") {
+		out["Queue"], _ = f.GetString("queue")
+	}
+	if f.Changed("url") {
+		target["URL"], _ = f.GetString("url")
+	}
+	if f.Changed("header") {
+		hs, _ := f.GetStringArray("header")
+		m := map[string]string{}
+		for _, h := range hs {
+			k, v, ok := strings.Cut(h, "=")
+			if !ok {
+				return nil, fmt.Errorf("--header takes Name=Value, not %q", h)
+			}
+			m[k] = v
+		}
+		target["Headers"] = m
+	}
+	if f.Changed("dir") {
+		target["Dir"], _ = f.GetString("dir")
+	}
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		if len(args[dash:]) == 0 {
+			return nil, fmt.Errorf("nothing after --: give the command to run")
+		}
+		target["Command"] = args[dash:]
+		if dash > 1 {
+			return nil, fmt.Errorf("unexpected arguments before --: %v", args[1:dash])
+		}
+	} else if len(args) > 1 {
+		return nil, fmt.Errorf("unexpected arguments %v (put a command target after --)", args[1:])
+	}
+	if _, isURL := target["URL"]; isURL {
+		target["Command"] = nil
+	} else if _, isCmd := target["Command"]; isCmd {
+		target["URL"] = ""
+	}
+	if len(target) > 0 {
+		out["Target"] = target
+	}
+	ints := map[string]string{"batch-size": "BatchSize", "batching-window": "MaximumBatchingWindowInSeconds"}
+	for flag, key := range ints {
+		if f.Changed(flag) {
+			out[key], _ = f.GetInt(flag)
+		}
+	}
+	if f.Changed("max-concurrency") {
+		n, _ := f.GetInt("max-concurrency")
+		out["ScalingConfig"] = map[string]int{"MaximumConcurrency": n}
+	}
+	if f.Changed("timeout") {
+		out["Timeout"], _ = f.GetFloat64("timeout")
+	}
+	if f.Changed("report-batch-item-failures") {
+		on, _ := f.GetBool("report-batch-item-failures")
+		types := []string{}
+		if on {
+			types = append(types, trigger.ReportBatchItemFailures)
+		}
+		out["FunctionResponseTypes"] = types
+	}
+	if f.Changed("filter") {
+		ps, _ := f.GetStringArray("filter")
+		var filters []map[string]string
+		for _, p := range ps {
+			filters = append(filters, map[string]string{"Pattern": p})
+		}
+		out["FilterCriteria"] = map[string]any{"Filters": filters}
+	}
+	if f.Changed("enabled") {
+		out["Enabled"], _ = f.GetBool("enabled")
+	}
+	return out, nil
+}
+
+type triggerAPI struct{ base string }
+
+func (a *triggerAPI) do(ctx context.Context, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct{ Error string }
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s", e.Error)
+		}
+		return fmt.Errorf("%s %s: %s: %s", method, a.base+path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	return json.Unmarshal(b, out)
+}
+
+func printTriggerResult(w io.Writer, verb string, s *trigger.Status) error {
+	fmt.Fprintf(w, "%s %s (%s, queue %s)\n", verb, s.Name, s.State, s.Queue)
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+func printTriggers(w io.Writer, ts []*trigger.Status) error {
+	if len(ts) == 0 {
+		_, err := fmt.Fprintln(w, "no triggers")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tQUEUE\tSTATE\tTARGET\tINVOCATIONS\tERRORS\tTIMEOUTS\tDELETED\tFAILED\tRUNNING\tLAST ERROR")
+	for _, s := range ts {
+		target := s.Target.URL
+		if target == "" {
+			target = strings.Join(s.Target.Command, " ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Queue, s.State, target,
+			s.Stats.Invocations, s.Stats.Errors, s.Stats.Timeouts, s.Stats.MessagesDeleted, s.Stats.MessagesFailed,
+			s.Stats.ConcurrentInvocations, s.LastError)
+	}
+	return tw.Flush()
+}
