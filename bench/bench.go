@@ -22,6 +22,10 @@ import (
 // Scenarios lists the scenarios Run knows, in the order `all` runs them.
 var Scenarios = []string{"send", "send-batch", "receive", "receive-batch", "fifo", "longpoll"}
 
+// MoreScenarios need extra settings and are run only when named: mixed
+// (Config.Rate and Duration) and depth (Config.Prefill is the depth).
+var MoreScenarios = []string{"mixed", "depth"}
+
 // Config describes one run.
 type Config struct {
 	Scenario string
@@ -35,6 +39,8 @@ type Config struct {
 	// Prefill is the number of messages queued before a receive scenario
 	// (default: Count).
 	Prefill int
+	// Rate is the total send rate of the mixed scenario, messages per second.
+	Rate int
 	// Progress, if set, is called with the messages done so far.
 	Progress func(done int64)
 }
@@ -203,8 +209,12 @@ func Run(ctx context.Context, client *sqs.Client, cfg Config) (Result, error) {
 		return b.fifo(ctx)
 	case "longpoll":
 		return b.longpoll(ctx)
+	case "mixed":
+		return b.mixed(ctx)
+	case "depth":
+		return b.depth(ctx)
 	}
-	return Result{}, fmt.Errorf("unknown scenario %q (known: %s)", cfg.Scenario, strings.Join(Scenarios, ", "))
+	return Result{}, fmt.Errorf("unknown scenario %q (known: %s)", cfg.Scenario, strings.Join(append(Scenarios, MoreScenarios...), ", "))
 }
 
 type runner struct {

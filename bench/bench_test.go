@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -46,6 +47,14 @@ func TestScenariosMoveEveryMessageOnce(t *testing.T) {
 		if !res.OK() || res.Messages != int64(count) {
 			t.Errorf("%s: %+v", s, res)
 		}
+	}
+	mixed, err := bench.Run(context.Background(), client, bench.Config{Scenario: "mixed", Clients: 4, Rate: 200, Duration: time.Second})
+	if err != nil || !mixed.OK() || mixed.Messages < 50 {
+		t.Errorf("mixed: %+v, %v", mixed, err)
+	}
+	depth, err := bench.Run(context.Background(), client, bench.Config{Scenario: "depth", Clients: 4, Prefill: 500, Count: 100})
+	if err != nil || !depth.OK() || depth.Messages != 100 {
+		t.Errorf("depth: %+v, %v", depth, err)
 	}
 	if _, err := bench.Run(context.Background(), client, bench.Config{Scenario: "nope"}); err == nil {
 		t.Error("unknown scenario accepted")

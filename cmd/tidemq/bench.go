@@ -23,6 +23,8 @@ type benchOptions struct {
 	prefill  int
 	json     bool
 	queue    string
+	rate     int
+	depths   []int
 }
 
 func newBenchCommand() *cobra.Command {
@@ -43,10 +45,18 @@ Scenarios (default: all of them, in this order):
   fifo           FIFO with --groups message groups: batched send, then receive + batch delete
   longpoll       wake-up latency: a send while a 5 s long poll waits
 
+Run only when named:
+  mixed          producers at --rate messages/s (single sends) next to consumers, for
+                 --duration (default 10s): the send latency at a steady load
+  depth          receive (10) + DeleteMessageBatch of --count messages from a queue
+                 holding each of --depths messages: does the cost grow with the backlog?
+
 Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
 		Example: `  tidemq bench --count 20000
   tidemq bench send-batch receive-batch --clients 32 --count 100000 --json
-  tidemq bench send --duration 30s --endpoint http://10.0.0.5:9324`,
+  tidemq bench send --duration 30s --endpoint http://10.0.0.5:9324
+  tidemq bench mixed --rate 2000 --duration 30s
+  tidemq bench depth --depths 1000,100000,1000000 --count 20000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -61,6 +71,8 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
 	f.BoolVar(&o.json, "json", false, "print results as JSON lines")
 	f.StringVar(&o.queue, "queue", "tidemq-bench", "prefix of the queues the run creates")
+	f.IntVar(&o.rate, "rate", 1000, "total send rate of the mixed scenario, messages per second")
+	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
 	bindEnv(cmd)
 	return cmd
 }
@@ -73,11 +85,23 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 	if err != nil {
 		return err
 	}
-	var results []bench.Result
-	failed := false
+	var runs []bench.Config
 	for _, s := range scenarios {
 		cfg := bench.Config{Scenario: s, Queue: o.queue, Clients: o.clients, Count: o.count, Duration: o.duration,
-			Size: o.size, Groups: o.groups, Prefill: o.prefill}
+			Size: o.size, Groups: o.groups, Prefill: o.prefill, Rate: o.rate}
+		if s != "depth" {
+			runs = append(runs, cfg)
+			continue
+		}
+		for _, d := range o.depths {
+			cfg.Prefill = d
+			runs = append(runs, cfg)
+		}
+	}
+	var results []bench.Result
+	failed := false
+	for _, cfg := range runs {
+		s := cfg.Scenario
 		if !o.json {
 			cfg.Progress = func(done int64) { fmt.Fprintf(stderr, "\r%-14s %d messages", s, done) }
 		}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// mixed runs producers at a fixed total rate (Config.Rate messages per
+// second, single SendMessage calls) next to consumers that receive (10,
+// long-polling) and batch-delete, for Config.Duration; then it drains the
+// queue. The latencies reported are the sends': the steady-state send
+// latency at that load.
+func (b *runner) mixed(ctx context.Context) (Result, error) {
+	if b.cfg.Rate <= 0 {
+		return Result{}, fmt.Errorf("the mixed scenario needs a rate (--rate)")
+	}
+	dur := b.cfg.Duration
+	if dur <= 0 {
+		dur = 10 * time.Second
+	}
+	url, cleanup, err := b.createQueue(ctx, "mixed", false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	led := newLedger()
+	rec := &recorder{progress: b.cfg.Progress}
+	tokens := make(chan int64, b.cfg.Rate)
+	stop := make(chan struct{})
+	go func() { // the pacer: one token per message, spread over each second
+		defer close(tokens)
+		tick := time.NewTicker(time.Second / time.Duration(b.cfg.Rate))
+		defer tick.Stop()
+		for i := int64(0); ; i++ {
+			select {
+			case <-tick.C:
+				select {
+				case tokens <- i:
+				default: // producers fell behind: the message is skipped, not queued up
+				}
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	producers, consumers := max(1, b.cfg.Clients/2), max(1, b.cfg.Clients-b.cfg.Clients/2)
+	var wg sync.WaitGroup
+	for w := 0; w < producers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range tokens {
+				id := "s" + strconv.FormatInt(i, 10)
+				led.add(id) // before the send: a consumer may see it first
+				t := time.Now()
+				err := b.sendIDs(ctx, url, []string{id}, false, "")
+				if err != nil {
+					led.forget(id)
+				}
+				rec.observe(t, 1, err)
+			}
+		}()
+	}
+	var consuming atomic.Bool
+	consuming.Store(true)
+	var cwg sync.WaitGroup
+	for w := 0; w < consumers; w++ {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			for consuming.Load() && ctx.Err() == nil {
+				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				if err != nil || len(out.Messages) == 0 {
+					continue
+				}
+				for _, m := range out.Messages {
+					led.seen(idOf(aws.ToString(m.Body)))
+				}
+				if err := b.delete(ctx, url, out.Messages, true); err != nil {
+					rec.errors.Add(1)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	select {
+	case <-time.After(dur):
+	case <-ctx.Done():
+	}
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(start)
+	consuming.Store(false)
+	cwg.Wait()
+	res := rec.result(fmt.Sprintf("mixed@%d/s send", b.cfg.Rate), elapsed)
+	b.consume(ctx, url, led, nil, true) // what the consumers had not reached yet
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	return res, ctx.Err()
+}
+
+// depth measures ReceiveMessage (10) + DeleteMessageBatch of Config.Count
+// messages from a queue prefilled to Config.Prefill messages: run at
+// several depths, it shows whether the cost grows with the backlog. The
+// messages not consumed must all still be there afterwards.
+func (b *runner) depth(ctx context.Context) (Result, error) {
+	depth := b.cfg.Prefill
+	if depth <= 0 {
+		depth = 100000
+	}
+	n := min(b.cfg.Count, depth)
+	if n <= 0 {
+		n = min(10000, depth)
+	}
+	url, cleanup, err := b.createQueue(ctx, "depth", false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cleanup()
+	led := newLedger()
+	if err := b.prefill(ctx, url, depth, led, 0); err != nil {
+		return Result{}, err
+	}
+	rec := &recorder{progress: b.cfg.Progress}
+	var got, reserved atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < b.cfg.Clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for got.Load() < int64(n) && ctx.Err() == nil {
+				// Reserve what this receive may take, so that together the
+				// workers never take more than n and the rest stays queued.
+				want := claim(&reserved, int64(n))
+				if want == 0 {
+					return
+				}
+				t := time.Now()
+				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: int32(want), WaitTimeSeconds: 1})
+				if err != nil {
+					reserved.Add(-want)
+					rec.observe(t, 0, err)
+					continue
+				}
+				reserved.Add(int64(len(out.Messages)) - want)
+				if len(out.Messages) == 0 {
+					continue
+				}
+				for _, m := range out.Messages {
+					led.seen(idOf(aws.ToString(m.Body)))
+				}
+				got.Add(int64(len(out.Messages)))
+				rec.observe(t, len(out.Messages), b.delete(ctx, url, out.Messages, true))
+			}
+		}()
+	}
+	wg.Wait()
+	res := rec.result(fmt.Sprintf("depth=%d receive+delete", depth), time.Since(start))
+	res.Duplicates = led.dups
+	attrs, err := b.c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})
+	if err != nil {
+		return res, err
+	}
+	left, _ := strconv.ParseInt(attrs.Attributes["ApproximateNumberOfMessages"], 10, 64)
+	inflight, _ := strconv.ParseInt(attrs.Attributes["ApproximateNumberOfMessagesNotVisible"], 10, 64)
+	if want := int64(depth) - got.Load(); left+inflight != want {
+		res.Lost = want - left - inflight
+	}
+	return res, ctx.Err()
+}
+
+// claim reserves up to 10 of the n messages a run may take and returns how
+// many it reserved (0 when all are reserved).
+func claim(reserved *atomic.Int64, n int64) int64 {
+	for {
+		r := reserved.Load()
+		k := min(10, n-r)
+		if k <= 0 {
+			return 0
+		}
+		if reserved.CompareAndSwap(r, r+k) {
+			return k
+		}
+	}
+}
