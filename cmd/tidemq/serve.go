@@ -18,8 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemq/tidemq/api/sigv4"
+	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/engine"
+	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/storage/pebble"
@@ -49,7 +51,8 @@ func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the tidemq server",
-		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) on --listen, with
+		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) and the SNS
+subset (Query; topics delivering to queues) on --listen, with
 GET /health for probes, GET /metrics for Prometheus and GET /tidemq/alarms
 for the built-in alarms (see 'tidemq alarms').
 
@@ -214,10 +217,16 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		eng.Close()
 		return err
 	}
-	mux.Handle("/", sqs.NewHandler(sqs.Config{
-		Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-		Observe: obs.metrics.ObserveRequest,
-	}))
+	topics, err := topicstore.Open(topicstore.Options{Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, Dir: snsDir(o), Logger: log})
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	mux.Handle("/", apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
+		sqs.NewHandler(sqs.Config{
+			Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+			Observe: obs.metrics.ObserveRequest,
+		})))
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		eng.Close()
@@ -253,4 +262,23 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// snsDir is where the SNS topic store and signing key live: "sns" in the
+// data directory, or nowhere with --in-memory.
+func snsDir(o *serveOptions) string {
+	if o.inMemory {
+		return ""
+	}
+	return filepath.Join(o.dataDir, "sns")
+}
+
+// snsAuth is the SQS authenticator accepting the "sns" signing scope.
+func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
+	if v, ok := auth.(*sigv4.Verifier); ok {
+		c := *v
+		c.Services = []string{"sns"}
+		return &c
+	}
+	return auth
 }
