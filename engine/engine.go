@@ -43,6 +43,11 @@ type Engine struct {
 	queues      map[string]*queue // by name
 	byID        map[uint64]*queue
 	nextQueueID uint64
+	handleKey   []byte // seals receipt handles; see receipt.go
+	// lastCommit is the most recent committed batch: an operation that
+	// writes nothing still waits for it, since what it read may not be
+	// durable yet (a delete of a message whose delete is still syncing).
+	lastCommit *sharedDurable
 	// Message move tasks, by id and by source ARN in start order.
 	tasks         map[string]*moveTask
 	tasksBySource map[string][]*moveTask

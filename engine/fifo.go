@@ -23,13 +23,15 @@ type group struct {
 }
 
 // first returns the first live message of the group, or nil.
+//
+// It only moves head forward: receives walk msgs by index while messages
+// leave the group, so slots are cleared and the slice compacted only in
+// insert.
 func (g *group) first() *message {
 	for g.head < len(g.msgs) && g.msgs[g.head].state == stateGone {
-		g.msgs[g.head] = nil
 		g.head++
 	}
 	if g.head == len(g.msgs) {
-		g.msgs, g.head = g.msgs[:0], 0
 		return nil
 	}
 	return g.msgs[g.head]
@@ -53,9 +55,10 @@ func (g *group) empty() bool { return g.first() == nil }
 func (g *group) insert(m *message) {
 	// Compact here, never in first: receives walk msgs by index while
 	// messages leave the group.
-	if g.head > 1024 && g.head*2 > len(g.msgs) {
-		g.msgs = append(g.msgs[:0], g.msgs[g.head:]...)
-		g.head = 0
+	if g.head == len(g.msgs) || (g.head > 1024 && g.head*2 > len(g.msgs)) {
+		n := copy(g.msgs, g.msgs[g.head:])
+		clear(g.msgs[n:])
+		g.msgs, g.head = g.msgs[:n], 0
 	}
 	i := len(g.msgs)
 	for i > g.head && g.msgs[i-1].seq > m.seq {

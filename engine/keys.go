@@ -7,6 +7,7 @@ import "encoding/binary"
 // starts clean.
 //
 //	n                      next queue id (8 bytes)
+//	k                      receipt handle secret (32 bytes)
 //	q/<name>               queue record (queueRecord, JSON)
 //	c/<qid>                next sequence number of the queue (8 bytes)
 //	m/<qid><seq>           message, immutable once written (messageRecord)
@@ -21,6 +22,9 @@ const (
 	prefixState   = "s/"
 	prefixDedup   = "d/"
 	keyNextQueue  = "n"
+	// keyHandleSecret holds the random key that seals receipt handles; it
+	// is kept so that handles stay valid across restarts.
+	keyHandleSecret = "k"
 )
 
 func queueKey(name string) []byte { return append([]byte(prefixQueue), name...) }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -21,12 +22,29 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
+	err = e.store.Scan([]byte(keyHandleSecret), func(k, v []byte) error {
+		if string(k) == keyHandleSecret && len(v) == 32 {
+			e.handleKey = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.handleKey == nil {
+		e.handleKey = make([]byte, 32)
+		if _, err := rand.Read(e.handleKey); err != nil {
+			return err
+		}
+		cleanup.Set([]byte(keyHandleSecret), e.handleKey)
+	}
 	err = e.store.Scan([]byte(prefixQueue), func(k, v []byte) error {
 		var r queueRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("queue record %q: %w", k, err)
 		}
 		q := newQueue(r.ID, r.Name, e.arn(r.Name), r.FIFO)
+		q.handleKey = e.handleKey
 		q.applyAttributes(r.Attributes)
 		if r.Tags != nil {
 			q.tags = r.Tags

@@ -33,6 +33,8 @@ type queue struct {
 	contentDedup bool
 	groupDedup   bool // DeduplicationScope messageGroup
 
+	handleKey []byte // seals receipt handles (the engine's secret)
+
 	msgs    map[uint64]*message // every live message, by sequence
 	nextSeq uint64
 	// pending are created messages waiting for their batch to be durable,

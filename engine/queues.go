@@ -79,6 +79,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	now := e.clock.Now()
 	e.nextQueueID++
 	q := newQueue(e.nextQueueID, p.Name, e.arn(p.Name), fifo)
+	q.handleKey = e.handleKey
 	q.applyAttributes(merged)
 	for k, v := range p.Tags {
 		q.tags[k] = v

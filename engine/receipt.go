@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"crypto/rand"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 
@@ -10,8 +11,9 @@ import (
 
 // A receipt handle names one receive of one message: the queue id, the
 // message's sequence, and the receive count at that receive (so a later
-// receive makes older handles stale), plus random bytes so that handles are
-// not guessable from each other.
+// receive makes older handles stale), sealed with an HMAC under the
+// engine's secret key (stored under keyHandleSecret) so that a handle
+// cannot be forged from the small integers it carries.
 type receipt struct {
 	qid, seq uint64
 	count    int
@@ -19,21 +21,30 @@ type receipt struct {
 
 const receiptVersion = 1
 
-func (r receipt) encode() string {
+func (r receipt) encode(key []byte) string {
 	b := make([]byte, 0, 40)
 	b = append(b, receiptVersion)
 	b = binary.AppendUvarint(b, r.qid)
 	b = binary.AppendUvarint(b, r.seq)
 	b = binary.AppendUvarint(b, uint64(r.count))
-	var nonce [12]byte
-	_, _ = rand.Read(nonce[:])
-	b = append(b, nonce[:]...)
+	b = append(b, receiptMAC(key, b)...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeReceipt(s string) (receipt, bool) {
+// receiptMAC is the 12-byte seal of a handle's fields.
+func receiptMAC(key, fields []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(fields)
+	return m.Sum(nil)[:12]
+}
+
+func decodeReceipt(key []byte, s string) (receipt, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) < 1+3+12 || b[0] != receiptVersion {
+		return receipt{}, false
+	}
+	fields := b[:len(b)-12]
+	if !hmac.Equal(b[len(b)-12:], receiptMAC(key, fields)) {
 		return receipt{}, false
 	}
 	b = b[1:]
@@ -69,7 +80,7 @@ func (q *queue) lookupReceipt(handle string) (receipt, *message, error) {
 	if handle == "" {
 		return receipt{}, nil, tidemq.MissingParameter("ReceiptHandle")
 	}
-	r, ok := decodeReceipt(handle)
+	r, ok := decodeReceipt(q.handleKey, handle)
 	if !ok || r.qid != q.id || r.seq >= q.nextSeq {
 		return r, nil, invalidReceipt(handle)
 	}

@@ -124,7 +124,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			// As many messages of this group as possible, in order.
 			for i := g.head; i < len(g.msgs) && len(taken) < max; i++ {
 				m := g.msgs[i]
-				if m.state == stateGone {
+				if m == nil || m.state == stateGone {
 					continue
 				}
 				if m.state != stateReady {
@@ -151,7 +151,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		q.attemptOrder = append(q.attemptOrder, attempt)
 	}
 	for i, m := range taken {
-		handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode()
+		handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(q.handleKey)
 		out[i] = m.snapshot(q, handle)
 		if attempt != nil {
 			attempt.msgs = append(attempt.msgs, m)

@@ -61,15 +61,22 @@ func (t *txn) addCreated(q *queue, m *message) {
 // ahead of disk, so it refuses all further work rather than diverge.
 func (e *Engine) finish(t *txn) error {
 	var err error
+	wait := t.durable
 	if !t.b.Empty() {
 		t.durable.d, err = t.b.Commit()
+		e.lastCommit = t.durable
+	} else if e.lastCommit != nil {
+		// Nothing to write, but the answer may rest on state whose batch
+		// is committed and not yet synced: wait for the latest one (the
+		// log is sequential, so that covers every earlier batch too).
+		wait = e.lastCommit
 	}
 	if err != nil {
 		e.failLocked(err)
 	}
 	e.mu.Unlock()
 	if err == nil {
-		err = t.durable.wait()
+		err = wait.wait()
 	}
 	if err != nil {
 		e.mu.Lock()
