@@ -145,19 +145,28 @@ func (q *queue) setState(m *message, s msgState) {
 		q.wake()
 	case stateDelayed:
 		q.nDelayed++
-		q.timers.add(timerEntry{at: m.availableAt, msg: m, gen: m.gen, kind: timerAvailable})
+		q.addTimer(timerEntry{at: m.availableAt, msg: m, gen: m.gen, kind: timerAvailable})
 	case stateInflight:
 		q.nInflight++
 		if g != nil {
 			g.inflight++
 		}
-		q.timers.add(timerEntry{at: m.visibleAt, msg: m, gen: m.gen, kind: timerVisible})
+		q.addTimer(timerEntry{at: m.visibleAt, msg: m, gen: m.gen, kind: timerVisible})
 	}
 	if g != nil {
 		q.groups.refresh(g)
 		if s == stateGone && g.inflight == 0 && g.canDeliver() {
 			q.wake() // the group's next message is now at its head
 		}
+	}
+}
+
+// addTimer schedules a deadline. A new earliest deadline wakes the long
+// polls, which sleep until the earliest deadline they saw.
+func (q *queue) addTimer(e timerEntry) {
+	q.timers.add(e)
+	if q.timers[0] == e {
+		q.wake()
 	}
 }
 
@@ -226,6 +235,9 @@ func (q *queue) remove(m *message, t *txn) {
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
 	q.byAge.Delete(m)
+	// Stale timer entries may keep m reachable until their deadline (up to
+	// 12 hours): drop what is big.
+	m.body, m.attrs, m.sysAttrs, m.history = "", nil, nil, nil
 	t.b.SingleDelete(seqKey(prefixMessage, q.id, m.seq))
 	t.b.Delete(seqKey(prefixState, q.id, m.seq))
 }
