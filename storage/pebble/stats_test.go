@@ -31,9 +31,11 @@ func TestStats(t *testing.T) {
 	if got := st.SyncedCommits - before.SyncedCommits; got != 5 {
 		t.Errorf("synced commits %d, want 5", got)
 	}
-	// Waited one by one, each commit needed its own fsync.
-	if got := st.Fsyncs - before.Fsyncs; got < 5 {
-		t.Errorf("fsyncs %d, want at least 5", got)
+	// Waited one by one, each commit needed its own fsync; Pebble records
+	// an fsync's latency after it wakes the waiters, so the last one may
+	// not be counted yet when Wait returns.
+	if got := st.Fsyncs - before.Fsyncs; got < 4 {
+		t.Errorf("fsyncs %d, want at least 4", got)
 	}
 	if st.FsyncSeconds <= 0 || st.FsyncSeconds > 60 {
 		t.Errorf("fsync seconds %v", st.FsyncSeconds)
