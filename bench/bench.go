@@ -1,7 +1,8 @@
 // Package bench is tidemq's load generator: it drives any SQS endpoint
-// (tidemq or AWS) through the official aws-sdk-go-v2 client, measures
-// throughput and latency, and checks what it sends: every message it sends
-// must come back exactly once, and a run that loses one says so.
+// (tidemq or AWS) through a Client (raw AWS JSON over HTTP, or the official
+// aws-sdk-go-v2 client), measures throughput and latency, and checks what
+// it sends: every message it sends must come back exactly once, and a run
+// that loses one says so.
 package bench
 
 import (
@@ -13,10 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // Scenarios lists the scenarios Run knows, in the order `all` runs them.
@@ -179,7 +176,7 @@ func idOf(b string) string {
 }
 
 // Run runs one scenario against client and returns what it measured.
-func Run(ctx context.Context, client *sqs.Client, cfg Config) (Result, error) {
+func Run(ctx context.Context, client Client, cfg Config) (Result, error) {
 	if cfg.Clients <= 0 {
 		cfg.Clients = 16
 	}
@@ -218,7 +215,7 @@ func Run(ctx context.Context, client *sqs.Client, cfg Config) (Result, error) {
 }
 
 type runner struct {
-	c   *sqs.Client
+	c   Client
 	cfg Config
 }
 
@@ -229,12 +226,11 @@ func (b *runner) createQueue(ctx context.Context, suffix string, fifo bool) (str
 		name += ".fifo"
 		attrs["FifoQueue"] = "true"
 	}
-	out, err := b.c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	url, err := b.c.CreateQueue(ctx, name, attrs)
 	if err != nil {
 		return "", nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
-	url := *out.QueueUrl
-	return url, func() { _, _ = b.c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}) }, nil
+	return url, func() { _ = b.c.DeleteQueue(context.Background(), url) }, nil
 }
 
 // send measures SendMessage (batch 1) or SendMessageBatch (batch 10), then
@@ -293,26 +289,14 @@ func (b *runner) send(ctx context.Context, batch int) (Result, error) {
 }
 
 func (b *runner) sendIDs(ctx context.Context, url string, ids []string, batch bool, group string) error {
-	if !batch {
-		in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body(ids[0], b.cfg.Size))}
-		if group != "" {
-			in.MessageGroupId, in.MessageDeduplicationId = aws.String(group), aws.String(ids[0])
-		}
-		_, err := b.c.SendMessage(ctx, in)
-		return err
-	}
-	entries := make([]types.SendMessageBatchRequestEntry, len(ids))
+	msgs := make([]Outgoing, len(ids))
 	for i, id := range ids {
-		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(body(id, b.cfg.Size))}
+		msgs[i] = Outgoing{Body: body(id, b.cfg.Size)}
 		if group != "" {
-			entries[i].MessageGroupId, entries[i].MessageDeduplicationId = aws.String(group), aws.String(id)
+			msgs[i].Group, msgs[i].Dedup = group, id
 		}
 	}
-	out, err := b.c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
-	if err == nil && len(out.Failed) > 0 {
-		err = fmt.Errorf("%d batch entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
-	}
-	return err
+	return b.c.Send(ctx, url, msgs, batch)
 }
 
 // prefill queues n messages as fast as possible (untimed) and records them.
@@ -366,14 +350,14 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 			defer wg.Done()
 			for ctx.Err() == nil && got.Load() < total && empties.Load() < 3 {
 				t := time.Now()
-				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				msgs, err := b.c.Receive(ctx, url, 10, 1)
 				if err != nil {
 					if rec != nil {
 						rec.observe(t, 0, err)
 					}
 					continue
 				}
-				if len(out.Messages) == 0 {
+				if len(msgs) == 0 {
 					if got.Load() >= total {
 						return
 					}
@@ -381,13 +365,13 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 					continue
 				}
 				empties.Store(0)
-				for _, m := range out.Messages {
-					led.seen(idOf(aws.ToString(m.Body)))
+				for _, m := range msgs {
+					led.seen(idOf(m.Body))
 				}
-				got.Add(int64(len(out.Messages)))
-				err = b.delete(ctx, url, out.Messages, batchDelete)
+				got.Add(int64(len(msgs)))
+				err = b.delete(ctx, url, msgs, batchDelete)
 				if rec != nil {
-					rec.observe(t, len(out.Messages), err)
+					rec.observe(t, len(msgs), err)
 				}
 			}
 		}()
@@ -395,24 +379,12 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 	wg.Wait()
 }
 
-func (b *runner) delete(ctx context.Context, url string, msgs []types.Message, batch bool) error {
-	if !batch {
-		for _, m := range msgs {
-			if _, err := b.c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	entries := make([]types.DeleteMessageBatchRequestEntry, len(msgs))
+func (b *runner) delete(ctx context.Context, url string, msgs []Received, batch bool) error {
+	handles := make([]string, len(msgs))
 	for i, m := range msgs {
-		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+		handles[i] = m.Handle
 	}
-	out, err := b.c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
-	if err == nil && len(out.Failed) > 0 {
-		err = fmt.Errorf("%d deletes failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
-	}
-	return err
+	return b.c.Delete(ctx, url, handles, batch)
 }
 
 func (b *runner) drain(ctx context.Context, url string, led *ledger, rec *recorder) error {
@@ -522,10 +494,10 @@ func (b *runner) longpoll(ctx context.Context) (Result, error) {
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		got := make(chan time.Time, 1)
 		go func() {
-			out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 5})
-			if err == nil && len(out.Messages) == 1 {
-				led.seen(idOf(aws.ToString(out.Messages[0].Body)))
-				_ = b.delete(ctx, url, out.Messages, false)
+			msgs, err := b.c.Receive(ctx, url, 1, 5)
+			if err == nil && len(msgs) == 1 {
+				led.seen(idOf(msgs[0].Body))
+				_ = b.delete(ctx, url, msgs, false)
 			}
 			got <- time.Now()
 		}()

@@ -2,9 +2,12 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,10 +34,16 @@ func TestScenariosMoveEveryMessageOnce(t *testing.T) {
 	defer e.Close()
 	srv := httptest.NewServer(apisqs.NewHandler(apisqs.Config{Broker: e, Logger: quiet}))
 	defer srv.Close()
-	client := sqs.New(sqs.Options{
+	sdk := bench.SDKClient{C: sqs.New(sqs.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
-	})
+	})}
+	for name, client := range map[string]bench.Client{"raw": bench.NewRawClient(srv.URL, 8), "sdk": sdk} {
+		t.Run(name, func(t *testing.T) { runEveryScenario(t, client) })
+	}
+}
+
+func runEveryScenario(t *testing.T, client bench.Client) {
 	for _, s := range bench.Scenarios {
 		count := 300
 		if s == "longpoll" {
@@ -58,5 +67,37 @@ func TestScenariosMoveEveryMessageOnce(t *testing.T) {
 	}
 	if _, err := bench.Run(context.Background(), client, bench.Config{Scenario: "nope"}); err == nil {
 		t.Error("unknown scenario accepted")
+	}
+}
+
+// TestRawClientChecksAnswers: the raw client must notice a server that
+// corrupts bodies (wrong MD5) or answers with an error, not count it as a
+// success.
+func TestRawClientChecksAnswers(t *testing.T) {
+	answers := map[string]string{
+		"AmazonSQS.SendMessage":    `{"MessageId":"1","MD5OfMessageBody":"00000000000000000000000000000000"}`,
+		"AmazonSQS.ReceiveMessage": `{"Messages":[{"MessageId":"1","ReceiptHandle":"h","MD5OfBody":"00000000000000000000000000000000","Body":"m1 x"}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a, ok := answers[r.Header.Get("X-Amz-Target")]; ok {
+			_, _ = io.WriteString(w, a)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"no such queue"}`)
+	}))
+	defer srv.Close()
+	c := bench.NewRawClient(srv.URL, 2)
+	ctx := context.Background()
+	if err := c.Send(ctx, srv.URL+"/q", []bench.Outgoing{{Body: "m1 x"}}, false); err == nil || !strings.Contains(err.Error(), "MD5") {
+		t.Errorf("send with a wrong MD5: %v", err)
+	}
+	if _, err := c.Receive(ctx, srv.URL+"/q", 10, 0); err == nil || !strings.Contains(err.Error(), "MD5") {
+		t.Errorf("receive with a wrong MD5: %v", err)
+	}
+	err := c.Delete(ctx, srv.URL+"/q", []string{"h"}, true)
+	var apiErr *bench.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || err.Error() != "QueueDoesNotExist (HTTP 400): no such queue" {
+		t.Errorf("error answer: %v", err)
 	}
 }

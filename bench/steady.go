@@ -7,10 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // mixed runs producers at a fixed total rate (Config.Rate messages per
@@ -79,14 +75,14 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 		go func() {
 			defer cwg.Done()
 			for consuming.Load() && ctx.Err() == nil {
-				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-				if err != nil || len(out.Messages) == 0 {
+				msgs, err := b.c.Receive(ctx, url, 10, 1)
+				if err != nil || len(msgs) == 0 {
 					continue
 				}
-				for _, m := range out.Messages {
-					led.seen(idOf(aws.ToString(m.Body)))
+				for _, m := range msgs {
+					led.seen(idOf(m.Body))
 				}
-				if err := b.delete(ctx, url, out.Messages, true); err != nil {
+				if err := b.delete(ctx, url, msgs, true); err != nil {
 					rec.errors.Add(1)
 				}
 			}
@@ -146,34 +142,31 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 					return
 				}
 				t := time.Now()
-				out, err := b.c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: int32(want), WaitTimeSeconds: 1})
+				msgs, err := b.c.Receive(ctx, url, int(want), 1)
 				if err != nil {
 					reserved.Add(-want)
 					rec.observe(t, 0, err)
 					continue
 				}
-				reserved.Add(int64(len(out.Messages)) - want)
-				if len(out.Messages) == 0 {
+				reserved.Add(int64(len(msgs)) - want)
+				if len(msgs) == 0 {
 					continue
 				}
-				for _, m := range out.Messages {
-					led.seen(idOf(aws.ToString(m.Body)))
+				for _, m := range msgs {
+					led.seen(idOf(m.Body))
 				}
-				got.Add(int64(len(out.Messages)))
-				rec.observe(t, len(out.Messages), b.delete(ctx, url, out.Messages, true))
+				got.Add(int64(len(msgs)))
+				rec.observe(t, len(msgs), b.delete(ctx, url, msgs, true))
 			}
 		}()
 	}
 	wg.Wait()
 	res := rec.result(fmt.Sprintf("depth=%d receive+delete", depth), time.Since(start))
 	res.Duplicates = led.dups
-	attrs, err := b.c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
-		AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})
+	left, inflight, err := b.c.Counts(ctx, url)
 	if err != nil {
 		return res, err
 	}
-	left, _ := strconv.ParseInt(attrs.Attributes["ApproximateNumberOfMessages"], 10, 64)
-	inflight, _ := strconv.ParseInt(attrs.Attributes["ApproximateNumberOfMessagesNotVisible"], 10, 64)
 	if want := int64(depth) - got.Load(); left+inflight != want {
 		res.Lost = want - left - inflight
 	}

@@ -44,6 +44,7 @@ type serveOptions struct {
 	triggers        triggerOptions
 	dataDirSet      bool // --data-dir (or its variable) was given
 	config          string
+	pprofListen     string
 }
 
 func newServeCommand() *cobra.Command {
@@ -91,6 +92,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template whose queues are created or updated at start (see 'tidemq apply')")
+	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
 	return cmd
 }
@@ -227,6 +229,14 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
 			Observe: obs.metrics.ObserveRequest,
 		})))
+	if o.pprofListen != "" {
+		stopPprof, err := startPprof(o.pprofListen, log)
+		if err != nil {
+			eng.Close()
+			return err
+		}
+		defer stopPprof()
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		eng.Close()
