@@ -41,3 +41,30 @@ func AsError(err error) *Error {
 	}
 	return &Error{Code: "InternalError", Status: http.StatusInternalServerError, Message: "An internal error occurred.", Receiver: true}
 }
+
+// The rest of the catalogue: SNS's error codes as botocore models them
+// (code, HTTP status, sender or receiver fault).
+
+// ResourceNotFound is the tagging actions' error for a topic that does not
+// exist (ResourceNotFoundException: 404, sender fault).
+func ResourceNotFound(msg string) *Error {
+	return Errorf("ResourceNotFound", http.StatusNotFound, "%s", msg)
+}
+
+// TagLimitExceeded is returned when a topic would have more than MaxTags
+// tags (TagLimitExceededException: 400, sender fault).
+func TagLimitExceeded() *Error {
+	return Errorf("TagLimitExceeded", http.StatusBadRequest, "Could not complete request: tag quota of per resource exceeded")
+}
+
+// InternalError is a server fault (InternalErrorException: 500, receiver
+// fault).
+func InternalError(msg string) *Error {
+	return &Error{Code: "InternalError", Status: http.StatusInternalServerError, Message: msg, Receiver: true}
+}
+
+// AuthorizationError is SNS's 403 for a request that lacks the
+// authentication it needs (AuthorizationErrorException).
+func AuthorizationError(msg string) *Error {
+	return Errorf("AuthorizationError", http.StatusForbidden, "%s", msg)
+}

@@ -120,10 +120,14 @@ func TestStorePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	cert := string(s.CertificatePEM())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	s2, err := Open(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s2.Close()
 	attrs, err := s2.GetSubscriptionAttributes(sub.ARN)
 	if err != nil || attrs["RawMessageDelivery"] != "true" {
 		t.Fatalf("reopened subscription: %v %v", attrs, err)

@@ -1,35 +1,44 @@
-// Package sns is tidemq's topic store: SNS topics, their SQS subscriptions,
-// and publishing with fan-out into queues through a tidemq.Broker.
+// Package sns is tidemq's topic service: SNS topics, their subscriptions
+// (SQS queues, and HTTP/HTTPS endpoints with the confirmation handshake),
+// and publishing with fan-out through a tidemq.Broker.
 //
 // Topics and subscriptions are kept in memory and, unless the service is
 // opened without a directory, in a JSON file rewritten atomically on every
-// change. Fan-out is synchronous and best effort: a Publish answers once every
-// matching subscription has been tried; a delivery that fails (a deleted
-// queue, say) is logged and dropped.
+// change. Publishing is crash-safe: a publish is first recorded durably in
+// an outbox (outbox.go), then delivered — to SQS queues before Publish
+// answers, to HTTP/HTTPS endpoints in the background with retries
+// (retry.go) — and removed from the outbox delivery by delivery. What cannot
+// be delivered goes to the subscription's dead-letter queue (redrive.go) or
+// is logged and counted (stats.go). FIFO topics deduplicate publishes
+// (dedup.go).
+//
+// Lock order: a topic's FIFO lock (topicLock), then dedupMu, then the
+// store's mutex. closeMu is held for reading by every operation that
+// writes the outbox, and for writing only by Close.
 package sns
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"net/http"
 	"os"
-	"sort"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
-
-	"github.com/google/uuid"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
+
+// OutboxDir is the outbox's directory in the data directory.
+const OutboxDir = "outbox"
 
 // Options configure a Service.
 type Options struct {
@@ -40,21 +49,63 @@ type Options struct {
 	// keeps everything in memory.
 	Dir    string
 	Logger *slog.Logger
-	// Now is the clock of notification timestamps; nil means time.Now.
+	// Outbox is the durable store of publishes not yet fully delivered.
+	// nil means a Pebble store in Dir/outbox, or an in-memory store when
+	// Dir is "". Close closes it.
+	Outbox storage.Store
+	// Clock drives retry timers, deduplication windows and token expiry;
+	// nil means the system clock.
+	Clock tidemq.Clock
+	// Now is the clock of notification timestamps; nil means Clock.Now.
 	Now func() time.Time
+	// PublicURL is the scheme and host of SubscribeURL and UnsubscribeURL
+	// when the caller does not give one (e.g. "http://localhost:9324").
+	PublicURL string
+	// HTTPClient posts to HTTP/HTTPS subscriptions; nil means a client
+	// with HTTPTimeout.
+	HTTPClient *http.Client
+	// HTTPTimeout bounds one HTTP delivery attempt; 0 means 15 seconds
+	// (AWS's limit for an endpoint's answer).
+	HTTPTimeout time.Duration
+	// HTTPRetry is the retry policy of HTTP/HTTPS deliveries that neither
+	// the topic's nor the subscription's DeliveryPolicy overrides; nil
+	// means DefaultHTTPRetryPolicy.
+	HTTPRetry *RetryPolicy
+	// SQSRetry is the retry policy of SQS deliveries that fail for a
+	// server-side reason; nil means DefaultSQSRetryPolicy.
+	SQSRetry *RetryPolicy
+	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
+	MaxConcurrentPosts int
 }
 
 // Service manages topics and subscriptions and publishes messages.
 type Service struct {
-	opt    Options
-	store  *store
-	signer *signer
-	log    *slog.Logger
-	seq    atomic.Uint64
-	locks  sync.Map // topic ARN -> *sync.Mutex, serializing FIFO publishes
+	opt        Options
+	httpRetry  RetryPolicy
+	sqsRetry   RetryPolicy
+	store      *store
+	signer     *signer
+	log        *slog.Logger
+	seq        atomic.Uint64
+	locks      sync.Map // topic ARN -> *sync.Mutex, serializing FIFO publishes
+	outbox     storage.Store
+	nextRecord uint64 // guarded by recordMu
+	recordMu   sync.Mutex
+	dedupMu    sync.Mutex
+	dedup      *dedupCache
+	stats      counters
+	posts      chan struct{} // semaphore of HTTP requests in flight
+
+	ctx     context.Context // canceled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // background deliveries
+	closeMu sync.RWMutex
+	closed  bool // guarded by closeMu
 }
 
-// Open opens the topic store in o.Dir (or in memory).
+// Open opens the topic store in o.Dir (or in memory) and delivers what the
+// outbox still holds from before a crash or shutdown: SQS deliveries before
+// Open returns, HTTP/HTTPS ones in the background.
 func Open(o Options) (*Service, error) {
 	if o.Region == "" {
 		o.Region = "us-east-1"
@@ -65,8 +116,20 @@ func Open(o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Clock == nil {
+		o.Clock = tidemq.SystemClock{}
+	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
+	}
+	if o.HTTPTimeout <= 0 {
+		o.HTTPTimeout = 15 * time.Second
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: o.HTTPTimeout}
+	}
+	if o.MaxConcurrentPosts <= 0 {
+		o.MaxConcurrentPosts = 64
 	}
 	if o.Dir != "" {
 		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
@@ -81,9 +144,72 @@ func Open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opt: o, store: st, signer: sg, log: o.Logger}
+	if o.Outbox == nil {
+		if o.Dir == "" {
+			o.Outbox = mem.New()
+		} else if o.Outbox, err = pebble.Open(filepath.Join(o.Dir, OutboxDir), pebble.Options{Logger: o.Logger}); err != nil {
+			return nil, fmt.Errorf("sns: outbox: %w", err)
+		}
+	}
+	s := &Service{opt: o, store: st, signer: sg, log: o.Logger, outbox: o.Outbox, dedup: newDedupCache(),
+		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts)}
+	if o.HTTPRetry != nil {
+		s.httpRetry = *o.HTTPRetry
+	}
+	if o.SQSRetry != nil {
+		s.sqsRetry = *o.SQSRetry
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.seq.Store(uint64(time.Now().UnixNano()))
+	recs, err := s.loadOutbox()
+	if err != nil {
+		s.cancel()
+		o.Outbox.Close()
+		return nil, err
+	}
+	if len(recs) > 0 {
+		s.log.Info("sns: delivering publishes left in the outbox", "publishes", len(recs))
+	}
+	for _, r := range recs {
+		s.stats.recovered.Add(uint64(len(r.deliveries)))
+		s.deliverRecord(r)
+	}
 	return s, nil
+}
+
+// Close stops background deliveries (what they had not finished stays in
+// the outbox for the next Open), waits for them and closes the outbox
+// store. Publishing after Close fails.
+func (s *Service) Close() error {
+	s.cancel()
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.wg.Wait()
+	return s.outbox.Close()
+}
+
+// enter guards an operation that writes the outbox against Close; the
+// caller calls the returned function when done.
+func (s *Service) enter() (func(), error) {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return nil, InternalError("The topic service is shutting down.")
+	}
+	return s.closeMu.RUnlock, nil
+}
+
+// spawn runs f in the background, tracked by Close.
+func (s *Service) spawn(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
 }
 
 // Region and AccountID are the service's.
@@ -148,9 +274,13 @@ func checkTopicAttr(fifo bool, name, value string) error {
 		if len(value) > 100 {
 			return InvalidParameter("DisplayName", "DisplayName must be at most 100 characters")
 		}
-	case "Policy", "DeliveryPolicy":
+	case "Policy":
 		if value != "" && !json.Valid([]byte(value)) {
 			return InvalidParameter("Attributes", name+": must be a JSON object")
+		}
+	case "DeliveryPolicy":
+		if value != "" {
+			return checkTopicDeliveryPolicy(value)
 		}
 	}
 	return nil
@@ -176,6 +306,21 @@ func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topi
 			return nil, InvalidParameter("Topic Name", "Fifo Topic names must end with .fifo")
 		}
 		return nil, InvalidParameter("Topic Name", "")
+	}
+	if err := checkTags(tags); err != nil {
+		return nil, err
+	}
+	if len(tags) > MaxTags {
+		return nil, TagLimitExceeded()
+	}
+	if old, ok := s.store.getTopic(s.TopicARN(name)); ok {
+		// Idempotent, unless the call asks for tags the topic lacks.
+		for k, v := range tags {
+			if w, ok := old.Tags[k]; !ok || w != v {
+				return nil, InvalidParameter("Tags", "Topic already exists with different tags")
+			}
+		}
+		return old, nil
 	}
 	t := &Topic{Name: name, ARN: s.TopicARN(name), FIFO: fifo, Tags: copyMap(tags)}
 	for k, v := range attrs {
@@ -215,14 +360,22 @@ func (s *Service) GetTopicAttributes(arn string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	subs := s.store.listSubscriptions(arn)
+	s.store.purgeExpired(s.opt.Now().UnixMilli())
+	confirmed, pending := 0, 0
+	for _, sub := range s.store.listSubscriptions(arn) {
+		if sub.Pending {
+			pending++
+		} else {
+			confirmed++
+		}
+	}
 	out := map[string]string{
 		"TopicArn":                t.ARN,
 		"Owner":                   s.opt.AccountID,
 		"DisplayName":             "",
 		"Policy":                  s.defaultPolicy(t.ARN),
-		"SubscriptionsConfirmed":  strconv.Itoa(len(subs)),
-		"SubscriptionsPending":    "0",
+		"SubscriptionsConfirmed":  strconv.Itoa(confirmed),
+		"SubscriptionsPending":    strconv.Itoa(pending),
 		"SubscriptionsDeleted":    "0",
 		"EffectiveDeliveryPolicy": defaultDeliveryPolicy,
 	}
@@ -272,9 +425,9 @@ var settableSubAttrs = map[string]bool{
 	"RedrivePolicy": true, "DeliveryPolicy": true,
 }
 
-// checkSubAttrs validates subscription attributes after a change and
-// normalises RawMessageDelivery.
-func checkSubAttrs(attrs map[string]string) error {
+// checkSubAttrs validates subscription attributes after a change (for a
+// subscription to t) and normalises RawMessageDelivery.
+func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
 	for k, v := range attrs {
 		if !settableSubAttrs[k] {
 			return InvalidParameter("AttributeName", "Invalid attribute name: "+k)
@@ -287,9 +440,17 @@ func checkSubAttrs(attrs map[string]string) error {
 			default:
 				return InvalidParameter("Attributes", "RawMessageDelivery: Invalid value ["+v+"]. Must be true or false.")
 			}
-		case "RedrivePolicy", "DeliveryPolicy":
-			if v != "" && !json.Valid([]byte(v)) {
-				return InvalidParameter("Attributes", k+": must be a JSON object")
+		case "RedrivePolicy":
+			if v != "" {
+				if _, err := s.checkRedrivePolicy(v, t.FIFO); err != nil {
+					return err
+				}
+			}
+		case "DeliveryPolicy":
+			if v != "" {
+				if err := checkSubscriptionDeliveryPolicy(v); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -303,32 +464,75 @@ func checkSubAttrs(attrs map[string]string) error {
 	return nil
 }
 
-// Subscribe subscribes an SQS queue (Protocol sqs, Endpoint its ARN) to a
-// topic. The subscription is confirmed at once. Subscribing the same
-// endpoint again returns the existing subscription.
+// SubscribeInput is a subscription request.
+type SubscribeInput struct {
+	TopicARN   string
+	Protocol   string // sqs, http or https
+	Endpoint   string // a queue ARN, or a URL
+	Attributes map[string]string
+	// BaseURL is the scheme and host of the SubscribeURL sent to an
+	// HTTP/HTTPS endpoint; "" means Options.PublicURL.
+	BaseURL string
+}
+
+// Subscribe subscribes an SQS queue (Protocol sqs, Endpoint its ARN) or an
+// HTTP/HTTPS endpoint to a topic; see SubscribeWith.
 func (s *Service) Subscribe(topicARN, protocol, endpoint string, attrs map[string]string) (*Subscription, error) {
-	t, err := s.topic("TopicArn", topicARN)
+	return s.SubscribeWith(SubscribeInput{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
+}
+
+// SubscribeWith subscribes an endpoint to a topic. An SQS subscription is
+// confirmed at once. An HTTP/HTTPS subscription is pending until confirmed:
+// a SubscriptionConfirmation message is posted to the endpoint in the
+// background. Subscribing the same endpoint again returns the existing
+// subscription (and, while it is pending, sends the confirmation again).
+func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
+	leave, err := s.enter()
 	if err != nil {
 		return nil, err
 	}
-	if protocol == "" {
+	defer leave()
+	t, err := s.topic("TopicArn", in.TopicARN)
+	if err != nil {
+		return nil, err
+	}
+	sub := &Subscription{TopicARN: in.TopicARN, Protocol: in.Protocol, Endpoint: in.Endpoint}
+	switch in.Protocol {
+	case "":
 		return nil, InvalidParameter("Protocol", "")
+	case "sqs":
+		a, ok := tidemq.ParseARN(in.Endpoint)
+		if !ok || a.Service != "sqs" || strings.Contains(a.Resource, ":") {
+			return nil, InvalidParameter("SQS endpoint ARN", "")
+		}
+		if a.Account != s.opt.AccountID || a.Region != s.opt.Region {
+			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region and account")
+		}
+		if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
+			return nil, InvalidParameter("Endpoint", "FIFO SQS Queues can not be subscribed to standard SNS topics")
+		}
+	case "http", "https":
+		if t.FIFO {
+			return nil, InvalidParameter("Protocol", "FIFO topics can only have sqs subscriptions, not "+in.Protocol)
+		}
+		if err := checkHTTPEndpoint(in.Protocol, in.Endpoint); err != nil {
+			return nil, err
+		}
+		sub.Pending = true
+		sub.Token = newToken()
+		sub.TokenExpires = s.opt.Now().Add(TokenLifetime).UnixMilli()
+		sub.BaseURL = strings.TrimRight(in.BaseURL, "/")
+		if sub.BaseURL == "" {
+			sub.BaseURL = strings.TrimRight(s.opt.PublicURL, "/")
+		}
+	default:
+		return nil, InvalidParameter("Protocol", "tidemq supports the sqs, http and https protocols, not "+in.Protocol)
 	}
-	if protocol != "sqs" {
-		return nil, InvalidParameter("Protocol", "tidemq supports only the sqs protocol, not "+protocol)
+	attrs := copyMap(in.Attributes)
+	if attrs == nil {
+		attrs = map[string]string{}
 	}
-	a, ok := tidemq.ParseARN(endpoint)
-	if !ok || a.Service != "sqs" || strings.Contains(a.Resource, ":") {
-		return nil, InvalidParameter("SQS endpoint ARN", "")
-	}
-	if a.Account != s.opt.AccountID || a.Region != s.opt.Region {
-		return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region and account")
-	}
-	if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
-		return nil, InvalidParameter("Endpoint", "FIFO SQS Queues can not be subscribed to standard SNS topics")
-	}
-	attrs = copyMap(attrs)
-	if err := checkSubAttrs(attrs); err != nil {
+	if err := s.checkSubAttrs(t, attrs); err != nil {
 		return nil, err
 	}
 	for k, v := range attrs {
@@ -339,14 +543,19 @@ func (s *Service) Subscribe(topicARN, protocol, endpoint string, attrs map[strin
 	if len(attrs) == 0 {
 		attrs = nil
 	}
-	sub, existed, err := s.store.subscribe(&Subscription{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
+	sub.Attributes = attrs
+	s.store.purgeExpired(s.opt.Now().UnixMilli())
+	got, existed, err := s.store.subscribe(sub)
 	if err != nil {
 		return nil, err
 	}
-	if existed && !sameMap(sub.Attributes, attrs) {
+	if existed && !sameMap(got.Attributes, attrs) {
 		return nil, InvalidParameter("Attributes", "Subscription already exists with different attributes")
 	}
-	return sub, nil
+	if got.Pending {
+		s.sendConfirmation(t, got, typeSubscriptionConfirmation)
+	}
+	return got, nil
 }
 
 func sameMap(a, b map[string]string) bool {
@@ -376,21 +585,67 @@ func (s *Service) subscription(arn string) (*Subscription, error) {
 }
 
 // Unsubscribe deletes a subscription.
-func (s *Service) Unsubscribe(arn string) error {
-	if _, err := s.subscription(arn); err != nil {
+func (s *Service) Unsubscribe(arn string) error { return s.UnsubscribeAs(arn, false) }
+
+// UnsubscribeAs deletes a subscription for a caller that is anonymous (no
+// AWS signature, e.g. a GET of an UnsubscribeURL) or not. Anonymous callers
+// may not delete a subscription confirmed with AuthenticateOnUnsubscribe.
+// An HTTP/HTTPS endpoint is sent an UnsubscribeConfirmation whose
+// SubscribeURL restores the subscription.
+func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
+	leave, err := s.enter()
+	if err != nil {
 		return err
 	}
-	return s.store.unsubscribe(arn)
+	defer leave()
+	sub, err := s.subscription(arn)
+	if err != nil {
+		return err
+	}
+	if anonymous && sub.AuthenticateOnUnsubscribe {
+		return AuthorizationError("This subscription was confirmed with AuthenticateOnUnsubscribe: Unsubscribe needs an AWS signature.")
+	}
+	var tomb *Subscription
+	if sub.IsHTTP() && !sub.Pending {
+		tomb = sub.clone()
+		tomb.Token = newToken()
+		tomb.TokenExpires = s.opt.Now().Add(TokenLifetime).UnixMilli()
+	}
+	if err := s.store.unsubscribe(arn, tomb); err != nil {
+		return err
+	}
+	if tomb != nil {
+		if t, ok := s.store.getTopic(sub.TopicARN); ok {
+			s.sendConfirmation(t, tomb, typeUnsubscribeConfirmation)
+		}
+	}
+	return nil
+}
+
+// ConfirmSubscription confirms a pending HTTP/HTTPS subscription with the
+// token sent to its endpoint (or restores an unsubscribed one with the
+// token of its UnsubscribeConfirmation) and returns it. anonymous says
+// that the request carried no AWS signature; authenticateOnUnsubscribe
+// (honoured only when it did) forbids anonymous unsubscribes.
+func (s *Service) ConfirmSubscription(topicARN, token string, anonymous, authenticateOnUnsubscribe bool) (*Subscription, error) {
+	if _, err := s.topic("TopicArn", topicARN); err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, InvalidParameter("Token", "")
+	}
+	return s.store.confirm(topicARN, token, s.opt.Now().UnixMilli(), anonymous, authenticateOnUnsubscribe)
 }
 
 // ListSubscriptions lists the subscriptions of a topic, or of every topic
-// when topicARN is "".
+// when topicARN is "". Pending ones have Pending set.
 func (s *Service) ListSubscriptions(topicARN string) ([]*Subscription, error) {
 	if topicARN != "" {
 		if _, err := s.topic("TopicArn", topicARN); err != nil {
 			return nil, err
 		}
 	}
+	s.store.purgeExpired(s.opt.Now().UnixMilli())
 	return s.store.listSubscriptions(topicARN), nil
 }
 
@@ -406,11 +661,16 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 		"Owner":                        s.opt.AccountID,
 		"Protocol":                     sub.Protocol,
 		"Endpoint":                     sub.Endpoint,
-		"PendingConfirmation":          "false",
-		"ConfirmationWasAuthenticated": "true",
+		"PendingConfirmation":          strconv.FormatBool(sub.Pending),
+		"ConfirmationWasAuthenticated": strconv.FormatBool(!sub.Pending && !sub.ConfirmedAnonymously),
 		"RawMessageDelivery":           "false",
 		"SubscriptionPrincipal":        "arn:aws:iam::" + s.opt.AccountID + ":root",
-		"EffectiveDeliveryPolicy":      defaultDeliveryPolicy,
+	}
+	if sub.IsHTTP() {
+		policy, contentType := s.httpPolicy(s.topicDeliveryPolicy(sub.TopicARN), sub.Attributes["DeliveryPolicy"])
+		out["EffectiveDeliveryPolicy"] = effectiveDeliveryPolicy(policy, contentType)
+	} else {
+		out["EffectiveDeliveryPolicy"] = defaultDeliveryPolicy
 	}
 	for k, v := range sub.Attributes {
 		out[k] = v
@@ -426,11 +686,16 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 // SetSubscriptionAttribute sets (or, with "", clears) one subscription
 // attribute.
 func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
-	if _, err := s.subscription(arn); err != nil {
+	sub, err := s.subscription(arn)
+	if err != nil {
 		return err
 	}
 	if !settableSubAttrs[name] {
 		return InvalidParameter("AttributeName", "Invalid attribute name: "+name)
+	}
+	t, err := s.topic("TopicArn", sub.TopicARN)
+	if err != nil {
+		return err
 	}
 	return s.store.updateSubscription(arn, func(sub *Subscription) error {
 		attrs := copyMap(sub.Attributes)
@@ -438,7 +703,7 @@ func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
 			attrs = map[string]string{}
 		}
 		attrs[name] = value
-		if err := checkSubAttrs(attrs); err != nil {
+		if err := s.checkSubAttrs(t, attrs); err != nil {
 			return err
 		}
 		if value == "" {
@@ -452,348 +717,10 @@ func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
 	})
 }
 
-// PublishInput is one message to publish.
-type PublishInput struct {
-	TopicARN               string
-	Message                string
-	Subject                string
-	MessageStructure       string
-	Attributes             map[string]Attribute
-	MessageGroupID         string
-	MessageDeduplicationID string
-	// BaseURL is the scheme and host of SigningCertURL and UnsubscribeURL,
-	// e.g. "http://localhost:9324".
-	BaseURL string
-	Client  tidemq.ClientInfo
-}
-
-// PublishResult is the outcome of a publish.
-type PublishResult struct {
-	MessageID      string
-	SequenceNumber string // FIFO topics only
-}
-
-// MaxMessageSize is SNS's limit on a message and its attributes.
-const MaxMessageSize = 262144
-
-// checkPublish validates a publish against its topic and fills in the FIFO
-// deduplication id. It returns the per-protocol messages of a
-// MessageStructure=json publish.
-func (s *Service) checkPublish(t *Topic, in *PublishInput) (map[string]string, error) {
-	if in.Message == "" {
-		return nil, InvalidParameter("Empty message", "")
+// topicDeliveryPolicy returns a topic's DeliveryPolicy attribute, or "".
+func (s *Service) topicDeliveryPolicy(arn string) string {
+	if t, ok := s.store.getTopic(arn); ok {
+		return t.Attributes["DeliveryPolicy"]
 	}
-	if !utf8.ValidString(in.Message) {
-		return nil, InvalidParameter("Message", "Message must be valid UTF-8")
-	}
-	size := len(in.Message)
-	for name, a := range in.Attributes {
-		if err := checkAttribute(name, a); err != nil {
-			return nil, err
-		}
-		size += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
-	}
-	if size > MaxMessageSize {
-		return nil, InvalidParameter("Message too long", "")
-	}
-	if in.Subject != "" {
-		if len(in.Subject) >= 100 || strings.ContainsAny(in.Subject, "\r\n") {
-			return nil, InvalidParameter("Subject", "")
-		}
-	}
-	var structured map[string]string
-	switch in.MessageStructure {
-	case "":
-	case "json":
-		var m map[string]any
-		if err := json.Unmarshal([]byte(in.Message), &m); err != nil {
-			return nil, InvalidParameter("Message Structure - JSON message body failed to parse", "")
-		}
-		def, ok := m["default"].(string)
-		if !ok {
-			return nil, InvalidParameter("Message Structure - No default entry in JSON message body", "")
-		}
-		structured = map[string]string{"default": def}
-		if sq, ok := m["sqs"].(string); ok {
-			structured["sqs"] = sq
-		}
-	default:
-		return nil, InvalidParameter("MessageStructure", "")
-	}
-	if t.FIFO {
-		if in.MessageGroupID == "" {
-			return nil, InvalidParameter("The MessageGroupId parameter is required for FIFO topics", "")
-		}
-		if err := tidemq.ValidateFIFOToken("MessageGroupId", in.MessageGroupID); err != nil {
-			return nil, InvalidParameter("MessageGroupId", "")
-		}
-		if in.MessageDeduplicationID == "" {
-			if t.Attributes["ContentBasedDeduplication"] != "true" {
-				return nil, InvalidParameter("The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly", "")
-			}
-			msg := in.Message
-			if structured != nil {
-				msg = structured["default"]
-			}
-			h := sha256.Sum256([]byte(msg))
-			in.MessageDeduplicationID = hex.EncodeToString(h[:])
-		} else if err := tidemq.ValidateFIFOToken("MessageDeduplicationId", in.MessageDeduplicationID); err != nil {
-			return nil, InvalidParameter("MessageDeduplicationId", "")
-		}
-	} else if in.MessageGroupID != "" {
-		if err := tidemq.ValidateFIFOToken("MessageGroupId", in.MessageGroupID); err != nil {
-			return nil, InvalidParameter("MessageGroupId", "")
-		}
-	}
-	return structured, nil
-}
-
-func checkAttribute(name string, a Attribute) error {
-	bad := func(reason string) error {
-		return InvalidParameter("MessageAttributes", "The message attribute '"+name+"' "+reason)
-	}
-	if name == "" || len(name) > 256 {
-		return InvalidParameter("MessageAttributes", "message attribute name is invalid")
-	}
-	switch {
-	case a.DataType == "":
-		return bad("must contain non-empty message attribute type.")
-	case strings.HasPrefix(a.DataType, "Binary"):
-		if len(a.BinaryValue) == 0 {
-			return bad("must contain non-empty message attribute value for message attribute type '" + a.DataType + "'.")
-		}
-	case strings.HasPrefix(a.DataType, "String.Array"):
-		var arr []any
-		if json.Unmarshal([]byte(a.StringValue), &arr) != nil {
-			return bad("has an invalid message attribute value for type String.Array.")
-		}
-	case strings.HasPrefix(a.DataType, "Number"):
-		if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
-			return bad("has an invalid message attribute value for type Number.")
-		}
-	case strings.HasPrefix(a.DataType, "String"):
-		if a.StringValue == "" {
-			return bad("must contain non-empty message attribute value for message attribute type 'String'.")
-		}
-	default:
-		return bad("has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.")
-	}
-	return nil
-}
-
-// nextSequence returns a FIFO sequence number, increasing across the
-// process and, as it starts from the clock, across restarts.
-func (s *Service) nextSequence() string {
-	for {
-		old := s.seq.Load()
-		n := max(old+1, uint64(time.Now().UnixNano()))
-		if s.seq.CompareAndSwap(old, n) {
-			return fmt.Sprintf("%020d", n)
-		}
-	}
-}
-
-func (s *Service) topicLock(arn string) *sync.Mutex {
-	m, _ := s.locks.LoadOrStore(arn, &sync.Mutex{})
-	return m.(*sync.Mutex)
-}
-
-// Publish publishes a message and delivers it to every subscription whose
-// filter policy matches.
-func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult, error) {
-	t, err := s.topic("TopicArn", in.TopicARN)
-	if err != nil {
-		return nil, err
-	}
-	return s.publish(ctx, t, in)
-}
-
-// publish validates, numbers and fans out one message.
-func (s *Service) publish(ctx context.Context, t *Topic, in PublishInput) (*PublishResult, error) {
-	structured, err := s.checkPublish(t, &in)
-	if err != nil {
-		return nil, err
-	}
-	res := &PublishResult{MessageID: uuid.NewString()}
-	if t.FIFO {
-		// FIFO publishes are numbered and delivered in order.
-		mu := s.topicLock(t.ARN)
-		mu.Lock()
-		defer mu.Unlock()
-		res.SequenceNumber = s.nextSequence()
-	}
-	n := notification{
-		messageID: res.MessageID, sequence: res.SequenceNumber, topic: t,
-		subject: in.Subject, timestamp: s.opt.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-		attrs: in.Attributes, baseURL: strings.TrimRight(in.BaseURL, "/"),
-	}
-	for _, sub := range s.store.listSubscriptions(t.ARN) {
-		msg := in.Message
-		if structured != nil {
-			msg = structured["default"]
-			if sq, ok := structured["sqs"]; ok {
-				msg = sq
-			}
-		}
-		if p := sub.Attributes["FilterPolicy"]; p != "" {
-			fp, err := CompileFilterPolicy(p, sub.Attributes["FilterPolicyScope"])
-			if err != nil || !fp.Match(msg, in.Attributes) {
-				continue
-			}
-		}
-		s.deliver(ctx, sub, &n, msg, in)
-	}
-	return res, nil
-}
-
-// PublishBatchEntry is one entry of PublishBatch.
-type PublishBatchEntry struct {
-	ID string
-	PublishInput
-}
-
-// PublishBatchResult is the outcome of one entry: Err nil on success.
-type PublishBatchResult struct {
-	ID string
-	PublishResult
-	Err *Error
-}
-
-// PublishBatch publishes entries in order. Entry problems are reported per
-// entry; the caller checks the batch itself (ids, count, total size).
-func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []PublishBatchEntry) ([]PublishBatchResult, error) {
-	t, err := s.topic("TopicArn", topicARN)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]PublishBatchResult, len(entries))
-	for i, e := range entries {
-		e.TopicARN = topicARN
-		out[i].ID = e.ID
-		r, err := s.publish(ctx, t, e.PublishInput)
-		if err != nil {
-			out[i].Err = AsError(err)
-			continue
-		}
-		out[i].PublishResult = *r
-	}
-	return out, nil
-}
-
-// notification is what every subscription of one publish shares.
-type notification struct {
-	messageID, sequence string
-	topic               *Topic
-	subject, timestamp  string
-	attrs               map[string]Attribute
-	baseURL             string
-}
-
-func (s *Service) deliver(ctx context.Context, sub *Subscription, n *notification, msg string, in PublishInput) {
-	a, ok := tidemq.ParseARN(sub.Endpoint)
-	if !ok {
-		return
-	}
-	queue := a.Resource
-	entry := tidemq.SendEntry{ID: "0", MessageGroupID: in.MessageGroupID}
-	if strings.HasSuffix(queue, ".fifo") {
-		entry.MessageDeduplicationID = in.MessageDeduplicationID
-		if entry.MessageDeduplicationID == "" {
-			h := sha256.Sum256([]byte(msg))
-			entry.MessageDeduplicationID = hex.EncodeToString(h[:])
-		}
-	}
-	if sub.Attributes["RawMessageDelivery"] == "true" {
-		entry.Body = msg
-		if len(n.attrs) > 0 {
-			entry.Attributes = make(map[string]tidemq.MessageAttributeValue, len(n.attrs))
-			for name, v := range n.attrs {
-				entry.Attributes[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-			}
-		}
-	} else {
-		body, err := s.envelope(n, sub, msg)
-		if err != nil {
-			s.log.Error("sns: build envelope", "subscription", sub.ARN, "err", err)
-			return
-		}
-		entry.Body = body
-	}
-	res, err := s.opt.Broker.SendMessages(ctx, tidemq.SendMessagesParams{Queue: queue, Entries: []tidemq.SendEntry{entry}, Client: in.Client})
-	if err == nil && len(res) == 1 && res[0].Err != nil {
-		err = res[0].Err
-	}
-	if err != nil {
-		s.log.Warn("sns: delivery failed; message dropped for this subscription",
-			"topic", n.topic.ARN, "subscription", sub.ARN, "queue", queue, "message_id", n.messageID, "err", err)
-	}
-}
-
-// envelope builds the JSON notification in AWS's field order.
-func (s *Service) envelope(n *notification, sub *Subscription, msg string) (string, error) {
-	var b bytes.Buffer
-	first := true
-	field := func(k string, v any) {
-		if !first {
-			b.WriteString(",\n")
-		}
-		first = false
-		b.WriteString("  ")
-		writeJSON(&b, k)
-		b.WriteString(" : ")
-		writeJSON(&b, v)
-	}
-	b.WriteString("{\n")
-	field("Type", "Notification")
-	field("MessageId", n.messageID)
-	if n.topic.FIFO {
-		field("SequenceNumber", n.sequence)
-	}
-	field("TopicArn", n.topic.ARN)
-	if n.subject != "" {
-		field("Subject", n.subject)
-	}
-	field("Message", msg)
-	field("Timestamp", n.timestamp)
-	if !n.topic.FIFO {
-		version := n.topic.Attributes["SignatureVersion"]
-		if version == "" {
-			version = "1"
-		}
-		sig, err := s.signer.sign(version, stringToSign(msg, n.messageID, n.subject, n.timestamp, n.topic.ARN, "Notification"))
-		if err != nil {
-			return "", err
-		}
-		field("SignatureVersion", version)
-		field("Signature", sig)
-		field("SigningCertURL", n.baseURL+CertPath)
-	}
-	field("UnsubscribeURL", n.baseURL+"/?Action=Unsubscribe&SubscriptionArn="+url.QueryEscape(sub.ARN))
-	if len(n.attrs) > 0 {
-		names := make([]string, 0, len(n.attrs))
-		for name := range n.attrs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		type attr struct {
-			Type  string
-			Value string
-		}
-		m := make(map[string]attr, len(names))
-		for _, name := range names {
-			a := n.attrs[name]
-			m[name] = attr{Type: a.DataType, Value: a.envelopeValue()}
-		}
-		field("MessageAttributes", m)
-	}
-	b.WriteString("\n}")
-	return b.String(), nil
-}
-
-// writeJSON writes v as JSON without HTML escaping (as SNS does).
-func writeJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	b.Truncate(b.Len() - 1) // Encode's newline
+	return ""
 }

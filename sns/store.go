@@ -22,35 +22,60 @@ type Topic struct {
 	Tags       map[string]string `json:",omitempty"`
 }
 
-// Subscription is a confirmed subscription of an SQS queue to a topic.
+// Subscription is a subscription of an SQS queue (protocol sqs, confirmed
+// at once) or an HTTP/HTTPS endpoint (pending until confirmed) to a topic.
 type Subscription struct {
 	ARN        string
 	TopicARN   string
 	Protocol   string
 	Endpoint   string
 	Attributes map[string]string `json:",omitempty"` // settable attributes only
+	// Pending is true until an HTTP/HTTPS subscription is confirmed with
+	// Token (ConfirmSubscription or a GET of the SubscribeURL). Token stays
+	// valid until TokenExpires (Unix milliseconds), so confirming again is
+	// harmless.
+	Pending      bool   `json:",omitempty"`
+	Token        string `json:",omitempty"`
+	TokenExpires int64  `json:",omitempty"`
+	// ConfirmedAnonymously is true when the confirmation carried no AWS
+	// signature (ConfirmationWasAuthenticated "false").
+	ConfirmedAnonymously bool `json:",omitempty"`
+	// AuthenticateOnUnsubscribe forbids unauthenticated Unsubscribe calls.
+	AuthenticateOnUnsubscribe bool `json:",omitempty"`
+	// BaseURL is the scheme and host of the SubscribeURL and UnsubscribeURL
+	// sent to an HTTP/HTTPS endpoint.
+	BaseURL string `json:",omitempty"`
 }
+
+// IsHTTP reports whether the subscription delivers to an HTTP/HTTPS
+// endpoint.
+func (s *Subscription) IsHTTP() bool { return s.Protocol == "http" || s.Protocol == "https" }
 
 // state is what the store persists.
 type state struct {
 	Topics        []*Topic
 	Subscriptions []*Subscription
+	// Unsubscribed are HTTP/HTTPS subscriptions deleted recently, kept
+	// until their token expires so that the UnsubscribeConfirmation's
+	// SubscribeURL can restore them.
+	Unsubscribed []*Subscription `json:",omitempty"`
 }
 
 // store keeps topics and subscriptions in memory and, when path is set,
 // rewrites a JSON file atomically after every change.
 type store struct {
-	mu     sync.RWMutex
-	path   string
-	topics map[string]*Topic        // by ARN
-	subs   map[string]*Subscription // by ARN
+	mu           sync.RWMutex
+	path         string
+	topics       map[string]*Topic        // by ARN
+	subs         map[string]*Subscription // by ARN
+	unsubscribed map[string]*Subscription // by token
 }
 
 // stateFile is the file name of the topic store in the data directory.
 const stateFile = "sns-topics.json"
 
 func openStore(dir string) (*store, error) {
-	s := &store{topics: map[string]*Topic{}, subs: map[string]*Subscription{}}
+	s := &store{topics: map[string]*Topic{}, subs: map[string]*Subscription{}, unsubscribed: map[string]*Subscription{}}
 	if dir == "" {
 		return s, nil
 	}
@@ -72,6 +97,9 @@ func openStore(dir string) (*store, error) {
 	for _, sub := range st.Subscriptions {
 		s.subs[sub.ARN] = sub
 	}
+	for _, sub := range st.Unsubscribed {
+		s.unsubscribed[sub.Token] = sub
+	}
 	return s, nil
 }
 
@@ -88,6 +116,10 @@ func (s *store) saveLocked() error {
 	for _, sub := range s.subs {
 		st.Subscriptions = append(st.Subscriptions, sub)
 	}
+	for _, sub := range s.unsubscribed {
+		st.Unsubscribed = append(st.Unsubscribed, sub)
+	}
+	sort.Slice(st.Unsubscribed, func(i, j int) bool { return st.Unsubscribed[i].Token < st.Unsubscribed[j].Token })
 	sort.Slice(st.Topics, func(i, j int) bool { return st.Topics[i].ARN < st.Topics[j].ARN })
 	sort.Slice(st.Subscriptions, func(i, j int) bool { return st.Subscriptions[i].ARN < st.Subscriptions[j].ARN })
 	b, err := json.MarshalIndent(st, "", "  ")
@@ -273,7 +305,10 @@ func (s *store) subscribe(sub *Subscription) (*Subscription, bool, error) {
 	return sub.clone(), false, nil
 }
 
-func (s *store) unsubscribe(arn string) error {
+// unsubscribe deletes a subscription. A non-nil tombstone (the deleted
+// subscription with a fresh token) is kept so that its token can restore
+// it.
+func (s *store) unsubscribe(arn string, tombstone *Subscription) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sub, ok := s.subs[arn]
@@ -281,11 +316,87 @@ func (s *store) unsubscribe(arn string) error {
 		return NotFound("Subscription does not exist")
 	}
 	delete(s.subs, arn)
+	if tombstone != nil {
+		s.unsubscribed[tombstone.Token] = tombstone
+	}
 	if err := s.saveLocked(); err != nil {
 		s.subs[arn] = sub
+		if tombstone != nil {
+			delete(s.unsubscribed, tombstone.Token)
+		}
 		return err
 	}
 	return nil
+}
+
+// confirm confirms the subscription to topicARN that token was sent for,
+// or restores an unsubscribed one. Confirming a confirmed subscription
+// again returns it unchanged.
+func (s *store) confirm(topicARN, token string, nowMs int64, anonymous, authOnUnsubscribe bool) (*Subscription, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.topics[topicARN]; !ok {
+		return nil, NotFound("Topic does not exist")
+	}
+	var found *Subscription
+	for _, sub := range s.subs {
+		if sub.Token == token && sub.TopicARN == topicARN {
+			found = sub
+			break
+		}
+	}
+	if found == nil {
+		if t, ok := s.unsubscribed[token]; ok && t.TopicARN == topicARN && t.TokenExpires >= nowMs {
+			restored := t.clone()
+			restored.Pending = true
+			for _, old := range s.subs { // subscribed again meanwhile
+				if old.TopicARN == t.TopicARN && old.Protocol == t.Protocol && old.Endpoint == t.Endpoint {
+					delete(s.subs, old.ARN)
+				}
+			}
+			delete(s.unsubscribed, token)
+			found = restored
+			s.subs[restored.ARN] = restored
+		}
+	}
+	if found == nil || found.TokenExpires < nowMs {
+		return nil, InvalidParameter("Token", "")
+	}
+	if !found.Pending {
+		return found.clone(), nil
+	}
+	old := found.clone()
+	found.Pending = false
+	found.ConfirmedAnonymously = anonymous
+	found.AuthenticateOnUnsubscribe = authOnUnsubscribe && !anonymous
+	if err := s.saveLocked(); err != nil {
+		s.subs[found.ARN] = old
+		return nil, err
+	}
+	return found.clone(), nil
+}
+
+// purgeExpired drops pending subscriptions and unsubscribe tombstones whose
+// token has expired.
+func (s *store) purgeExpired(nowMs int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := false
+	for arn, sub := range s.subs {
+		if sub.Pending && sub.TokenExpires < nowMs {
+			delete(s.subs, arn)
+			changed = true
+		}
+	}
+	for tok, sub := range s.unsubscribed {
+		if sub.TokenExpires < nowMs {
+			delete(s.unsubscribed, tok)
+			changed = true
+		}
+	}
+	if changed {
+		_ = s.saveLocked() // retried by the next change if it fails
+	}
 }
 
 func (s *store) getSubscription(arn string) (*Subscription, bool) {

@@ -27,7 +27,17 @@ var actions = map[string]func(q *request) (any, error){
 	"SetSubscriptionAttributes": setSubscriptionAttributes,
 	"Publish":                   publish,
 	"PublishBatch":              publishBatch,
+	"ConfirmSubscription":       confirmSubscription,
+	"TagResource":               tagResource,
+	"UntagResource":             untagResource,
+	"ListTagsForResource":       listTagsForResource,
 }
+
+// anonymousActions may be called without an AWS signature even with
+// authentication on: the token (ConfirmSubscription) or the subscription
+// ARN (Unsubscribe, from a notification's UnsubscribeURL) is the
+// credential, as on AWS.
+var anonymousActions = map[string]bool{"ConfirmSubscription": true, "Unsubscribe": true}
 
 // IsAction reports whether action is one of the SNS actions tidemq answers.
 func IsAction(action string) bool {
@@ -214,18 +224,112 @@ type subscriptionArnResult struct {
 	SubscriptionArn string
 }
 
+// pendingARN is what Subscribe returns for a pending subscription without
+// ReturnSubscriptionArn, and ListSubscriptions shows for one.
+const (
+	pendingSubscribeARN = "pending confirmation"
+	pendingListARN      = "PendingConfirmation"
+)
+
 func subscribe(q *request) (any, error) {
-	sub, err := q.h.svc.Subscribe(q.form.Get("TopicArn"), q.form.Get("Protocol"), q.form.Get("Endpoint"), q.stringMap("Attributes"))
+	sub, err := q.h.svc.SubscribeWith(sns.SubscribeInput{
+		TopicARN: q.form.Get("TopicArn"), Protocol: q.form.Get("Protocol"), Endpoint: q.form.Get("Endpoint"),
+		Attributes: q.stringMap("Attributes"), BaseURL: q.baseURL(),
+	})
 	if err != nil {
 		return nil, err
 	}
-	// SQS subscriptions are confirmed at once, so the ARN is returned
-	// whatever ReturnSubscriptionArn says.
-	return subscriptionArnResult{SubscriptionArn: sub.ARN}, nil
+	arn := sub.ARN
+	if sub.Pending && !strings.EqualFold(q.form.Get("ReturnSubscriptionArn"), "true") {
+		arn = pendingSubscribeARN
+	}
+	return subscriptionArnResult{SubscriptionArn: arn}, nil
 }
 
 func unsubscribe(q *request) (any, error) {
-	return nil, q.h.svc.Unsubscribe(q.form.Get("SubscriptionArn"))
+	return nil, q.h.svc.UnsubscribeAs(q.form.Get("SubscriptionArn"), q.anonymous)
+}
+
+func confirmSubscription(q *request) (any, error) {
+	topic, err := q.required("TopicArn")
+	if err != nil {
+		return nil, err
+	}
+	token, err := q.required("Token")
+	if err != nil {
+		return nil, err
+	}
+	authOnUnsub := false
+	switch v := strings.ToLower(q.form.Get("AuthenticateOnUnsubscribe")); v {
+	case "", "false":
+	case "true":
+		authOnUnsub = true
+	default:
+		return nil, sns.InvalidParameter("AuthenticateOnUnsubscribe", "")
+	}
+	sub, err := q.h.svc.ConfirmSubscription(topic, token, q.anonymous, authOnUnsub)
+	if err != nil {
+		return nil, err
+	}
+	return subscriptionArnResult{SubscriptionArn: sub.ARN}, nil
+}
+
+func tagResource(q *request) (any, error) {
+	arn, err := q.required("ResourceArn")
+	if err != nil {
+		return nil, err
+	}
+	if len(q.indices("Tags.member")) > sns.MaxTags {
+		return nil, sns.TagLimitExceeded()
+	}
+	return emptyResult(q.h.svc.TagResource(arn, q.tags()))
+}
+
+// emptyResult is the answer of an action whose result element is present
+// but empty (TagResource, UntagResource: the SDKs expect the element).
+func emptyResult(err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		XMLName xml.Name `xml:"result"`
+	}{}, nil
+}
+
+func untagResource(q *request) (any, error) {
+	arn, err := q.required("ResourceArn")
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, n := range q.indices("TagKeys.member") {
+		keys = append(keys, q.form.Get("TagKeys.member."+strconv.Itoa(n)))
+	}
+	return emptyResult(q.h.svc.UntagResource(arn, keys))
+}
+
+type tagMember struct {
+	Key   string
+	Value string
+}
+
+func listTagsForResource(q *request) (any, error) {
+	arn, err := q.required("ResourceArn")
+	if err != nil {
+		return nil, err
+	}
+	tags, err := q.h.svc.ListTagsForResource(arn)
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		XMLName xml.Name    `xml:"result"`
+		Tags    []tagMember `xml:"Tags>member"`
+	}{Tags: []tagMember{}}
+	for _, t := range tags {
+		out.Tags = append(out.Tags, tagMember{t.Key, t.Value})
+	}
+	return out, nil
 }
 
 type subscriptionMember struct {
@@ -253,8 +357,12 @@ func (q *request) listSubs(topicARN string) (any, error) {
 	}
 	out := subscriptionsResult{NextToken: next}
 	for _, s := range subs[from:to] {
+		arn := s.ARN
+		if s.Pending {
+			arn = pendingListARN
+		}
 		out.Subscriptions = append(out.Subscriptions, subscriptionMember{
-			SubscriptionArn: s.ARN, Owner: q.h.svc.AccountID(), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
+			SubscriptionArn: arn, Owner: q.h.svc.AccountID(), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
 		})
 	}
 	return out, nil

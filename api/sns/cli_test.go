@@ -3,6 +3,7 @@ package sns_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -77,6 +78,25 @@ func TestAWSCLI(t *testing.T) {
 	ga := run("get-subscription-attributes", "--subscription-arn", sub)
 	if attrs, _ := ga["Attributes"].(map[string]any); attrs["Endpoint"] != qARN {
 		t.Fatalf("get-subscription-attributes gave %v", ga)
+	}
+	run("tag-resource", "--resource-arn", topic, "--tags", "Key=team,Value=cli", "Key=env,Value=ci")
+	tags, _ := run("list-tags-for-resource", "--resource-arn", topic)["Tags"].([]any)
+	if len(tags) != 2 || fmt.Sprint(tags[0]) != "map[Key:env Value:ci]" {
+		t.Fatalf("list-tags-for-resource gave %v", tags)
+	}
+	run("untag-resource", "--resource-arn", topic, "--tag-keys", "team")
+	if tags, _ := run("list-tags-for-resource", "--resource-arn", topic)["Tags"].([]any); len(tags) != 1 {
+		t.Fatalf("after untag-resource: %v", tags)
+	}
+
+	h := newHook(t, nil)
+	if arn := run("subscribe", "--topic-arn", topic, "--protocol", "http", "--notification-endpoint", h.srv.URL)["SubscriptionArn"]; arn != "pending confirmation" {
+		t.Fatalf("subscribe (http) gave %v", arn)
+	}
+	c := jsonBody(t, h.next(t))
+	conf, _ := run("confirm-subscription", "--topic-arn", topic, "--token", c["Token"].(string))["SubscriptionArn"].(string)
+	if !strings.HasPrefix(conf, topic+":") {
+		t.Fatalf("confirm-subscription gave %q", conf)
 	}
 	run("delete-topic", "--topic-arn", topic)
 }

@@ -43,17 +43,25 @@ type env struct {
 	srv *httptest.Server
 	sns *awssns.Client
 	sqs *awssqs.Client
+	svc *sns.Service
 	ctx context.Context
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with the topic service's options adjusted by opt.
+func newEnvWith(t *testing.T, opt func(*sns.Options)) *env {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := sns.Open(sns.Options{Broker: eng, Region: "us-east-1", AccountID: account, Logger: log})
+	o := sns.Options{Broker: eng, Region: "us-east-1", AccountID: account, Logger: log}
+	if opt != nil {
+		opt(&o)
+	}
+	svc, err := sns.Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +69,7 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.Close()
+		_ = svc.Close()
 		_ = eng.Close()
 	})
 	creds := credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")
@@ -71,6 +80,7 @@ func newEnv(t *testing.T) *env {
 			Retryer: retry.AddWithMaxAttempts(retry.NewStandard(), 1)}),
 		sqs: awssqs.New(awssqs.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: creds,
 			Retryer: retry.AddWithMaxAttempts(retry.NewStandard(), 1)}),
+		svc: svc,
 		ctx: context.Background(),
 	}
 }

@@ -67,6 +67,8 @@ type request struct {
 	action    string
 	requestID string
 	client    tidemq.ClientInfo
+	// anonymous is true when the request carries no AWS signature.
+	anonymous bool
 }
 
 func newRequestID() string {
@@ -127,7 +129,8 @@ func (q *request) serve() (any, error) {
 	if q.action == "" {
 		return nil, sns.Errorf("MissingAction", http.StatusBadRequest, "The request must contain the parameter Action.")
 	}
-	if q.h.cfg.Auth != nil {
+	q.anonymous = q.r.Header.Get("Authorization") == "" && form.Get("X-Amz-Signature") == "" && form.Get("Signature") == ""
+	if q.h.cfg.Auth != nil && !(q.anonymous && anonymousActions[q.action]) {
 		key, err := q.h.cfg.Auth.Authenticate(q.r, body)
 		if err != nil {
 			return nil, authError(err)

@@ -1,0 +1,89 @@
+package sns
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DedupWindow is how long a FIFO topic remembers a deduplication id.
+const DedupWindow = 5 * time.Minute
+
+// dedupCache is the FIFO topics' deduplication memory: a publish whose
+// deduplication id (the given one, or the SHA-256 of the body with
+// ContentBasedDeduplication) was accepted within DedupWindow is answered
+// with the first publish's MessageId and SequenceNumber and delivered to no
+// one. The scope is the topic, or the message group with
+// FifoThroughputScope=MessageGroup (as the Publish API reference says).
+//
+// Entries expire in the order they were added (the window is constant), so
+// expiry pops from the head of a queue: O(1) per entry, no scan. Entries
+// are also written to the outbox store in the publish's own batch (no
+// extra fsync) and reloaded at Open, so a restart does not forget them.
+// The cache is guarded by the service's dedupMu; FIFO publishes of one
+// topic are serialized by the topic lock, which is taken first.
+type dedupCache struct {
+	byKey map[string]dedupEntry
+	order []dedupItem // oldest first; head is the first live item
+	head  int
+}
+
+type dedupEntry struct {
+	MessageID string `json:"m"`
+	Sequence  string `json:"s"`
+	Expires   int64  `json:"e"` // Unix milliseconds
+}
+
+type dedupItem struct {
+	key     string
+	expires int64
+}
+
+func newDedupCache() *dedupCache { return &dedupCache{byKey: map[string]dedupEntry{}} }
+
+// dedupKey is the cache (and outbox store) key of a deduplication id.
+func dedupKey(t *Topic, groupID, dedupID string) string {
+	k := t.ARN + "\x00"
+	if t.Attributes["FifoThroughputScope"] == "MessageGroup" {
+		k += groupID + "\x00"
+	}
+	return k + dedupID
+}
+
+// lookup returns the live entry of key.
+func (c *dedupCache) lookup(key string, nowMs int64) (dedupEntry, bool) {
+	e, ok := c.byKey[key]
+	if !ok || e.Expires <= nowMs {
+		return dedupEntry{}, false
+	}
+	return e, true
+}
+
+// add remembers key.
+func (c *dedupCache) add(key string, e dedupEntry) {
+	c.byKey[key] = e
+	c.order = append(c.order, dedupItem{key, e.Expires})
+}
+
+// expire forgets the entries that expired by nowMs and returns their keys.
+func (c *dedupCache) expire(nowMs int64) []string {
+	var gone []string
+	for c.head < len(c.order) && c.order[c.head].expires <= nowMs {
+		it := c.order[c.head]
+		c.order[c.head] = dedupItem{}
+		c.head++
+		if e, ok := c.byKey[it.key]; ok && e.Expires == it.expires {
+			delete(c.byKey, it.key)
+			gone = append(gone, it.key)
+		}
+	}
+	if c.head > 1024 && c.head*2 > len(c.order) { // compact the queue
+		c.order = append([]dedupItem(nil), c.order[c.head:]...)
+		c.head = 0
+	}
+	return gone
+}
+
+func (e dedupEntry) encode() []byte {
+	b, _ := json.Marshal(e)
+	return b
+}

@@ -1,0 +1,205 @@
+package sns
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
+
+// deliverRecord serves the deliveries of a durably recorded publish: SQS
+// deliveries now, concurrently (one publish at a time per FIFO topic, so
+// each queue keeps the publish order), HTTP/HTTPS deliveries in the
+// background. A delivery that fails for a server-side reason is retried in
+// the background; one that cannot succeed goes to the dead-letter queue.
+// Deliveries run on the service's context, not the request's: once the
+// publish is recorded, a client that hangs up does not stop them.
+func (s *Service) deliverRecord(r *record) {
+	var wg sync.WaitGroup
+	for _, d := range r.deliveries {
+		sub, ok := s.store.getSubscription(d.sub)
+		if !ok {
+			s.stats.unsubscribed.Add(1)
+			s.done(d)
+			continue
+		}
+		if sub.IsHTTP() {
+			s.spawn(func() { s.retryLoop(d, 0, nil) })
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err, permanent := s.attempt(sub, d)
+			switch {
+			case err == nil:
+				s.stats.delivered.Add(1)
+				s.done(d)
+			case permanent:
+				s.deadLetter(sub, d, err)
+			case s.ctx.Err() != nil:
+				// Closing: the delivery stays in the outbox.
+			default:
+				s.spawn(func() { s.retryLoop(d, 1, err) })
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// retryLoop makes attempts n, n+1, ... of a delivery (0 is the first
+// attempt, n ≥ 1 the n-th retry, after the policy's delay) until it
+// succeeds, fails for good, exhausts the policy or the service closes.
+func (s *Service) retryLoop(d *delivery, n int, lastErr error) {
+	for ; ; n++ {
+		sub, ok := s.store.getSubscription(d.sub)
+		if !ok {
+			s.stats.unsubscribed.Add(1)
+			s.done(d)
+			return
+		}
+		if n > 0 {
+			policy := s.sqsRetry
+			if sub.IsHTTP() {
+				policy, _ = s.httpPolicy(s.topicDeliveryPolicy(sub.TopicARN), sub.Attributes["DeliveryPolicy"])
+			}
+			delay, ok := policy.Delay(n)
+			if !ok {
+				s.deadLetter(sub, d, lastErr)
+				return
+			}
+			if !s.sleep(delay) {
+				return // closing: the delivery stays in the outbox
+			}
+			s.stats.retries.Add(1)
+		}
+		err, permanent := s.attempt(sub, d)
+		if err == nil {
+			s.stats.delivered.Add(1)
+			s.done(d)
+			return
+		}
+		if s.ctx.Err() != nil {
+			return
+		}
+		if permanent {
+			s.deadLetter(sub, d, err)
+			return
+		}
+		s.log.Debug("sns: delivery failed; will retry", "subscription", sub.ARN, "message_id", d.rec.MessageID, "attempt", n+1, "err", err)
+		lastErr = err
+	}
+}
+
+// sleep waits d on the service clock; false means the service is closing.
+func (s *Service) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return s.ctx.Err() == nil
+	}
+	t := s.opt.Clock.NewTimer(d)
+	select {
+	case <-t.C():
+		return true
+	case <-s.ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
+// attempt makes one delivery attempt. permanent is true when retrying
+// cannot help (the queue does not exist, the message is not acceptable).
+func (s *Service) attempt(sub *Subscription, d *delivery) (err error, permanent bool) {
+	if sub.IsHTTP() {
+		return s.postNotification(sub, d.rec), false
+	}
+	queue, err := s.sendToQueue(sub, d.rec, sub.Endpoint)
+	if err != nil {
+		s.log.Debug("sns: SQS delivery failed", "queue", queue, "err", err)
+		return err, isPermanent(err)
+	}
+	return nil, false
+}
+
+// isPermanent reports whether a broker error is the sender's fault (a
+// missing queue, an invalid message): retrying would fail the same way.
+func isPermanent(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var e *tidemq.Error
+	return errors.As(err, &e) && e.Code != nil && e.Code.Fault == tidemq.Sender
+}
+
+// sendToQueue sends what sub receives of r to the queue of queueARN: the
+// subscription's queue, or its dead-letter queue. It returns the queue's
+// name.
+func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (string, error) {
+	a, ok := tidemq.ParseARN(queueARN)
+	if !ok {
+		return "", tidemq.NonExistentQueue()
+	}
+	queue := a.Resource
+	msg := r.message(sub.Protocol)
+	entry := tidemq.SendEntry{ID: "0", MessageGroupID: r.GroupID}
+	if strings.HasSuffix(queue, ".fifo") {
+		entry.MessageDeduplicationID = r.DedupID
+		if entry.MessageDeduplicationID == "" {
+			h := sha256.Sum256([]byte(msg))
+			entry.MessageDeduplicationID = hex.EncodeToString(h[:])
+		}
+	}
+	if sub.Attributes["RawMessageDelivery"] == "true" {
+		entry.Body = msg
+		if len(r.Attributes) > 0 {
+			entry.Attributes = make(map[string]tidemq.MessageAttributeValue, len(r.Attributes))
+			for name, v := range r.Attributes {
+				entry.Attributes[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+			}
+		}
+	} else {
+		body, err := s.envelope(r, sub, msg)
+		if err != nil {
+			return queue, err
+		}
+		entry.Body = body
+	}
+	res, err := s.opt.Broker.SendMessages(s.ctx, tidemq.SendMessagesParams{Queue: queue, Entries: []tidemq.SendEntry{entry}, Client: r.Client})
+	if err == nil && len(res) == 1 && res[0].Err != nil {
+		err = res[0].Err
+	}
+	return queue, err
+}
+
+// deadLetter ends a delivery that cannot be made: the message goes to the
+// subscription's dead-letter queue as the subscriber would have received
+// it, or, without a RedrivePolicy, is logged and counted. Nothing ends
+// silently.
+func (s *Service) deadLetter(sub *Subscription, d *delivery, cause error) {
+	defer s.done(d)
+	r := d.rec
+	policy := sub.Attributes["RedrivePolicy"]
+	if policy == "" {
+		s.stats.undeliverable.Add(1)
+		s.log.Warn("sns: message undeliverable and the subscription has no RedrivePolicy; dropped",
+			"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "message_id", r.MessageID, "err", cause)
+		return
+	}
+	dlq := deadLetterTargetARN(policy)
+	queue, err := s.sendToQueue(sub, r, dlq)
+	if err != nil {
+		s.stats.lost.Add(1)
+		s.log.Error("sns: message undeliverable and its dead-letter queue refused it; lost",
+			"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "dead_letter_queue", queue,
+			"message_id", r.MessageID, "err", cause, "dlq_err", err)
+		return
+	}
+	s.stats.deadLettered.Add(1)
+	s.log.Warn("sns: message undeliverable; moved to the subscription's dead-letter queue",
+		"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "dead_letter_queue", queue,
+		"message_id", r.MessageID, "err", cause)
+}

@@ -1,0 +1,336 @@
+package sns
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemq/tidemq"
+)
+
+// PublishInput is one message to publish.
+type PublishInput struct {
+	TopicARN               string
+	Message                string
+	Subject                string
+	MessageStructure       string
+	Attributes             map[string]Attribute
+	MessageGroupID         string
+	MessageDeduplicationID string
+	// BaseURL is the scheme and host of SigningCertURL and UnsubscribeURL,
+	// e.g. "http://localhost:9324".
+	BaseURL string
+	Client  tidemq.ClientInfo
+}
+
+// PublishResult is the outcome of a publish.
+type PublishResult struct {
+	MessageID      string
+	SequenceNumber string // FIFO topics only
+}
+
+// MaxMessageSize is SNS's limit on a message and its attributes.
+const MaxMessageSize = 262144
+
+// checkPublish validates a publish against its topic and fills in the FIFO
+// deduplication id. It returns the per-protocol messages of a
+// MessageStructure=json publish.
+func (s *Service) checkPublish(t *Topic, in *PublishInput) (map[string]string, error) {
+	if in.Message == "" {
+		return nil, InvalidParameter("Empty message", "")
+	}
+	if !utf8.ValidString(in.Message) {
+		return nil, InvalidParameter("Message", "Message must be valid UTF-8")
+	}
+	size := len(in.Message)
+	for name, a := range in.Attributes {
+		if err := checkAttribute(name, a); err != nil {
+			return nil, err
+		}
+		size += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
+	}
+	if size > MaxMessageSize {
+		return nil, InvalidParameter("Message too long", "")
+	}
+	if in.Subject != "" {
+		if len(in.Subject) >= 100 || strings.ContainsAny(in.Subject, "\r\n") {
+			return nil, InvalidParameter("Subject", "")
+		}
+	}
+	var structured map[string]string
+	switch in.MessageStructure {
+	case "":
+	case "json":
+		var m map[string]any
+		if err := json.Unmarshal([]byte(in.Message), &m); err != nil {
+			return nil, InvalidParameter("Message Structure - JSON message body failed to parse", "")
+		}
+		def, ok := m["default"].(string)
+		if !ok {
+			return nil, InvalidParameter("Message Structure - No default entry in JSON message body", "")
+		}
+		structured = map[string]string{"default": def}
+		for _, proto := range []string{"sqs", "http", "https"} {
+			if v, ok := m[proto].(string); ok {
+				structured[proto] = v
+			}
+		}
+	default:
+		return nil, InvalidParameter("MessageStructure", "")
+	}
+	if t.FIFO {
+		if in.MessageGroupID == "" {
+			return nil, InvalidParameter("The MessageGroupId parameter is required for FIFO topics", "")
+		}
+		if err := tidemq.ValidateFIFOToken("MessageGroupId", in.MessageGroupID); err != nil {
+			return nil, InvalidParameter("MessageGroupId", "")
+		}
+		if in.MessageDeduplicationID == "" {
+			if t.Attributes["ContentBasedDeduplication"] != "true" {
+				return nil, InvalidParameter("The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly", "")
+			}
+			msg := in.Message
+			if structured != nil {
+				msg = structured["default"]
+			}
+			h := sha256.Sum256([]byte(msg))
+			in.MessageDeduplicationID = hex.EncodeToString(h[:])
+		} else if err := tidemq.ValidateFIFOToken("MessageDeduplicationId", in.MessageDeduplicationID); err != nil {
+			return nil, InvalidParameter("MessageDeduplicationId", "")
+		}
+	} else if in.MessageGroupID != "" {
+		if err := tidemq.ValidateFIFOToken("MessageGroupId", in.MessageGroupID); err != nil {
+			return nil, InvalidParameter("MessageGroupId", "")
+		}
+	}
+	return structured, nil
+}
+
+func checkAttribute(name string, a Attribute) error {
+	bad := func(reason string) error {
+		return InvalidParameter("MessageAttributes", "The message attribute '"+name+"' "+reason)
+	}
+	if name == "" || len(name) > 256 {
+		return InvalidParameter("MessageAttributes", "message attribute name is invalid")
+	}
+	switch {
+	case a.DataType == "":
+		return bad("must contain non-empty message attribute type.")
+	case strings.HasPrefix(a.DataType, "Binary"):
+		if len(a.BinaryValue) == 0 {
+			return bad("must contain non-empty message attribute value for message attribute type '" + a.DataType + "'.")
+		}
+	case strings.HasPrefix(a.DataType, "String.Array"):
+		var arr []any
+		if json.Unmarshal([]byte(a.StringValue), &arr) != nil {
+			return bad("has an invalid message attribute value for type String.Array.")
+		}
+	case strings.HasPrefix(a.DataType, "Number"):
+		if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
+			return bad("has an invalid message attribute value for type Number.")
+		}
+	case strings.HasPrefix(a.DataType, "String"):
+		if a.StringValue == "" {
+			return bad("must contain non-empty message attribute value for message attribute type 'String'.")
+		}
+	default:
+		return bad("has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.")
+	}
+	return nil
+}
+
+// nextSequence returns a FIFO sequence number, increasing across the
+// process and, as it starts from the clock, across restarts.
+func (s *Service) nextSequence() string {
+	for {
+		old := s.seq.Load()
+		n := max(old+1, uint64(time.Now().UnixNano()))
+		if s.seq.CompareAndSwap(old, n) {
+			return fmt.Sprintf("%020d", n)
+		}
+	}
+}
+
+func (s *Service) topicLock(arn string) *sync.Mutex {
+	m, _ := s.locks.LoadOrStore(arn, &sync.Mutex{})
+	return m.(*sync.Mutex)
+}
+
+// Publish publishes a message to every confirmed subscription whose filter
+// policy matches. It answers once the publish is durably recorded in the
+// outbox and every SQS delivery has been made (or handed to a retry);
+// HTTP/HTTPS deliveries run in the background. A FIFO topic answers a
+// duplicate (same deduplication id within DedupWindow) with the original
+// MessageId and SequenceNumber and delivers nothing.
+func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult, error) {
+	t, err := s.topic("TopicArn", in.TopicARN)
+	if err != nil {
+		return nil, err
+	}
+	res, errs, err := s.publish(ctx, t, []PublishInput{in})
+	if err != nil {
+		return nil, err
+	}
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	return &res[0], nil
+}
+
+// PublishBatchEntry is one entry of PublishBatch.
+type PublishBatchEntry struct {
+	ID string
+	PublishInput
+}
+
+// PublishBatchResult is the outcome of one entry: Err nil on success.
+type PublishBatchResult struct {
+	ID string
+	PublishResult
+	Err *Error
+}
+
+// PublishBatch publishes entries in order, recording them in the outbox in
+// one batch. Entry problems are reported per entry; the caller checks the
+// batch itself (ids, count, total size).
+func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []PublishBatchEntry) ([]PublishBatchResult, error) {
+	t, err := s.topic("TopicArn", topicARN)
+	if err != nil {
+		return nil, err
+	}
+	ins := make([]PublishInput, len(entries))
+	for i, e := range entries {
+		ins[i] = e.PublishInput
+		ins[i].TopicARN = topicARN
+	}
+	res, errs, err := s.publish(ctx, t, ins)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PublishBatchResult, len(entries))
+	for i, e := range entries {
+		out[i].ID = e.ID
+		if errs[i] != nil {
+			out[i].Err = AsError(errs[i])
+			continue
+		}
+		out[i].PublishResult = res[i]
+	}
+	return out, nil
+}
+
+// publish validates, deduplicates and numbers messages, records them in
+// the outbox (one synced batch) and delivers them in order.
+func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]PublishResult, []error, error) {
+	leave, err := s.enter()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer leave()
+	if t.FIFO {
+		// FIFO publishes are deduplicated, numbered and delivered in order.
+		mu := s.topicLock(t.ARN)
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	now := s.opt.Now()
+	nowMs := now.UnixMilli()
+	var expired []string
+	if t.FIFO {
+		s.dedupMu.Lock()
+		expired = s.dedup.expire(nowMs)
+		s.dedupMu.Unlock()
+	}
+	subs := s.store.listSubscriptions(t.ARN)
+	results := make([]PublishResult, len(ins))
+	errs := make([]error, len(ins))
+	var recs []*record
+	inBatch := map[string]int{} // dedup key -> entry
+	for i := range ins {
+		in := &ins[i]
+		structured, err := s.checkPublish(t, in)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		var key string
+		if t.FIFO {
+			key = dedupKey(t, in.MessageGroupID, in.MessageDeduplicationID)
+			s.dedupMu.Lock()
+			e, dup := s.dedup.lookup(key, nowMs)
+			s.dedupMu.Unlock()
+			if dup {
+				results[i] = PublishResult{MessageID: e.MessageID, SequenceNumber: e.Sequence}
+				s.stats.duplicates.Add(1)
+				continue
+			}
+			if j, dup := inBatch[key]; dup {
+				results[i] = results[j]
+				s.stats.duplicates.Add(1)
+				continue
+			}
+			inBatch[key] = i
+		}
+		r := &record{
+			ID: s.newRecordID(), TopicARN: t.ARN, FIFO: t.FIFO, SignatureVersion: t.Attributes["SignatureVersion"],
+			MessageID: uuid.NewString(), Timestamp: now.UTC().Format("2006-01-02T15:04:05.000Z"),
+			Subject: in.Subject, Message: in.Message, Structured: structured, Attributes: in.Attributes,
+			GroupID: in.MessageGroupID, DedupID: in.MessageDeduplicationID,
+			BaseURL: strings.TrimRight(in.BaseURL, "/"), Client: in.Client,
+		}
+		if r.BaseURL == "" {
+			r.BaseURL = strings.TrimRight(s.opt.PublicURL, "/")
+		}
+		if t.FIFO {
+			r.Sequence = s.nextSequence()
+			r.dedupKey, r.dedupExpires = key, now.Add(DedupWindow).UnixMilli()
+		}
+		for _, sub := range subs {
+			if sub.Pending {
+				continue
+			}
+			if p := sub.Attributes["FilterPolicy"]; p != "" {
+				fp, err := CompileFilterPolicy(p, sub.Attributes["FilterPolicyScope"])
+				if err != nil || !fp.Match(r.message(sub.Protocol), in.Attributes) {
+					continue
+				}
+			}
+			r.deliveries = append(r.deliveries, &delivery{rec: r, index: uint32(len(r.deliveries)), sub: sub.ARN})
+		}
+		r.remaining.Store(int32(len(r.deliveries)))
+		recs = append(recs, r)
+		results[i] = PublishResult{MessageID: r.MessageID, SequenceNumber: r.Sequence}
+	}
+	if err := s.commitRecords(recs, expired); err != nil {
+		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+		return nil, nil, InternalError("The publish could not be recorded durably.")
+	}
+	if t.FIFO {
+		s.dedupMu.Lock()
+		for _, r := range recs {
+			s.dedup.add(r.dedupKey, dedupEntry{MessageID: r.MessageID, Sequence: r.Sequence, Expires: r.dedupExpires})
+		}
+		s.dedupMu.Unlock()
+	}
+	for _, r := range recs {
+		s.deliverRecord(r)
+	}
+	return results, errs, nil
+}
+
+// newRecordID numbers outbox records in publish order.
+func (s *Service) newRecordID() uint64 {
+	s.recordMu.Lock()
+	defer s.recordMu.Unlock()
+	s.nextRecord++
+	return s.nextRecord
+}
