@@ -363,3 +363,22 @@ func (e *Evaluator) notify(t Transition) {
 		e.webhook.Send(t)
 	}
 }
+
+// Thresholds returns the thresholds the evaluator applies to the named
+// queue now.
+func (e *Evaluator) Thresholds(queue string) Thresholds {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg.For(queue)
+}
+
+// SetQueueOverride changes the thresholds of one queue (an exact name) at
+// run time: the fields that o sets replace those of the override that
+// applies to the queue now; the others keep their values. The next
+// evaluation uses them. ('tidemq serve --config' uses it to turn a
+// topology's queue alarms into overrides.)
+func (e *Evaluator) SetQueueOverride(queue string, o Override) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg = e.cfg.WithOverride(queue, o)
+}

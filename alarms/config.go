@@ -208,3 +208,33 @@ func parseDuration(s *string) (*time.Duration, error) {
 	}
 	return &d, nil
 }
+
+// merge returns o with the fields that p sets replaced by p's.
+func (o Override) merge(p Override) Override {
+	if p.DLQNotEmpty != nil {
+		o.DLQNotEmpty = p.DLQNotEmpty
+	}
+	if p.OldestAgeShare != nil {
+		o.OldestAgeShare = p.OldestAgeShare
+	}
+	if p.NoReceive != nil {
+		o.NoReceive = p.NoReceive
+	}
+	if p.GrowthWindow != nil {
+		o.GrowthWindow = p.GrowthWindow
+	}
+	return o
+}
+
+// WithOverride returns a copy of c in which the named queue (an exact
+// name) has the override that applies to it now — its own, or the pattern
+// that matches it — with the fields that o sets replaced. c is unchanged.
+func (c Config) WithOverride(queue string, o Override) Config {
+	cur, _ := c.override(queue)
+	out := Config{Defaults: c.Defaults, Queues: make(map[string]Override, len(c.Queues)+1)}
+	for k, v := range c.Queues {
+		out.Queues[k] = v
+	}
+	out.Queues[queue] = cur.merge(o)
+	return out
+}

@@ -24,14 +24,43 @@ type Target interface {
 	UntagQueue(ctx context.Context, name string, keys []string) error
 }
 
+// Kinds of things a plan changes.
+const (
+	KindQueue        = "queue"
+	KindTopic        = "topic"
+	KindSubscription = "subscription"
+	KindTrigger      = "trigger"
+	KindAlarm        = "alarm"
+)
+
+// Actions of a change.
+const (
+	ActionCreate    = "create"
+	ActionUpdate    = "update"
+	ActionUnchanged = "unchanged"
+	// ActionSkip is something of the topology that is not applied, for
+	// the Reason given (a function without a local target, an alarm with
+	// no built-in equivalent, ...). It is not an error.
+	ActionSkip = "skip"
+)
+
 // Change is one step of a plan.
 type Change struct {
-	Queue  string
-	Action string // "create", "update" or "unchanged"
+	Kind  string // KindQueue, KindTopic, ...
+	Queue string // for KindQueue: the queue's name
+	// Name is what the change is about: a queue, topic or trigger name,
+	// "topic -> protocol:endpoint" for a subscription, an alarm's name.
+	Name   string
+	Action string // ActionCreate, ActionUpdate, ActionUnchanged or ActionSkip
 	// Attributes to set, with their current values ("" for a new queue).
 	Attributes []AttributeChange
 	TagsSet    map[string]string
 	TagsRemove []string
+	// Reason says why a change is skipped.
+	Reason string
+	// Notes are remarks printed under the change: what an alarm became,
+	// settings that could not be carried over.
+	Notes []string
 }
 
 // AttributeChange is one attribute's old and new value.
@@ -47,20 +76,46 @@ type Plan struct {
 // Changed reports whether the plan changes anything.
 func (p *Plan) Changed() bool {
 	for _, c := range p.Changes {
-		if c.Action != "unchanged" {
+		if c.Action == ActionCreate || c.Action == ActionUpdate {
 			return true
 		}
 	}
 	return false
 }
 
-// Print writes the plan, one line per change.
+// Of returns the changes of one kind.
+func (p *Plan) Of(kind string) []Change {
+	var out []Change
+	for _, c := range p.Changes {
+		if c.Kind == kind {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Find returns the change of a kind and name, or nil.
+func (p *Plan) Find(kind, name string) *Change {
+	for i, c := range p.Changes {
+		if c.Kind == kind && c.Name == name {
+			return &p.Changes[i]
+		}
+	}
+	return nil
+}
+
+// Print writes the plan: a line per change (+ create, ~ update,
+// = unchanged, ! not applied), the attributes it sets, and a summary.
 func (p *Plan) Print(w io.Writer) {
 	for _, c := range p.Changes {
-		sym := map[string]string{"create": "+", "update": "~", "unchanged": "="}[c.Action]
-		fmt.Fprintf(w, "%s %s (%s)\n", sym, c.Queue, c.Action)
+		sym := map[string]string{ActionCreate: "+", ActionUpdate: "~", ActionUnchanged: "=", ActionSkip: "!"}[c.Action]
+		if c.Action == ActionSkip {
+			fmt.Fprintf(w, "%s %s %s (not applied: %s)\n", sym, c.Kind, c.Name, c.Reason)
+		} else {
+			fmt.Fprintf(w, "%s %s %s (%s)\n", sym, c.Kind, c.Name, c.Action)
+		}
 		for _, a := range c.Attributes {
-			if c.Action == "create" {
+			if c.Action == ActionCreate {
 				fmt.Fprintf(w, "    %s = %s\n", a.Name, a.New)
 			} else {
 				fmt.Fprintf(w, "    %s: %s -> %s\n", a.Name, orNone(a.Old), orNone(a.New))
@@ -72,19 +127,24 @@ func (p *Plan) Print(w io.Writer) {
 		for _, k := range c.TagsRemove {
 			fmt.Fprintf(w, "    untag %s\n", k)
 		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
 	}
-	var n [3]int
+	var n [4]int
 	for _, c := range p.Changes {
 		switch c.Action {
-		case "create":
+		case ActionCreate:
 			n[0]++
-		case "update":
+		case ActionUpdate:
 			n[1]++
+		case ActionSkip:
+			n[3]++
 		default:
 			n[2]++
 		}
 	}
-	fmt.Fprintf(w, "%d to create, %d to update, %d unchanged\n", n[0], n[1], n[2])
+	fmt.Fprintf(w, "%d to create, %d to update, %d unchanged, %d not applied\n", n[0], n[1], n[2], n[3])
 }
 
 func orNone(s string) string {
@@ -94,17 +154,86 @@ func orNone(s string) string {
 	return s
 }
 
-// Apply makes the target's queues match the topology: it creates missing
-// queues (dead-letter queues before their sources) and updates attributes
-// and tags that differ. It never deletes a queue, and it is idempotent: a
-// second run finds nothing to change. With dryRun it only plans. Topics,
-// functions, triggers and alarms are not applied (tidemq does not run them
-// yet).
+// Targets are where Apply applies each part of a topology. Queues is
+// required. A nil target leaves its part out of the plan, unless
+// NotApplied gives a reason for its kind: then each element of that kind
+// is listed as skipped with that reason.
+type Targets struct {
+	Queues   Target
+	Topics   TopicTarget
+	Triggers TriggerTarget
+	Alarms   AlarmTarget
+	// NotApplied maps a kind (KindTopic, KindTrigger, KindAlarm) without
+	// a target to the reason it is not applied.
+	NotApplied map[string]string
+}
+
+// ApplyAll makes the targets match the topology, in order: queues
+// (dead-letter queues first), topics and their subscriptions, triggers,
+// alarms. Nothing is ever deleted, and a second run finds nothing to
+// change. With dryRun it only plans. The plan is returned with the error
+// when a step fails, holding the steps done before.
+func ApplyAll(ctx context.Context, t Targets, c *Config, dryRun bool) (*Plan, error) {
+	plan := &Plan{}
+	arnOf, err := applyQueues(ctx, t.Queues, c, dryRun, plan)
+	if err != nil {
+		return plan, err
+	}
+	skipAll := func(kind string, names []string) {
+		if why := t.NotApplied[kind]; why != "" {
+			for _, n := range names {
+				plan.Changes = append(plan.Changes, Change{Kind: kind, Name: n, Action: ActionSkip, Reason: why})
+			}
+		}
+	}
+	if t.Topics != nil {
+		if err := applyTopics(ctx, t.Topics, c, arnOf, dryRun, plan); err != nil {
+			return plan, err
+		}
+	} else {
+		var names []string
+		for _, tp := range c.Topics {
+			names = append(names, tp.Name)
+		}
+		skipAll(KindTopic, names)
+	}
+	if t.Triggers != nil {
+		if err := applyTriggers(ctx, t.Triggers, c, dryRun, plan); err != nil {
+			return plan, err
+		}
+	} else {
+		var names []string
+		for _, tr := range c.Triggers {
+			names = append(names, TriggerName(tr))
+		}
+		skipAll(KindTrigger, names)
+	}
+	if t.Alarms != nil {
+		applyAlarms(t.Alarms, c, dryRun, plan)
+	} else {
+		var names []string
+		for _, a := range c.Alarms {
+			names = append(names, a.Name)
+		}
+		skipAll(KindAlarm, names)
+	}
+	return plan, nil
+}
+
+// Apply makes the target's queues match the topology; it is ApplyAll with
+// a queue target only.
+func Apply(ctx context.Context, target Target, c *Config, dryRun bool) (*Plan, error) {
+	return ApplyAll(ctx, Targets{Queues: target}, c, dryRun)
+}
+
+// applyQueues creates missing queues (dead-letter queues before their
+// sources) and updates attributes and tags that differ. It never deletes
+// a queue. It returns how queue names resolve to ARNs on the target.
 //
 // An attribute the topology leaves out takes the SQS default, except
 // SqsManagedSseEnabled and the KMS settings, which are left as they are.
 // Tags are reconciled only for queues that declare tags.
-func Apply(ctx context.Context, target Target, c *Config, dryRun bool) (*Plan, error) {
+func applyQueues(ctx context.Context, target Target, c *Config, dryRun bool, plan *Plan) (func(string) string, error) {
 	order, err := applyOrder(c)
 	if err != nil {
 		return nil, err
@@ -139,17 +268,16 @@ func Apply(ctx context.Context, target Target, c *Config, dryRun bool) (*Plan, e
 		}
 		return tidemq.QueueARN("us-east-1", "000000000000", name)
 	}
-	plan := &Plan{}
 	var allowLater []Change // RedriveAllowPolicy of new queues, set once every source exists
 	for _, q := range order {
 		want, err := desired(q, arnOf)
 		if err != nil {
 			return nil, err
 		}
-		ch := Change{Queue: q.Name}
+		ch := Change{Kind: KindQueue, Queue: q.Name, Name: q.Name}
 		cur, exists := current[q.Name]
 		if !exists {
-			ch.Action = "create"
+			ch.Action = ActionCreate
 			create := map[string]string{}
 			for _, k := range sortedKeys(want) {
 				if want[k] == "" {
@@ -196,9 +324,9 @@ func Apply(ctx context.Context, target Target, c *Config, dryRun bool) (*Plan, e
 				}
 			}
 		}
-		ch.Action = "unchanged"
+		ch.Action = ActionUnchanged
 		if len(set) > 0 || len(ch.TagsSet) > 0 || len(ch.TagsRemove) > 0 {
-			ch.Action = "update"
+			ch.Action = ActionUpdate
 		}
 		if !dryRun {
 			if len(set) > 0 {
@@ -227,7 +355,7 @@ func Apply(ctx context.Context, target Target, c *Config, dryRun bool) (*Plan, e
 			}
 		}
 	}
-	return plan, nil
+	return arnOf, nil
 }
 
 // desired is the full attribute set a queue should have: the SQS defaults
@@ -265,7 +393,7 @@ func sameAttribute(name, have, want string) bool {
 		return true
 	}
 	switch name {
-	case tidemq.AttrPolicy, tidemq.AttrRedrivePolicy, tidemq.AttrRedriveAllowPolicy:
+	case tidemq.AttrPolicy, tidemq.AttrRedrivePolicy, tidemq.AttrRedriveAllowPolicy, "DeliveryPolicy", "FilterPolicy":
 		if have == "" || want == "" {
 			return false
 		}

@@ -453,6 +453,9 @@ func (im *importer) topic(r *resource) error {
 	}
 	tp := &Topic{Name: name, FIFO: isTrue(im.t, r.props.get("FifoTopic")) || strings.HasSuffix(name, ".fifo")}
 	tp.Line = r.line
+	if err := im.topicProperties(tp, r); err != nil {
+		return err
+	}
 	if subs := r.props.get("Subscription"); subs != nil {
 		for _, it := range subs.items {
 			s, err := im.sub(it, it.get("Protocol"), it.get("Endpoint"), nil, nil)
@@ -464,6 +467,63 @@ func (im *importer) topic(r *resource) error {
 	}
 	im.c.Topics = append(im.c.Topics, tp)
 	return nil
+}
+
+// topicProperties imports a topic's attributes and tags.
+func (im *importer) topicProperties(tp *Topic, r *resource) error {
+	t := im.t
+	for prop, field := range map[string]*string{"DisplayName": &tp.DisplayName, "FifoThroughputScope": &tp.FifoThroughputScope,
+		"SignatureVersion": &tp.SignatureVersion, "KmsMasterKeyId": &tp.KmsMasterKeyID} {
+		v, err := t.evalString(r.props.get(prop))
+		if err != nil {
+			return err
+		}
+		*field = v
+	}
+	if n := r.props.get("ContentBasedDeduplication"); n != nil {
+		b := isTrue(t, n)
+		tp.ContentBasedDeduplication = &b
+	}
+	if n := r.props.get("TracingConfig"); n != nil {
+		v, err := t.evalString(n)
+		if err != nil {
+			return err
+		}
+		tp.TracingConfig = v
+	}
+	if n := r.props.get("DeliveryPolicy"); n != nil {
+		v, err := t.eval(n)
+		if err != nil {
+			return err
+		}
+		tp.DeliveryPolicy = jsonText(v)
+	}
+	tags, err := im.tags(r.props.get("Tags"))
+	if err != nil {
+		return err
+	}
+	tp.Tags = tags
+	return nil
+}
+
+// tags imports a CloudFormation tag list ([{Key, Value}]); nil without one.
+func (im *importer) tags(n *node) (map[string]string, error) {
+	if n == nil {
+		return nil, nil
+	}
+	v, err := im.t.eval(n)
+	if err != nil {
+		return nil, err
+	}
+	list, _ := v.([]any)
+	out := map[string]string{}
+	for _, it := range list {
+		m, _ := it.(map[string]any)
+		k, _ := asString(m["Key"])
+		val, _ := asString(m["Value"])
+		out[k] = val
+	}
+	return out, nil
 }
 
 func (im *importer) sub(n, proto, endpoint, raw, filter *node) (*Subscription, error) {
@@ -513,6 +573,21 @@ func (im *importer) subscription(r *resource) error {
 		return err
 	}
 	s.Line = r.line
+	if s.FilterPolicyScope, err = im.t.evalString(r.props.get("FilterPolicyScope")); err != nil {
+		return err
+	}
+	if n := r.props.get("RedrivePolicy"); n != nil {
+		v, err := im.t.eval(n)
+		if err != nil {
+			return err
+		}
+		m, _ := v.(map[string]any)
+		if str, ok := v.(string); ok {
+			_ = json.Unmarshal([]byte(str), &m)
+		}
+		target, _ := asString(m["deadLetterTargetArn"])
+		s.RedrivePolicy = &SubscriptionRedrivePolicy{DeadLetterQueue: im.localName(target)}
+	}
 	tp.Subscriptions = append(tp.Subscriptions, s)
 	return nil
 }
@@ -609,6 +684,9 @@ func (im *importer) function(r *resource) error {
 			}
 		}
 	}
+	if err := im.localTarget(f, r); err != nil {
+		return err
+	}
 	for _, q := range sortedKeys(produces) {
 		f.Produces = append(f.Produces, q)
 		f.setLine("produces."+q, produces[q])
@@ -629,6 +707,49 @@ func (im *importer) function(r *resource) error {
 			}
 			im.c.Triggers = append(im.c.Triggers, tr)
 		}
+	}
+	return nil
+}
+
+// localTarget reads what stands for a function locally from its resource
+// Metadata (which AWS ignores):
+//
+//	Metadata:
+//	  tidemq:
+//	    url: http://127.0.0.1:8080/   # or command: [./handler.sh]
+//	    headers: {Authorization: Bearer x}
+//	    dir: ./lambdas
+func (im *importer) localTarget(f *Function, r *resource) error {
+	n := r.node.get("Metadata").get("tidemq")
+	if n == nil {
+		return nil
+	}
+	v, err := im.t.eval(n)
+	if err != nil {
+		return err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("line %d: Metadata.tidemq must be a map (url, command, headers, dir)", n.line)
+	}
+	for _, k := range sortedKeys(m) {
+		switch k {
+		case "url":
+			f.URL, _ = asString(m[k])
+		case "dir":
+			f.Dir, _ = asString(m[k])
+		case "command":
+			f.Command = stringsIn(m[k])
+		case "headers":
+			h, _ := m[k].(map[string]any)
+			f.Headers = map[string]string{}
+			for hk, hv := range h {
+				f.Headers[hk], _ = asString(hv)
+			}
+		default:
+			return fmt.Errorf("line %d: Metadata.tidemq.%s: unknown key (url, command, headers, dir)", n.keyLine(k), k)
+		}
+		f.setLine(k, n.keyLine(k))
 	}
 	return nil
 }

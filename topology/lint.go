@@ -88,7 +88,7 @@ var Rules = []Rule{
 	{RuleConcurrency, "concurrency", "An event source's MaximumConcurrency above the function's reserved concurrency can never be reached: the excess invocations are throttled."},
 	{RuleContentDedup, "content-based-dedup", "Content-based deduplication hashes the body; whether bodies carry timestamps or other per-send values cannot be known statically."},
 	{RuleEventSourceLimits, "event-source-limits", "Event source limits: BatchSize 1–10 on FIFO, 1–10000 on standard, over 10 only with MaximumBatchingWindowInSeconds ≥ 1; window 0–300; MaximumConcurrency 2–1000."},
-	{RuleInvalidConfiguration, "invalid-configuration", "Queue names and attributes SQS would reject, and references to queues that are not declared."},
+	{RuleInvalidConfiguration, "invalid-configuration", "Queue names and attributes SQS would reject, references to queues that are not declared, and local function targets tidemq cannot run (a url and a command both, a url that is not http(s))."},
 }
 
 func ruleName(id string) string {
@@ -127,6 +127,9 @@ func Lint(c *Config) []Finding {
 		consumers[queueName(t.Queue)] = append(consumers[queueName(t.Queue)], t)
 	}
 	producers := map[string][]string{}
+	for _, f := range c.Functions {
+		l.checkFunction(f)
+	}
 	for _, f := range c.Functions {
 		for _, q := range f.Produces {
 			producers[queueName(q)] = append(producers[queueName(q)], "function "+f.Name)
@@ -251,6 +254,18 @@ func (l *linter) checkRedrive(q *Queue) {
 				"a failing message blocks its FIFO group for up to %d × %d s = %s before it moves to the DLQ (threshold %s)",
 				r.MaxReceiveCount, q.Visibility(), duration(stall), duration(MaxHeadOfLineStall))
 		}
+	}
+}
+
+// checkFunction checks what stands for a function locally.
+func (l *linter) checkFunction(f *Function) {
+	if f.URL != "" && len(f.Command) > 0 {
+		l.add(&f.src, "command", RuleInvalidConfiguration, SeverityError, "keep either the url or the command",
+			"function %s has both a url and a command: a trigger has one target", f.Name)
+	}
+	if f.URL != "" && !strings.HasPrefix(f.URL, "http://") && !strings.HasPrefix(f.URL, "https://") {
+		l.add(&f.src, "url", RuleInvalidConfiguration, SeverityError, "write the URL with its scheme, like http://127.0.0.1:8080/",
+			"function %s: url %q is not an http:// or https:// URL", f.Name, f.URL)
 	}
 }
 

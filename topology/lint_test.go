@@ -100,6 +100,8 @@ func TestRulesPositive(t *testing.T) {
 		{"fifo batch over 10", "    batchSize: 1\n    reportBatchItemFailures: true\n    maximumConcurrency: 10", "    batchSize: 20\n    maximumBatchingWindowInSeconds: 1\n    reportBatchItemFailures: true\n    maximumConcurrency: 10", RuleEventSourceLimits, SeverityError, 31, "FIFO event sources take at most 10"},
 		{"standard batch over 10000", "    batchSize: 100\n", "    batchSize: 20000\n", RuleEventSourceLimits, SeverityError, 36, "above the standard-queue maximum"},
 		{"invalid attribute", "    visibilityTimeout: 180", "    visibilityTimeout: 180\n    delaySeconds: 901", RuleInvalidConfiguration, SeverityError, 13, "DelaySeconds"},
+		{"function url and command", "    reservedConcurrency: 10", "    reservedConcurrency: 10\n    url: http://127.0.0.1:8080/\n    command: [./worker]", RuleInvalidConfiguration, SeverityError, 25, "both a url and a command"},
+		{"function url without scheme", "    reservedConcurrency: 10", "    reservedConcurrency: 10\n    url: 127.0.0.1:8080", RuleInvalidConfiguration, SeverityError, 24, "not an http:// or https:// URL"},
 		{"undeclared dlq", "      deadLetterQueue: mail-dlq\n", "      deadLetterQueue: nowhere\n", RuleInvalidConfiguration, SeverityError, 16, "nowhere, which is not declared"},
 	}
 	for _, tc := range cases {
@@ -159,5 +161,16 @@ func TestParseRejectsUnknownFields(t *testing.T) {
 	}
 	if _, err := Parse([]byte("version: 2\n")); err == nil {
 		t.Error("version 2 accepted")
+	}
+}
+
+// A function with a local target (a url, or a command) lints clean: the
+// negative case of the function checks of TQ012.
+func TestLocalTargetIsClean(t *testing.T) {
+	for _, target := range []string{"    url: https://127.0.0.1:8443/worker\n    headers: {X-A: b}\n", "    command: [./worker, --once]\n    dir: lambdas\n"} {
+		text := strings.Replace(clean, "    reservedConcurrency: 10\n", "    reservedConcurrency: 10\n"+target, 1)
+		if fs := lintText(t, text); len(fs) != 0 {
+			t.Errorf("%q: findings %v", target, fs)
+		}
 	}
 }

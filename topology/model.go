@@ -3,17 +3,19 @@
 // subscriptions, consumers (functions and their event source mappings, the
 // "triggers") and CloudWatch-style alarms, read from a tidemq.yaml or
 // imported from a CloudFormation/SAM template; lint rules over that model;
-// and an applier that creates or updates the queues on any SQS endpoint or
-// directly on a tidemq.Broker.
-//
-// Topics, subscriptions, functions, triggers and alarms are data for the
-// linter today: the applier creates queues only.
+// and an applier that makes a running tidemq (or AWS, for what AWS shares
+// with it) match the model: queues over the SQS API or a tidemq.Broker;
+// topics and subscriptions over the SNS API or an sns.Service; triggers
+// (event sources whose function has a local stand-in, a URL or a command)
+// over the /tidemq/triggers admin API or a trigger.Manager; queue alarms as
+// per-queue overrides of the built-in alarms.
 package topology
 
 import (
 	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 
@@ -70,37 +72,77 @@ type RedriveAllowPolicy struct {
 	SourceQueues      []string `yaml:"sourceQueues,omitempty" json:"sourceQueues,omitempty"`
 }
 
-// Topic is an SNS topic and its subscriptions.
+// Topic is an SNS topic and its subscriptions. Attributes left empty are
+// left as the target has them (SNS's defaults for a new topic).
 type Topic struct {
-	Name          string          `yaml:"name" json:"name"`
-	FIFO          bool            `yaml:"fifo,omitempty" json:"fifo,omitempty"`
-	Subscriptions []*Subscription `yaml:"subscriptions,omitempty" json:"subscriptions,omitempty"`
-	src           `yaml:"-" json:"-"`
+	Name                      string            `yaml:"name" json:"name"`
+	FIFO                      bool              `yaml:"fifo,omitempty" json:"fifo,omitempty"`
+	DisplayName               string            `yaml:"displayName,omitempty" json:"displayName,omitempty"`
+	ContentBasedDeduplication *bool             `yaml:"contentBasedDeduplication,omitempty" json:"contentBasedDeduplication,omitempty"` // FIFO only
+	FifoThroughputScope       string            `yaml:"fifoThroughputScope,omitempty" json:"fifoThroughputScope,omitempty"`             // FIFO only: Topic or MessageGroup
+	SignatureVersion          string            `yaml:"signatureVersion,omitempty" json:"signatureVersion,omitempty"`                   // "1" or "2"
+	KmsMasterKeyID            string            `yaml:"kmsMasterKeyId,omitempty" json:"kmsMasterKeyId,omitempty"`
+	TracingConfig             string            `yaml:"tracingConfig,omitempty" json:"tracingConfig,omitempty"`
+	Policy                    string            `yaml:"policy,omitempty" json:"policy,omitempty"`                 // JSON text
+	DeliveryPolicy            string            `yaml:"deliveryPolicy,omitempty" json:"deliveryPolicy,omitempty"` // JSON text
+	Tags                      map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	Subscriptions             []*Subscription   `yaml:"subscriptions,omitempty" json:"subscriptions,omitempty"`
+	src                       `yaml:"-" json:"-"`
 }
 
 // Subscription delivers a topic's messages. For protocol sqs, Endpoint is
-// a queue name of this topology (or an ARN).
+// a queue name of this topology (or an ARN). A subscription is identified
+// by its topic, protocol and endpoint.
 type Subscription struct {
 	Protocol           string `yaml:"protocol" json:"protocol"`
 	Endpoint           string `yaml:"endpoint" json:"endpoint"`
 	RawMessageDelivery bool   `yaml:"rawMessageDelivery,omitempty" json:"rawMessageDelivery,omitempty"`
 	FilterPolicy       string `yaml:"filterPolicy,omitempty" json:"filterPolicy,omitempty"` // JSON text
-	src                `yaml:"-" json:"-"`
+	// FilterPolicyScope is MessageAttributes (the default) or MessageBody.
+	FilterPolicyScope string                     `yaml:"filterPolicyScope,omitempty" json:"filterPolicyScope,omitempty"`
+	RedrivePolicy     *SubscriptionRedrivePolicy `yaml:"redrivePolicy,omitempty" json:"redrivePolicy,omitempty"`
+	src               `yaml:"-" json:"-"`
+}
+
+// SubscriptionRedrivePolicy is where SNS puts messages it could not
+// deliver: a queue name of this topology, or an SQS ARN.
+type SubscriptionRedrivePolicy struct {
+	DeadLetterQueue string `yaml:"deadLetterQueue" json:"deadLetterQueue"`
 }
 
 // Function is a consumer or producer of queues (a Lambda function in a
 // template). Timeout is in seconds (Lambda's default is 3).
+//
+// URL or Command (not both) say what stands for the function locally: the
+// event sources of a function that has one become tidemq triggers that POST
+// the Lambda SQS event to URL, or run Command with the event on its
+// standard input. A function without either is data for the linter only.
 type Function struct {
 	Name                string   `yaml:"name" json:"name"`
 	Timeout             *int     `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	ReservedConcurrency *int     `yaml:"reservedConcurrency,omitempty" json:"reservedConcurrency,omitempty"`
 	Produces            []string `yaml:"produces,omitempty" json:"produces,omitempty"` // queue names it sends to
-	src                 `yaml:"-" json:"-"`
+	// URL is an http:// or https:// endpoint that receives each batch.
+	URL string `yaml:"url,omitempty" json:"url,omitempty"`
+	// Headers are added to every POST to URL.
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// Command is a program and its arguments, run once per batch (the
+	// server must allow command triggers).
+	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Dir is the command's working directory.
+	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
+	src `yaml:"-" json:"-"`
 }
 
+// HasLocalTarget reports whether the function has a URL or a Command.
+func (f *Function) HasLocalTarget() bool { return f.URL != "" || len(f.Command) > 0 }
+
 // Trigger is an event source mapping: Function consumes Queue. Nil fields
-// take Lambda's defaults: BatchSize 10, window 0, enabled.
+// take Lambda's defaults: BatchSize 10, window 0, enabled. Name is the
+// trigger's name on tidemq; by default it is made of the function and the
+// queue (see TriggerName).
 type Trigger struct {
+	Name                           string `yaml:"name,omitempty" json:"name,omitempty"`
 	Queue                          string `yaml:"queue" json:"queue"`
 	Function                       string `yaml:"function" json:"function"`
 	BatchSize                      *int   `yaml:"batchSize,omitempty" json:"batchSize,omitempty"`
@@ -317,9 +359,32 @@ func Parse(data []byte) (*Config, error) {
 	return parseConfig(data, root)
 }
 
+// errPosition is the [line:column] a YAML error starts with.
+var (
+	errPosition  = regexp.MustCompile(`^\[\d+:\d+\]\s*`)
+	unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
+)
+
 func parseConfig(data []byte, root *node) (*Config, error) {
 	var c Config
-	if err := yaml.UnmarshalWithOptions(data, &c, yaml.DisallowUnknownField()); err != nil {
+	if root.aliased {
+		// The YAML decoder does not resolve every form of merge key
+		// (<<: [*a, *b]) and counts merged keys as duplicates: decode
+		// the resolved tree instead.
+		resolved, err := yaml.Marshal(root.plain())
+		if err != nil {
+			return nil, err
+		}
+		if err := yaml.UnmarshalWithOptions(resolved, &c, yaml.DisallowUnknownField()); err != nil {
+			msg := errPosition.ReplaceAllString(yaml.FormatError(err, false, false), "")
+			if m := unknownField.FindStringSubmatch(msg); m != nil {
+				if line := root.findKey(m[1]); line > 0 {
+					return nil, fmt.Errorf("line %d: %s", line, msg)
+				}
+			}
+			return nil, fmt.Errorf("%s (the file uses YAML aliases or merge keys, so the line is not known)", msg)
+		}
+	} else if err := yaml.UnmarshalWithOptions(data, &c, yaml.DisallowUnknownField(), yaml.AllowFieldPrefixes("x-")); err != nil {
 		return nil, fmt.Errorf("%s", yaml.FormatError(err, false, true))
 	}
 	if c.Version == 0 {
@@ -388,6 +453,11 @@ func Marshal(c *Config) ([]byte, error) {
 	for _, q := range out.Queues {
 		if len(q.Tags) == 0 {
 			q.Tags = nil
+		}
+	}
+	for _, t := range out.Topics {
+		if len(t.Tags) == 0 {
+			t.Tags = nil
 		}
 	}
 	return yaml.MarshalWithOptions(&out, yaml.Indent(2), yaml.IndentSequence(true), yaml.UseLiteralStyleIfMultiline(true))

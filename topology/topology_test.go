@@ -78,8 +78,11 @@ func TestSeed000Model(t *testing.T) {
 		t.Fatalf("queues %d, triggers %d, functions %d", len(c.Queues), len(c.Triggers), len(c.Functions))
 	}
 	scorer := c.Function("enrichment-scorer")
-	if scorer == nil || *scorer.Timeout != 120 || *scorer.ReservedConcurrency != 5 || !reflect.DeepEqual(scorer.Produces, []string{"morpheus-sam-crm-sync.fifo"}) {
+	if scorer == nil || *scorer.Timeout != 120 || *scorer.ReservedConcurrency != 5 || !reflect.DeepEqual(scorer.Produces, []string{"morpheus-sam-crm-sync.fifo"}) || scorer.HasLocalTarget() {
 		t.Errorf("scorer = %+v", scorer)
+	}
+	if f := c.Function("email-agent"); f == nil || f.URL != "http://127.0.0.1:8080/email-agent" {
+		t.Errorf("email-agent = %+v", f)
 	}
 	if f := c.Function("phone-agent"); f == nil || *f.Timeout != 120 { // Globals
 		t.Errorf("phone-agent = %+v", f)
@@ -91,24 +94,36 @@ func TestSeed000Model(t *testing.T) {
 }
 
 // TestServeConfigSeed000 is what 'tidemq serve --config' does with the
-// seed template: the applier against the engine, in process.
+// seed template: the applier against the engine, the topic store, the
+// trigger manager and the alarms, in process. It creates the six queues;
+// email-agent, whose Metadata gives it a local URL, gets a trigger;
+// morpheus-hubspot, without one, is listed as not applied.
 func TestServeConfigSeed000(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	s := newServer(t)
+	eng := s.eng
 	c, _, err := ImportFile(seedTemplate, ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Apply(ctx, BrokerTarget{eng}, c, false)
+	plan, err := ApplyAll(ctx, s.targets(), c, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Changes) != 6 || plan.Changes[0].Action != "create" {
+	if qs := plan.Of(KindQueue); len(qs) != 6 || qs[0].Action != ActionCreate {
 		t.Fatalf("plan = %+v", plan)
+	}
+	if ch := plan.Find(KindTrigger, "email-agent.morpheus-sam-email-agent"); ch == nil || ch.Action != ActionCreate {
+		t.Errorf("email-agent trigger: %+v\n%s", ch, planText(plan))
+	}
+	if ch := plan.Find(KindTrigger, "morpheus-hubspot.morpheus-sam-crm-sync.fifo"); ch == nil || ch.Action != ActionSkip ||
+		ch.Reason != "function morpheus-hubspot has no url or command to stand for it locally" {
+		t.Errorf("hubspot trigger: %+v", ch)
+	}
+	st, err := s.triggers.Get("email-agent.morpheus-sam-email-agent")
+	if err != nil || st.Target.URL != "http://127.0.0.1:8080/email-agent" || st.BatchSize != 1 || st.Timeout != 120 ||
+		st.ScalingConfig.MaximumConcurrency != 5 || st.FunctionResponseTypes[0] != "ReportBatchItemFailures" || st.Queue != "morpheus-sam-email-agent" {
+		t.Errorf("email-agent trigger: %+v %v", st, err)
 	}
 	get := func(q string) map[string]string {
 		a, err := eng.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: q, Names: []string{"All"}})
@@ -134,7 +149,7 @@ func TestServeConfigSeed000(t *testing.T) {
 		t.Errorf("enrichment = %v", a)
 	}
 	// Idempotent: a second apply changes nothing.
-	plan, err = Apply(ctx, BrokerTarget{eng}, c, false)
+	plan, err = ApplyAll(ctx, s.targets(), c, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,19 +162,19 @@ func TestServeConfigSeed000(t *testing.T) {
 	if err := eng.SetQueueAttributes(ctx, tidemq.SetQueueAttributesParams{Queue: "morpheus-sam-email-agent", Attributes: map[string]string{"VisibilityTimeout": "30"}}); err != nil {
 		t.Fatal(err)
 	}
-	plan, err = Apply(ctx, BrokerTarget{eng}, c, true) // dry run first
+	plan, err = ApplyAll(ctx, s.targets(), c, true) // dry run first
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	plan.Print(&b)
-	if !strings.Contains(b.String(), "~ morpheus-sam-email-agent (update)\n    VisibilityTimeout: 30 -> 180") {
+	if !strings.Contains(b.String(), "~ queue morpheus-sam-email-agent (update)\n    VisibilityTimeout: 30 -> 180") {
 		t.Errorf("plan:\n%s", b.String())
 	}
 	if a := get("morpheus-sam-email-agent"); a["VisibilityTimeout"] != "30" {
 		t.Error("dry run changed the queue")
 	}
-	if _, err := Apply(ctx, BrokerTarget{eng}, c, false); err != nil {
+	if _, err := ApplyAll(ctx, s.targets(), c, false); err != nil {
 		t.Fatal(err)
 	}
 	if a := get("morpheus-sam-email-agent"); a["VisibilityTimeout"] != "180" {
@@ -310,6 +325,57 @@ func TestSchemaIsValidJSONAndCoversTheModel(t *testing.T) {
 	for _, field := range []string{"visibilityTimeout", "redrivePolicy", "redriveAllowPolicy", "maximumConcurrency", "reportBatchItemFailures", "subscriptions", "produces"} {
 		if !strings.Contains(string(Schema), `"`+field+`"`) {
 			t.Errorf("schema lacks %s", field)
+		}
+	}
+	// Every field of the model, by its YAML name, is in its definition.
+	var schema struct {
+		Properties map[string]any
+		Defs       map[string]struct {
+			Properties map[string]struct {
+				Items struct {
+					Properties map[string]any
+				}
+			}
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	props := func(def string) map[string]bool {
+		out := map[string]bool{}
+		for k := range schema.Defs[def].Properties {
+			out[k] = true
+		}
+		return out
+	}
+	subs := map[string]bool{}
+	for k := range schema.Defs["topic"].Properties["subscriptions"].Items.Properties {
+		subs[k] = true
+	}
+	for def, typ := range map[string]any{"queue": Queue{}, "topic": Topic{}, "function": Function{}, "trigger": Trigger{}, "alarm": Alarm{}} {
+		checkFields(t, def, reflect.TypeOf(typ), props(def))
+	}
+	checkFields(t, "subscription", reflect.TypeOf(Subscription{}), subs)
+	checkFields(t, "config", reflect.TypeOf(Config{}), func() map[string]bool {
+		out := map[string]bool{}
+		for k := range schema.Properties {
+			out[k] = true
+		}
+		return out
+	}())
+}
+
+// checkFields reports the YAML fields of typ that the schema's
+// definition lacks.
+func checkFields(t *testing.T, def string, typ reflect.Type, have map[string]bool) {
+	t.Helper()
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if !have[name] {
+			t.Errorf("schema %s lacks %s", def, name)
 		}
 	}
 }

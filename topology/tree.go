@@ -18,6 +18,13 @@ type node struct {
 	entries []entry // kindMap, in document order
 	items   []*node // kindSeq
 	str     string  // kindScalar: the scalar's text
+	// value is a plain (unquoted) number or boolean scalar's value, nil
+	// for strings; it types the scalar when a tidemq.yaml is decoded from
+	// the tree.
+	value any
+	// aliased is set on a document's root when the document uses an
+	// alias or a merge key.
+	aliased bool
 }
 
 type nodeKind int
@@ -61,7 +68,10 @@ func (n *node) keyLine(key string) int {
 	return n.line
 }
 
-// parseTree parses one YAML or JSON document.
+// parseTree parses one YAML or JSON document. Anchors, aliases and merge
+// keys (<<) are resolved: an alias is the anchored value (with the lines
+// where the anchor wrote it), and a merge key adds the entries of the maps
+// it names that the map does not set itself.
 func parseTree(data []byte) (*node, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
@@ -70,7 +80,17 @@ func parseTree(data []byte) (*node, error) {
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
 		return &node{kind: kindMap, line: 1}, nil
 	}
-	return convert(f.Docs[0].Body)
+	cv := &converter{anchors: map[string]*node{}}
+	root, err := cv.convert(f.Docs[0].Body)
+	if err != nil {
+		return nil, err
+	}
+	if cv.aliased {
+		cp := *root
+		cp.aliased = true
+		root = &cp
+	}
+	return root, nil
 }
 
 func lineOf(n ast.Node) int {
@@ -80,7 +100,13 @@ func lineOf(n ast.Node) int {
 	return 0
 }
 
-func convert(n ast.Node) (*node, error) {
+// converter turns a YAML AST into nodes, remembering anchors for aliases.
+type converter struct {
+	anchors map[string]*node
+	aliased bool // an alias or merge key was seen
+}
+
+func (cv *converter) convert(n ast.Node) (*node, error) {
 	switch v := n.(type) {
 	case nil:
 		return &node{kind: kindNull}, nil
@@ -88,26 +114,34 @@ func convert(n ast.Node) (*node, error) {
 		return &node{kind: kindNull, line: lineOf(v)}, nil
 	case *ast.MappingNode:
 		out := &node{kind: kindMap, line: lineOf(v)}
+		var merged []*node
 		for _, mv := range v.Values {
-			if err := addEntry(out, mv); err != nil {
+			m, err := cv.addEntry(out, mv)
+			if err != nil {
 				return nil, err
 			}
+			merged = append(merged, m...)
 		}
+		mergeInto(out, merged)
 		if len(out.entries) > 0 {
 			out.line = out.entries[0].keyLine
 		}
 		return out, nil
 	case *ast.MappingValueNode:
 		out := &node{kind: kindMap}
-		if err := addEntry(out, v); err != nil {
+		merged, err := cv.addEntry(out, v)
+		if err != nil {
 			return nil, err
 		}
-		out.line = out.entries[0].keyLine
+		mergeInto(out, merged)
+		if len(out.entries) > 0 {
+			out.line = out.entries[0].keyLine
+		}
 		return out, nil
 	case *ast.SequenceNode:
 		out := &node{kind: kindSeq, line: lineOf(v)}
 		for _, it := range v.Values {
-			c, err := convert(it)
+			c, err := cv.convert(it)
 			if err != nil {
 				return nil, err
 			}
@@ -115,44 +149,99 @@ func convert(n ast.Node) (*node, error) {
 		}
 		return out, nil
 	case *ast.TagNode:
-		return convertTag(v)
+		return cv.convertTag(v)
 	case *ast.AnchorNode:
-		return convert(v.Value)
+		val, err := cv.convert(v.Value)
+		if err != nil {
+			return nil, err
+		}
+		cv.anchors[v.Name.GetToken().Value] = val
+		return val, nil
 	case *ast.AliasNode:
-		return nil, fmt.Errorf("line %d: YAML aliases are not supported", lineOf(v))
+		cv.aliased = true
+		name := v.Value.GetToken().Value
+		val, ok := cv.anchors[name]
+		if !ok {
+			return nil, fmt.Errorf("line %d: alias *%s names no anchor defined before it", lineOf(v), name)
+		}
+		return val, nil
 	case *ast.LiteralNode:
 		return &node{kind: kindScalar, line: lineOf(v), str: v.Value.Value}, nil
 	case *ast.StringNode:
 		return &node{kind: kindScalar, line: lineOf(v), str: v.Value}, nil
 	case ast.ScalarNode:
-		return &node{kind: kindScalar, line: lineOf(v), str: v.GetToken().Value}, nil
+		out := &node{kind: kindScalar, line: lineOf(v), str: v.GetToken().Value}
+		switch v.Type() {
+		case ast.IntegerType, ast.FloatType, ast.BoolType:
+			out.value = v.GetValue()
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("line %d: unsupported YAML node %s", lineOf(n), n.Type())
 }
 
-func addEntry(m *node, mv *ast.MappingValueNode) error {
+// addEntry adds one key: value to m; for a merge key it returns the maps
+// to merge instead.
+func (cv *converter) addEntry(m *node, mv *ast.MappingValueNode) ([]*node, error) {
+	val, err := cv.convert(mv.Value)
+	if err != nil {
+		return nil, err
+	}
 	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-		return fmt.Errorf("line %d: YAML merge keys are not supported", lineOf(mv))
+		cv.aliased = true
+		switch val.kind {
+		case kindMap:
+			return []*node{val}, nil
+		case kindSeq:
+			for _, it := range val.items {
+				if it.kind != kindMap {
+					return nil, fmt.Errorf("line %d: a merge key (<<) takes a map or a list of maps", lineOf(mv))
+				}
+			}
+			return val.items, nil
+		}
+		return nil, fmt.Errorf("line %d: a merge key (<<) takes a map or a list of maps", lineOf(mv))
 	}
-	k, err := convert(mv.Key)
+	k, err := cv.convert(mv.Key)
 	if err != nil {
-		return err
-	}
-	val, err := convert(mv.Value)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	if val.line == 0 {
 		val.line = k.line
 	}
+	if m.has(k.str) {
+		return nil, fmt.Errorf("line %d: duplicate key %q", k.line, k.str)
+	}
 	m.entries = append(m.entries, entry{key: k.str, keyLine: k.line, val: val})
-	return nil
+	return nil, nil
+}
+
+// mergeInto adds the entries of the merged maps that m does not set, the
+// earlier map winning, as YAML's merge key does.
+func mergeInto(m *node, merged []*node) {
+	for _, src := range merged {
+		for _, e := range src.entries {
+			if !m.has(e.key) {
+				m.entries = append(m.entries, e)
+			}
+		}
+	}
+}
+
+// has reports whether a map node has key (even with a null value).
+func (n *node) has(key string) bool {
+	for _, e := range n.entries {
+		if e.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // convertTag turns a CloudFormation short-form tag into its long form.
-func convertTag(t *ast.TagNode) (*node, error) {
+func (cv *converter) convertTag(t *ast.TagNode) (*node, error) {
 	line := lineOf(t)
-	val, err := convert(t.Value)
+	val, err := cv.convert(t.Value)
 	if err != nil {
 		return nil, err
 	}
@@ -174,4 +263,55 @@ func convertTag(t *ast.TagNode) (*node, error) {
 		key = "Fn::" + tag
 	}
 	return &node{kind: kindMap, line: line, entries: []entry{{key: key, keyLine: line, val: val}}}, nil
+}
+
+// plain renders a node as plain Go values (map[string]any, []any,
+// string, numbers, bools, nil), dropping map keys that start with
+// "x-" (extension fields, a place for anchors).
+func (n *node) plain() any {
+	switch n.kind {
+	case kindScalar:
+		if n.value != nil {
+			return n.value
+		}
+		return n.str
+	case kindMap:
+		m := make(map[string]any, len(n.entries))
+		for _, e := range n.entries {
+			if !strings.HasPrefix(e.key, "x-") {
+				m[e.key] = e.val.plain()
+			}
+		}
+		return m
+	case kindSeq:
+		l := make([]any, len(n.items))
+		for i, it := range n.items {
+			l[i] = it.plain()
+		}
+		return l
+	}
+	return nil
+}
+
+// findKey returns the line of the first map key named key below n, in
+// document order, or 0.
+func (n *node) findKey(key string) int {
+	switch n.kind {
+	case kindMap:
+		for _, e := range n.entries {
+			if e.key == key {
+				return e.keyLine
+			}
+			if l := e.val.findKey(key); l > 0 {
+				return l
+			}
+		}
+	case kindSeq:
+		for _, it := range n.items {
+			if l := it.findKey(key); l > 0 {
+				return l
+			}
+		}
+	}
+	return 0
 }

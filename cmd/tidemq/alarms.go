@@ -39,6 +39,7 @@ func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
 // observability is the server's metrics and alarms, running.
 type observability struct {
 	metrics *metrics.Metrics
+	alarms  *alarms.Evaluator // nil with --no-alarms
 	stop    context.CancelFunc
 }
 
@@ -72,6 +73,7 @@ func startObservability(eng *engine.Engine, store storage.Store, mux *http.Serve
 			hook = alarms.StartWebhook(ctx, &alarms.HTTPWebhook{URL: o.alarms.webhook, ExternalURL: o.publicURL, Logger: log})
 		}
 		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
+		obs.alarms = ev
 		go ev.Run(ctx)
 		mo.Alarms = func() []metrics.AlarmState {
 			as := ev.Alarms()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,15 +23,25 @@ func newApplyCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
-		Short: "Create or update the queues of a tidemq.yaml or template on an SQS endpoint",
-		Long: `Make the queues of a topology (a tidemq.yaml, or a CloudFormation/SAM template)
-exist with the declared attributes and tags on a running tidemq server, or on
-AWS itself, through the SQS API. Dead-letter queues are created before their
-sources. Queues are never deleted; attributes the topology leaves out go back
-to the SQS defaults. Applying twice changes nothing the second time.
+		Short: "Create or update the queues, topics and triggers of a tidemq.yaml or template",
+		Long: `Make a topology (a tidemq.yaml, or a CloudFormation/SAM template) exist on a
+running tidemq server, or on AWS itself:
 
-The plan is printed: + create, ~ update, = unchanged. --dry-run only prints it.
-Topics, functions, triggers and alarms are not applied.`,
+  queues         through the SQS API, dead-letter queues before their sources;
+                 attributes the topology leaves out go back to the SQS defaults
+  topics         through the SNS API, with the attributes and tags declared
+  subscriptions  (protocol sqs) matched by topic, protocol and endpoint, with
+                 RawMessageDelivery, FilterPolicy(Scope) and RedrivePolicy
+  triggers       through tidemq's admin API (/tidemq/triggers), for the event
+                 sources whose function has a url or a command; the others
+                 are listed as not applied
+
+Nothing is ever deleted. Applying twice changes nothing the second time.
+Queue alarms are applied only by 'tidemq serve --config' (the built-in
+alarms' thresholds have no API); here they are listed as not applied.
+
+The plan is printed: + create, ~ update, = unchanged, ! not applied (with the
+reason). --dry-run only prints it.`,
 		Example: `  tidemq apply tidemq.yaml --endpoint http://127.0.0.1:9324
   tidemq apply lambdas/template.yaml --endpoint http://127.0.0.1:9324 --dry-run`,
 		Args: cobra.ExactArgs(1),
@@ -56,7 +65,19 @@ Topics, functions, triggers and alarms are not applied.`,
 			if err != nil {
 				return err
 			}
-			plan, err := topology.Apply(cmd.Context(), &sqsTarget{client: cl, urls: map[string]string{}}, c, dryRun)
+			targets := topology.Targets{
+				Queues: &sqsTarget{client: cl, urls: map[string]string{}},
+				Topics: &snsTarget{client: snsClientLike(cl)},
+				NotApplied: map[string]string{
+					topology.KindAlarm: "the built-in alarms' thresholds are set when the server starts: use 'tidemq serve --config' (or --alarms-config)",
+				},
+			}
+			if client.custom() {
+				targets.Triggers = &triggerAPITarget{base: client.endpoint}
+			} else {
+				targets.NotApplied[topology.KindTrigger] = "triggers run on a tidemq server, and the endpoint is AWS"
+			}
+			plan, err := topology.ApplyAll(cmd.Context(), targets, c, dryRun)
 			if plan != nil {
 				plan.Print(cmd.OutOrStdout())
 			}
@@ -75,30 +96,6 @@ Topics, functions, triggers and alarms are not applied.`,
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan without changing anything")
 	bindEnv(cmd)
 	return cmd
-}
-
-// applyConfigFile applies a tidemq.yaml or template to the broker of
-// 'tidemq serve --config'.
-func applyConfigFile(ctx context.Context, b tidemq.Broker, path, region, accountID string, log *slog.Logger) error {
-	c, rep, err := topology.Load(path, topology.ImportOptions{Region: region, AccountID: accountID})
-	if err != nil {
-		return fmt.Errorf("--config: %w", err)
-	}
-	if rep != nil {
-		for _, u := range rep.Unsupported {
-			log.Info("config: resource not modelled, skipped", "resource", u.LogicalID, "type", u.Type, "line", u.Line)
-		}
-	}
-	plan, err := topology.Apply(ctx, topology.BrokerTarget{Broker: b}, c, false)
-	if err != nil {
-		return fmt.Errorf("--config %s: %w", path, err)
-	}
-	for _, ch := range plan.Changes {
-		if ch.Action != "unchanged" {
-			log.Info("config: queue "+ch.Action+"d", "queue", ch.Queue, "attributes", len(ch.Attributes))
-		}
-	}
-	return nil
 }
 
 // sqsTarget applies a topology through the SQS API.

@@ -19,9 +19,11 @@ func newImportCommand() *cobra.Command {
 		Short: "Convert a CloudFormation/SAM template into a tidemq.yaml",
 		Long: `Read a CloudFormation or SAM template (YAML with short-form tags, or JSON) and
 write the equivalent tidemq.yaml: its SQS queues (every attribute, redrive
-policies, queue policies, tags), SNS topics and subscriptions, functions (timeout,
-reserved concurrency, the queues they send to), SQS event sources and queue
-alarms. Parameters take their defaults unless given with --param; resources of
+policies, queue policies, tags), SNS topics (attributes, tags) and subscriptions
+(filter policy and scope, raw delivery, redrive policy), functions (timeout,
+reserved concurrency, the queues they send to, and the local stand-in given in
+a function's Metadata.tidemq: url, headers, command, dir), SQS event sources
+and queue alarms. Parameters take their defaults unless given with --param; resources of
 other types are listed on stderr and skipped.`,
 		Example: `  tidemq import lambdas/template.yaml > tidemq.yaml
   tidemq import template.json --param Stage=dev -o tidemq.yaml`,

@@ -5,17 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-
-	"github.com/tidemq/tidemq/api/sqs"
-	"github.com/tidemq/tidemq/engine"
-	"github.com/tidemq/tidemq/storage/mem"
 )
 
 const seedTemplate = "../../topology/testdata/seed000-morpheus.yaml"
@@ -75,28 +70,24 @@ func TestImportCommand(t *testing.T) {
 	}
 }
 
-// TestApplyCommand applies the seed template over the SQS API to an
-// in-process server, twice.
+// TestApplyCommand applies the seed template to an in-process server,
+// twice: its six queues over the SQS API, and email-agent's trigger (its
+// Metadata gives it a local URL) over the admin API; morpheus-hubspot's
+// event source has no local stand-in and is listed as not applied.
 func TestApplyCommand(t *testing.T) {
-	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	srv := httptest.NewServer(sqs.NewHandler(sqs.Config{Broker: eng, Region: "us-east-1", AccountID: "000000000000"}))
-	defer srv.Close()
-	t.Setenv("AWS_ACCESS_KEY_ID", "x")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", srv.URL, "--dry-run")
-	if err != nil || !strings.Contains(out, "6 to create, 0 to update, 0 unchanged") || !strings.Contains(out, "dry run") {
+	s := newTestServer(t)
+	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--dry-run")
+	if err != nil || !strings.Contains(out, "7 to create, 0 to update, 0 unchanged, 1 not applied") || !strings.Contains(out, "dry run") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", srv.URL)
-	if err != nil || !strings.Contains(out, "+ morpheus-sam-crm-sync-dlq.fifo (create)") {
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	if err != nil || !strings.Contains(out, "+ queue morpheus-sam-crm-sync-dlq.fifo (create)") ||
+		!strings.Contains(out, "+ trigger email-agent.morpheus-sam-email-agent (create)") ||
+		!strings.Contains(out, "! trigger morpheus-hubspot.morpheus-sam-crm-sync.fifo (not applied: function morpheus-hubspot has no url or command to stand for it locally)") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", srv.URL)
-	if err != nil || !strings.Contains(out, "0 to create, 0 to update, 6 unchanged") {
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	if err != nil || !strings.Contains(out, "0 to create, 0 to update, 7 unchanged, 1 not applied") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
 }

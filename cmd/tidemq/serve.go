@@ -21,7 +21,6 @@ import (
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/engine"
-	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/storage/pebble"
@@ -91,7 +90,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
-	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template whose queues are created or updated at start (see 'tidemq apply')")
+	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
 	return cmd
@@ -192,12 +191,6 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
-	if o.config != "" {
-		if err := applyConfigFile(ctx, eng, o.config, o.region, o.accountID, log); err != nil {
-			eng.Close()
-			return err
-		}
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -219,10 +212,19 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		eng.Close()
 		return err
 	}
-	topics, err := topicstore.Open(topicstore.Options{Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, Dir: snsDir(o), Logger: log})
+	topics, err := openTopics(obs.metrics.Broker(eng), o, log)
 	if err != nil {
 		eng.Close()
 		return err
+	}
+	defer topics.Close() // for the early returns; closed before eng below
+	if o.config != "" {
+		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
+		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, log); err != nil {
+			trg.stop(o.shutdownTimeout)
+			eng.Close()
+			return err
+		}
 	}
 	mux.Handle("/", apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
 		sqs.NewHandler(sqs.Config{
@@ -267,6 +269,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("requests still running at the shutdown timeout", "err", err)
 	}
+	topics.Close() // stops SNS deliveries before the broker goes
 	if err := eng.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

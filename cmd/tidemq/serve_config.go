@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+	topicstore "github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/topology"
+	"github.com/tidemq/tidemq/trigger"
+)
+
+// configTargets are the parts of the server that 'tidemq serve --config'
+// applies a topology to, in process.
+type configTargets struct {
+	broker   tidemq.Broker
+	topics   *topicstore.Service
+	triggers *trigger.Manager
+	alarms   *alarms.Evaluator // nil with --no-alarms
+}
+
+// targets adapts the server's parts for topology.ApplyAll.
+func (ct configTargets) targets() topology.Targets {
+	t := topology.Targets{Queues: topology.BrokerTarget{Broker: ct.broker}, NotApplied: map[string]string{}}
+	if ct.topics != nil {
+		t.Topics = topology.SNSTarget{Service: ct.topics}
+	}
+	if ct.triggers != nil {
+		t.Triggers = topology.ManagerTarget{Manager: ct.triggers}
+	}
+	if ct.alarms != nil {
+		t.Alarms = ct.alarms
+	} else {
+		t.NotApplied[topology.KindAlarm] = "the built-in alarms are off (--no-alarms)"
+	}
+	return t
+}
+
+// applyConfigFile applies a tidemq.yaml or template to the server of
+// 'tidemq serve --config': queues, topics and subscriptions, triggers and
+// alarm overrides. It logs what it changed and what it did not apply.
+func applyConfigFile(ctx context.Context, ct configTargets, path, region, accountID string, log *slog.Logger) error {
+	c, rep, err := topology.Load(path, topology.ImportOptions{Region: region, AccountID: accountID})
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	if rep != nil {
+		for _, u := range rep.Unsupported {
+			log.Info("config: resource not modelled, skipped", "resource", u.LogicalID, "type", u.Type, "line", u.Line)
+		}
+	}
+	plan, err := topology.ApplyAll(ctx, ct.targets(), c, false)
+	if plan != nil {
+		logPlan(log, plan)
+	}
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", path, err)
+	}
+	return nil
+}
+
+// logPlan logs each change that did something, or was not applied.
+func logPlan(log *slog.Logger, plan *topology.Plan) {
+	for _, ch := range plan.Changes {
+		switch ch.Action {
+		case topology.ActionUnchanged:
+			continue
+		case topology.ActionSkip:
+			log.Info("config: "+ch.Kind+" not applied", ch.Kind, ch.Name, "reason", ch.Reason)
+		default:
+			log.Info("config: "+ch.Kind+" "+ch.Action+"d", ch.Kind, ch.Name, "attributes", len(ch.Attributes))
+		}
+		for _, n := range ch.Notes {
+			log.Info("config: note", ch.Kind, ch.Name, "note", n)
+		}
+	}
+}

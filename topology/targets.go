@@ -1,0 +1,142 @@
+package topology
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/trigger"
+)
+
+// SNSTarget applies topics and subscriptions directly to tidemq's topic
+// store. A topic's tags are changed after its creation only when the store
+// can tag (has TagResource and UntagResource); otherwise they are set when
+// the topic is created and left alone afterwards.
+type SNSTarget struct {
+	Service *sns.Service
+}
+
+// topicTagger is the tagging an sns.Service may have. It is asserted, not
+// required, so that this package builds against a store without it.
+type topicTagger interface {
+	TagResource(arn string, tags map[string]string) error
+	UntagResource(arn string, keys []string) error
+}
+
+// Topic implements TopicTarget.
+func (t SNSTarget) Topic(ctx context.Context, name string) (*TopicState, error) {
+	arn := t.Service.TopicARN(name)
+	attrs, err := t.Service.GetTopicAttributes(arn)
+	if err != nil {
+		var e *sns.Error
+		if errors.As(err, &e) && e.Code == "NotFound" {
+			return nil, nil
+		}
+		return nil, err
+	}
+	st := &TopicState{ARN: arn, FIFO: attrs["FifoTopic"] == "true", Attributes: attrs, Tags: map[string]string{}}
+	if _, ok := any(t.Service).(topicTagger); !ok {
+		st.NoTags = "this tidemq sets a topic's tags only when it creates the topic"
+	}
+	for _, tp := range t.Service.ListTopics() {
+		if tp.ARN == arn {
+			for k, v := range tp.Tags {
+				st.Tags[k] = v
+			}
+		}
+	}
+	return st, nil
+}
+
+// CreateTopic implements TopicTarget.
+func (t SNSTarget) CreateTopic(ctx context.Context, name string, attrs, tags map[string]string) (string, error) {
+	tp, err := t.Service.CreateTopic(name, attrs, tags)
+	if err != nil {
+		return "", err
+	}
+	return tp.ARN, nil
+}
+
+// SetTopicAttribute implements TopicTarget.
+func (t SNSTarget) SetTopicAttribute(ctx context.Context, arn, name, value string) error {
+	return t.Service.SetTopicAttribute(arn, name, value)
+}
+
+// TagTopic implements TopicTarget.
+func (t SNSTarget) TagTopic(ctx context.Context, arn string, tags map[string]string) error {
+	if tg, ok := any(t.Service).(topicTagger); ok {
+		return tg.TagResource(arn, tags)
+	}
+	return errors.ErrUnsupported
+}
+
+// UntagTopic implements TopicTarget.
+func (t SNSTarget) UntagTopic(ctx context.Context, arn string, keys []string) error {
+	if tg, ok := any(t.Service).(topicTagger); ok {
+		return tg.UntagResource(arn, keys)
+	}
+	return errors.ErrUnsupported
+}
+
+// Subscriptions implements TopicTarget.
+func (t SNSTarget) Subscriptions(ctx context.Context, topicARN string) ([]SubscriptionState, error) {
+	subs, err := t.Service.ListSubscriptions(topicARN)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SubscriptionState, len(subs))
+	for i, s := range subs {
+		out[i] = SubscriptionState{ARN: s.ARN, Protocol: s.Protocol, Endpoint: s.Endpoint, Attributes: s.Attributes}
+	}
+	return out, nil
+}
+
+// Subscribe implements TopicTarget.
+func (t SNSTarget) Subscribe(ctx context.Context, topicARN, protocol, endpoint string, attrs map[string]string) (string, error) {
+	s, err := t.Service.Subscribe(topicARN, protocol, endpoint, attrs)
+	if err != nil {
+		return "", err
+	}
+	return s.ARN, nil
+}
+
+// SetSubscriptionAttribute implements TopicTarget.
+func (t SNSTarget) SetSubscriptionAttribute(ctx context.Context, arn, name, value string) error {
+	return t.Service.SetSubscriptionAttribute(arn, name, value)
+}
+
+// ManagerTarget applies triggers directly to a trigger.Manager.
+type ManagerTarget struct {
+	Manager *trigger.Manager
+}
+
+// Trigger implements TriggerTarget.
+func (t ManagerTarget) Trigger(ctx context.Context, name string) (*trigger.Config, error) {
+	s, err := t.Manager.Get(name)
+	if err != nil {
+		var nf *trigger.NotFoundError
+		if errors.As(err, &nf) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &s.Config, nil
+}
+
+// CreateTrigger implements TriggerTarget.
+func (t ManagerTarget) CreateTrigger(ctx context.Context, c trigger.Config) ([]string, error) {
+	s, err := t.Manager.Create(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return s.Warnings, nil
+}
+
+// UpdateTrigger implements TriggerTarget.
+func (t ManagerTarget) UpdateTrigger(ctx context.Context, c trigger.Config) ([]string, error) {
+	s, err := t.Manager.Update(ctx, c.Name, TriggerPatch(c))
+	if err != nil {
+		return nil, err
+	}
+	return s.Warnings, nil
+}
