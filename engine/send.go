@@ -182,3 +182,11 @@ func (q *queue) validateEntry(entry tidemq.SendEntry) error {
 	}
 	return nil
 }
+
+func init() {
+	// Message ids are random (version 4) UUIDs. Reading randomness in
+	// blocks rather than once per id takes a call to the kernel's random
+	// source off every message sent. Enabled here, before any id is made,
+	// as the uuid package requires.
+	uuid.EnableRandPool()
+}
