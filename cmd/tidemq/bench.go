@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,9 +61,11 @@ Scenarios (default: all of them, in this order):
 
 Run only when named:
   mixed          producers at --rate messages/s (single sends) next to consumers, for
-                 --duration (default 10s): the send latency at a steady load
+                 --duration (default 10s): the send latency at a steady load. Without
+                 --rate, a 5 s send run measures the maximum first and mixed runs at half
   depth          receive (10) + DeleteMessageBatch of --count messages from a queue
-                 holding each of --depths messages: does the cost grow with the backlog?
+                 that holds at least each of --depths messages throughout (it is
+                 filled to depth + --count first): does the cost grow with the backlog?
 
 Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
 		Example: `  tidemq bench --count 20000
@@ -84,7 +87,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
 	f.BoolVar(&o.json, "json", false, "print results as JSON lines")
 	f.StringVar(&o.queue, "queue", "tidemq-bench", "prefix of the queues the run creates")
-	f.IntVar(&o.rate, "rate", 1000, "total send rate of the mixed scenario, messages per second")
+	f.IntVar(&o.rate, "rate", 0, "total send rate of the mixed scenario, messages per second (default: half the measured send maximum)")
 	f.StringVar(&o.driver, "client", "raw", "how to talk to the endpoint: raw (pre-built AWS JSON requests) or sdk (the AWS SDK for Go)")
 	f.BoolVar(&o.unsigned, "unsigned", false, "with --client raw, send unsigned requests: lighter on the load generator; for tidemq without --auth")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
@@ -129,6 +132,25 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 		if !o.json {
 			cfg.Progress = func(done int64) { fmt.Fprintf(stderr, "\r%-14s %d messages", s, done) }
 		}
+		if s == "mixed" && cfg.Rate <= 0 {
+			probe := cfg
+			probe.Scenario, probe.Count, probe.Duration = "send", 0, 5*time.Second
+			res, err := bench.Run(ctx, client, probe)
+			if !o.json {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			if err != nil {
+				return fmt.Errorf("mixed: measuring the send maximum: %w", err)
+			}
+			res.Scenario = "send (maximum, for mixed)"
+			results = append(results, res)
+			failed = failed || !res.OK()
+			cfg.Rate = max(1, int(res.PerSecond/2))
+			if o.json {
+				b, _ := json.Marshal(res)
+				fmt.Fprintln(stdout, string(b))
+			}
+		}
 		res, err := bench.Run(ctx, client, cfg)
 		if !o.json {
 			fmt.Fprint(stderr, "\r\033[K")
@@ -166,6 +188,20 @@ func printBenchTable(w io.Writer, results []bench.Result) {
 		if r.SendPerSecond > 0 {
 			fmt.Fprintf(w, "%s: its send phase ran at %.0f msgs/s\n", r.Scenario, r.SendPerSecond)
 		}
+	}
+	var depths []bench.Result
+	for _, r := range results {
+		if r.Skipped > 0 {
+			fmt.Fprintf(w, "%s: %d sends skipped: the endpoint did not keep up with the rate\n", r.Scenario, r.Skipped)
+		}
+		if strings.HasPrefix(r.Scenario, "depth=") {
+			depths = append(depths, r)
+		}
+	}
+	if len(depths) > 1 && depths[0].PerSecond > 0 {
+		first, last := depths[0], depths[len(depths)-1]
+		fmt.Fprintf(w, "depth: %s ran at %.2fx the rate of %s\n", strings.TrimSuffix(last.Scenario, " receive+delete"),
+			last.PerSecond/first.PerSecond, strings.TrimSuffix(first.Scenario, " receive+delete"))
 	}
 	for _, r := range results {
 		if r.FirstError != "" {
