@@ -62,13 +62,13 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		}
 		m := &message{
 			body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
-			group: entry.MessageGroupID, sender: sender, sent: now, enqueued: now,
+			group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now),
 		}
 		delay := q.delay
 		if entry.DelaySeconds != nil && !q.fifo {
 			delay = time.Duration(*entry.DelaySeconds) * time.Second
 		}
-		m.availableAt = now.Add(delay)
+		m.availableAt = stampOf(now.Add(delay))
 		var key string
 		if q.fifo {
 			m.dedupID = entry.MessageDeduplicationID
