@@ -59,6 +59,9 @@ type Result struct {
 	// SendPerSecond is the send phase's rate, for scenarios that have one
 	// before their measured receive phase (fifo).
 	SendPerSecond float64 `json:"send_messages_per_second,omitempty"`
+	// Skipped counts the sends the mixed scenario's pacer skipped because
+	// every producer was busy: the endpoint did not keep up with the rate.
+	Skipped int64 `json:"skipped,omitempty"`
 }
 
 // OK reports whether the run moved every message exactly once without errors.

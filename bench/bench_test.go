@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,5 +100,81 @@ func TestRawClientChecksAnswers(t *testing.T) {
 	var apiErr *bench.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != 400 || err.Error() != "QueueDoesNotExist (HTTP 400): no such queue" {
 		t.Errorf("error answer: %v", err)
+	}
+}
+
+// TestRawClientHTTP drives the raw client's own HTTP/1.1 code against
+// answers net/http's server writes in its different ways: with a length,
+// chunked, with Connection: close, and after the server dropped the idle
+// connection.
+func TestRawClientHTTP(t *testing.T) {
+	const answer = `{"QueueUrl":"http://h/000000000000/q"}`
+	var mode atomic.Value
+	mode.Store("length")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get("X-Amz-Target") != "AmazonSQS.CreateQueue" || !strings.Contains(string(b), `"QueueName":"q"`) {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		switch mode.Load() {
+		case "chunked":
+			_, _ = io.WriteString(w, answer[:10])
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, answer[10:])
+		case "close":
+			w.Header().Set("Connection", "close")
+			_, _ = io.WriteString(w, answer)
+		default:
+			_, _ = io.WriteString(w, answer)
+		}
+	}))
+	defer srv.Close()
+	c := bench.NewRawClient(srv.URL, 2)
+	for _, m := range []string{"length", "chunked", "close", "length", "dropped", "chunked"} {
+		mode.Store(m)
+		if m == "dropped" {
+			srv.CloseClientConnections()
+		}
+		for i := 0; i < 3; i++ {
+			url, err := c.CreateQueue(context.Background(), "q", nil)
+			if err != nil || url != "http://h/000000000000/q" {
+				t.Fatalf("%s, request %d: %q, %v", m, i, url, err)
+			}
+		}
+	}
+}
+
+// TestRawClientEscapes: bodies with quotes, backslashes, control characters
+// and non-ASCII text arrive as sent (the server checks the MD5 the client
+// computes from the same string).
+func TestRawClientEscapes(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := engine.Open(engine.Options{Store: mem.New(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	srv := httptest.NewServer(apisqs.NewHandler(apisqs.Config{Broker: e, Logger: quiet}))
+	defer srv.Close()
+	c := bench.NewRawClient(srv.URL, 2)
+	ctx := context.Background()
+	url, err := c.CreateQueue(ctx, "esc", map[string]string{"VisibilityTimeout": "30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "he said \"hi\" \\ \n\t\r ☃ é 𝄞 </>&"
+	if err := c.Send(ctx, url, []bench.Outgoing{{Body: body}}, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Receive(ctx, url, 10, 0)
+	if err != nil || len(got) != 1 || got[0].Body != body {
+		t.Fatalf("received %+v, %v", got, err)
+	}
+	if err := c.Delete(ctx, url, []string{got[0].Handle}, false); err != nil {
+		t.Fatal(err)
+	}
+	if v, n, err := c.Counts(ctx, url); err != nil || v != 0 || n != 0 {
+		t.Fatalf("counts %d %d %v", v, n, err)
 	}
 }

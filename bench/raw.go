@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +17,11 @@ import (
 )
 
 // RawClient speaks AWS JSON 1.0 to an SQS endpoint with hand-built request
-// bodies and plain net/http: it costs the load generator a fraction of what
-// the SDK's middleware stack does, so that on a shared machine the numbers
-// measure the server. It still checks the MD5 of every body it sends and
-// receives.
+// bodies, over a minimal HTTP/1.1 client for http:// endpoints (see
+// connPool) and net/http for https://: it costs the load generator a
+// fraction of what the SDK's middleware stack does, so that on a shared
+// machine the numbers measure the server. It still checks the MD5 of every
+// body it sends and receives.
 type RawClient struct {
 	// Endpoint is the server's base URL, e.g. http://127.0.0.1:9324.
 	Endpoint string
@@ -29,6 +32,8 @@ type RawClient struct {
 	// add a SigV4 signature; without it requests are unsigned, which
 	// tidemq accepts unless it runs with --auth.
 	Sign func(ctx context.Context, r *http.Request, body []byte) error
+
+	pool *connPool // for http:// endpoints; nil: use HTTP
 }
 
 // NewRawClient returns a RawClient for endpoint with a transport that keeps
@@ -37,7 +42,27 @@ func NewRawClient(endpoint string, conns int) *RawClient {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = conns
 	t.MaxIdleConnsPerHost = conns
-	return &RawClient{Endpoint: strings.TrimSuffix(endpoint, "/"), HTTP: &http.Client{Transport: t}}
+	c := &RawClient{Endpoint: strings.TrimSuffix(endpoint, "/"), HTTP: &http.Client{Transport: t}}
+	if u, err := url.Parse(c.Endpoint); err == nil && u.Scheme == "http" && (u.Path == "" || u.Path == "/") {
+		addr := u.Host
+		if u.Port() == "" {
+			addr = net.JoinHostPort(u.Hostname(), "80")
+		}
+		c.pool = newConnPool(addr, u.Host, conns)
+	}
+	return c
+}
+
+// jsonHeaders are the header lines of an unsigned request, by action.
+var jsonHeaders sync.Map
+
+func headersFor(action string) []string {
+	if h, ok := jsonHeaders.Load(action); ok {
+		return h.([]string)
+	}
+	h := []string{"Content-Type: application/x-amz-json-1.0", "X-Amz-Target: AmazonSQS." + action}
+	jsonHeaders.Store(action, h)
+	return h
 }
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -59,6 +84,51 @@ func (e *APIError) Error() string {
 
 // call posts body as action and decodes the answer into out (if not nil).
 func (c *RawClient) call(ctx context.Context, action string, body []byte, out any) error {
+	if c.pool == nil {
+		return c.callHTTP(ctx, action, body, out)
+	}
+	headers := headersFor(action)
+	if c.Sign != nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header["Content-Type"] = []string{"application/x-amz-json-1.0"}
+		req.Header["X-Amz-Target"] = []string{"AmazonSQS." + action}
+		if err := c.Sign(ctx, req, body); err != nil {
+			return err
+		}
+		headers = make([]string, 0, len(req.Header))
+		for k, vs := range req.Header {
+			for _, v := range vs {
+				headers = append(headers, k+": "+v)
+			}
+		}
+	}
+	buf := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(buf)
+	status, err := c.pool.post(ctx, headers, body, buf)
+	if err != nil {
+		return err
+	}
+	return decodeAnswer(status, buf.Bytes(), out)
+}
+
+// decodeAnswer turns an answer into out, or into an *APIError.
+func decodeAnswer(status int, body []byte, out any) error {
+	if status != http.StatusOK {
+		e := &APIError{Status: status}
+		_ = json.Unmarshal(body, e)
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(body, out)
+}
+
+// callHTTP is call over net/http.
+func (c *RawClient) callHTTP(ctx context.Context, action string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -85,15 +155,7 @@ func (c *RawClient) call(ctx context.Context, action string, body []byte, out an
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
-		e := &APIError{Status: resp.StatusCode}
-		_ = json.Unmarshal(buf.Bytes(), e)
-		return e
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(buf.Bytes(), out)
+	return decodeAnswer(resp.StatusCode, buf.Bytes(), out)
 }
 
 // request is a JSON object under construction.

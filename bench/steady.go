@@ -29,18 +29,30 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 	defer cleanup()
 	led := newLedger()
 	rec := &recorder{progress: b.cfg.Progress}
-	tokens := make(chan int64, b.cfg.Rate)
+	producers, consumers := max(1, b.cfg.Clients), max(1, b.cfg.Clients/2)
+	tokens := make(chan int64, producers)
 	stop := make(chan struct{})
-	go func() { // the pacer: one token per message, spread over each second
+	var skipped atomic.Int64
+	go func() {
+		// The pacer: every millisecond it releases the tokens due by then
+		// (Rate per second since the start). A token no producer is free to
+		// take is skipped and counted, not queued: queued tokens would hide
+		// the wait in the latencies (coordinated omission).
 		defer close(tokens)
-		tick := time.NewTicker(time.Second / time.Duration(b.cfg.Rate))
+		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
-		for i := int64(0); ; i++ {
+		begin := time.Now()
+		var released int64
+		for {
 			select {
 			case <-tick.C:
-				select {
-				case tokens <- i:
-				default: // producers fell behind: the message is skipped, not queued up
+				due := int64(time.Since(begin).Seconds() * float64(b.cfg.Rate))
+				for ; released < due; released++ {
+					select {
+					case tokens <- released:
+					default:
+						skipped.Add(1)
+					}
 				}
 			case <-stop:
 				return
@@ -49,7 +61,6 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 			}
 		}
 	}()
-	producers, consumers := max(1, b.cfg.Clients/2), max(1, b.cfg.Clients-b.cfg.Clients/2)
 	var wg sync.WaitGroup
 	for w := 0; w < producers; w++ {
 		wg.Add(1)
@@ -99,23 +110,26 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 	consuming.Store(false)
 	cwg.Wait()
 	res := rec.result(fmt.Sprintf("mixed@%d/s send", b.cfg.Rate), elapsed)
+	res.Skipped = skipped.Load()
 	b.consume(ctx, url, led, nil, true) // what the consumers had not reached yet
 	res.Lost, res.Duplicates = led.lost(), led.dups
 	return res, ctx.Err()
 }
 
 // depth measures ReceiveMessage (10) + DeleteMessageBatch of Config.Count
-// messages from a queue prefilled to Config.Prefill messages: run at
-// several depths, it shows whether the cost grows with the backlog. The
-// messages not consumed must all still be there afterwards.
+// messages from a queue that holds at least Config.Prefill messages
+// throughout: it is filled to Prefill + Count first, so the backlog never
+// drops below the depth being measured. Run at several depths, it shows
+// whether the cost grows with the backlog. The Prefill messages not
+// consumed must all still be there afterwards.
 func (b *runner) depth(ctx context.Context) (Result, error) {
 	depth := b.cfg.Prefill
 	if depth <= 0 {
 		depth = 100000
 	}
-	n := min(b.cfg.Count, depth)
+	n := b.cfg.Count
 	if n <= 0 {
-		n = min(10000, depth)
+		n = 10000
 	}
 	url, cleanup, err := b.createQueue(ctx, "depth", false)
 	if err != nil {
@@ -123,7 +137,7 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 	}
 	defer cleanup()
 	led := newLedger()
-	if err := b.prefill(ctx, url, depth, led, 0); err != nil {
+	if err := b.prefill(ctx, url, depth+n, led, 0); err != nil {
 		return Result{}, err
 	}
 	rec := &recorder{progress: b.cfg.Progress}
@@ -167,7 +181,7 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if want := int64(depth) - got.Load(); left+inflight != want {
+	if want := int64(depth+n) - got.Load(); left+inflight != want {
 		res.Lost = want - left - inflight
 	}
 	return res, ctx.Err()

@@ -153,9 +153,9 @@ func encodeMessage(m *message) []byte {
 	e.str(m.group)
 	e.str(m.dedupID)
 	e.str(m.sender)
-	e.time(m.sent)
-	e.time(m.enqueued)
-	e.time(m.availableAt)
+	e.int(int64(m.sent))
+	e.int(int64(m.enqueued))
+	e.int(int64(m.availableAt))
 	e.str(m.dlqSource)
 	e.uint(m.fifoSeq)
 	return e.b
@@ -174,9 +174,9 @@ func decodeMessage(seq uint64, b []byte) (*message, error) {
 	m.group = d.str()
 	m.dedupID = d.str()
 	m.sender = d.str()
-	m.sent = d.time()
-	m.enqueued = d.time()
-	m.availableAt = d.time()
+	m.sent = stamp(d.int())
+	m.enqueued = stamp(d.int())
+	m.availableAt = stamp(d.int())
 	m.dlqSource = d.str()
 	m.fifoSeq = d.uint()
 	return m, d.err
@@ -187,9 +187,9 @@ func encodeState(m *message) []byte {
 	e := encoder{b: make([]byte, 0, 64)}
 	e.b = append(e.b, recordVersion)
 	e.uint(uint64(m.receiveCount))
-	e.time(m.firstReceive)
-	e.time(m.receivedAt)
-	e.time(m.visibleAt)
+	e.int(int64(m.firstReceive))
+	e.int(int64(m.receivedAt))
+	e.int(int64(m.visibleAt))
 	e.history(m.history)
 	return e.b
 }
@@ -200,9 +200,9 @@ func decodeState(m *message, b []byte) error {
 	}
 	d := decoder{b: b[1:]}
 	m.receiveCount = int(d.uint())
-	m.firstReceive = d.time()
-	m.receivedAt = d.time()
-	m.visibleAt = d.time()
+	m.firstReceive = stamp(d.int())
+	m.receivedAt = stamp(d.int())
+	m.visibleAt = stamp(d.int())
 	m.history = d.history()
 	return d.err
 }

@@ -38,7 +38,7 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	n := &message{
 		id: m.id, body: m.body, attrs: m.attrs, sysAttrs: m.sysAttrs,
 		group: m.group, dedupID: m.dedupID, sender: m.sender, sent: m.sent,
-		enqueued: m.enqueued, availableAt: now,
+		enqueued: m.enqueued, availableAt: stampOf(now),
 		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
 		history: append([]tidemq.HistoryEvent(nil), m.history...),
 	}
@@ -48,16 +48,16 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	case tidemq.HistoryCaptured:
 		// An expired message keeps its story and count but gets the
 		// capture queue's whole retention period.
-		n.enqueued = now
+		n.enqueued = stampOf(now)
 	default:
 		// A redrive gives the message a fresh start in its new queue: with
 		// the receive count kept, a source with maxReceiveCount 1 would
 		// dead-letter it again on the first receive attempt.
-		n.receiveCount, n.firstReceive, n.receivedAt = 0, time.Time{}, time.Time{}
-		n.enqueued = now
+		n.receiveCount, n.firstReceive, n.receivedAt = 0, 0, 0
+		n.enqueued = stampOf(now)
 	}
 	if dst.fifo {
-		n.enqueued = now
+		n.enqueued = stampOf(now)
 	}
 	n.addHistory(ev)
 	n.seq = dst.nextSeq

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"time"
-
 	"github.com/tidemq/tidemq"
 )
 
@@ -28,16 +26,16 @@ type message struct {
 	group       string
 	dedupID     string
 	sender      string
-	sent        time.Time // SentTimestamp
-	enqueued    time.Time // retention counts from here
-	availableAt time.Time // end of the delay
-	dlqSource   string    // DeadLetterQueueSourceArn, once dead-lettered
-	fifoSeq     uint64    // SequenceNumber on FIFO queues (0 on standard)
+	sent        stamp  // SentTimestamp
+	enqueued    stamp  // retention counts from here
+	availableAt stamp  // end of the delay
+	dlqSource   string // DeadLetterQueueSourceArn, once dead-lettered
+	fifoSeq     uint64 // SequenceNumber on FIFO queues (0 on standard)
 
 	receiveCount int
-	firstReceive time.Time
-	receivedAt   time.Time // the latest receive, for the 12-hour visibility cap
-	visibleAt    time.Time // end of the current visibility timeout, while in flight
+	firstReceive stamp
+	receivedAt   stamp // the latest receive, for the 12-hour visibility cap
+	visibleAt    stamp // end of the current visibility timeout, while in flight
 	history      []tidemq.HistoryEvent
 
 	state msgState
@@ -70,9 +68,9 @@ func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
 		Attributes:               m.attrs,
 		SystemAttributes:         m.sysAttrs,
 		SenderID:                 m.sender,
-		SentTimestamp:            m.sent,
+		SentTimestamp:            m.sent.time(),
 		ApproximateReceiveCount:  m.receiveCount,
-		FirstReceiveTimestamp:    m.firstReceive,
+		FirstReceiveTimestamp:    m.firstReceive.time(),
 		MessageGroupID:           m.group,
 		DeadLetterQueueSourceARN: m.dlqSource,
 		History:                  m.story(q),
@@ -94,7 +92,7 @@ func (m *message) story(q *queue) []tidemq.HistoryEvent {
 		origin = m.history[0].Queue
 	}
 	h := make([]tidemq.HistoryEvent, 0, len(m.history)+1)
-	h = append(h, tidemq.HistoryEvent{Time: m.sent, Kind: tidemq.HistorySent, Queue: origin,
+	h = append(h, tidemq.HistoryEvent{Time: m.sent.time(), Kind: tidemq.HistorySent, Queue: origin,
 		Client: tidemq.ClientInfo{AccessKey: m.sender}})
 	return append(h, m.history...)
 }

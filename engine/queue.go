@@ -65,8 +65,8 @@ type queue struct {
 }
 
 func olderFirst(a, b *message) bool {
-	if !a.enqueued.Equal(b.enqueued) {
-		return a.enqueued.Before(b.enqueued)
+	if a.enqueued != b.enqueued {
+		return a.enqueued < b.enqueued
 	}
 	return a.seq < b.seq
 }
@@ -145,13 +145,13 @@ func (q *queue) setState(m *message, s msgState) {
 		q.wake()
 	case stateDelayed:
 		q.nDelayed++
-		q.addTimer(timerEntry{at: m.availableAt, msg: m, gen: m.gen, kind: timerAvailable})
+		q.addTimer(timerEntry{at: m.availableAt.time(), msg: m, gen: m.gen, kind: timerAvailable})
 	case stateInflight:
 		q.nInflight++
 		if g != nil {
 			g.inflight++
 		}
-		q.addTimer(timerEntry{at: m.visibleAt, msg: m, gen: m.gen, kind: timerVisible})
+		q.addTimer(timerEntry{at: m.visibleAt.time(), msg: m, gen: m.gen, kind: timerVisible})
 	}
 	if g != nil {
 		q.groups.refresh(g)
@@ -218,9 +218,9 @@ func (q *queue) publish(now time.Time) {
 // state), according to its deadlines.
 func (q *queue) activate(m *message, now time.Time) {
 	switch {
-	case m.receiveCount > 0 && m.visibleAt.After(now):
+	case m.receiveCount > 0 && m.visibleAt > stampOf(now):
 		q.setState(m, stateInflight)
-	case m.availableAt.After(now):
+	case m.availableAt > stampOf(now):
 		q.setState(m, stateDelayed)
 	default:
 		q.setState(m, stateReady)
@@ -263,7 +263,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 	capture := e.captureTarget(q)
 	for {
 		m, ok := q.byAge.Min()
-		if !ok || m.enqueued.Add(q.retention).After(now) {
+		if !ok || m.enqueued.time().Add(q.retention).After(now) {
 			break
 		}
 		q.stats.Expired++

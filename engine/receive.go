@@ -166,11 +166,11 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 // markReceived puts m in flight for vt and records the receive.
 func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.Time, client tidemq.ClientInfo, t *txn) {
 	m.receiveCount++
-	if m.firstReceive.IsZero() {
-		m.firstReceive = now
+	if m.firstReceive == 0 {
+		m.firstReceive = stampOf(now)
 	}
-	m.receivedAt = now
-	m.visibleAt = now.Add(vt)
+	m.receivedAt = stampOf(now)
+	m.visibleAt = stampOf(now.Add(vt))
 	m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
 		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
 	q.setState(m, stateInflight)
@@ -192,7 +192,7 @@ func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Ti
 	}
 	out := make([]*tidemq.Message, len(a.msgs))
 	for i, m := range a.msgs {
-		m.visibleAt = now.Add(vt)
+		m.visibleAt = stampOf(now.Add(vt))
 		q.setState(m, stateInflight)
 		a.gens[i] = m.gen
 		t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))

@@ -62,13 +62,13 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		}
 		m := &message{
 			body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
-			group: entry.MessageGroupID, sender: sender, sent: now, enqueued: now,
+			group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now),
 		}
 		delay := q.delay
 		if entry.DelaySeconds != nil && !q.fifo {
 			delay = time.Duration(*entry.DelaySeconds) * time.Second
 		}
-		m.availableAt = now.Add(delay)
+		m.availableAt = stampOf(now.Add(delay))
 		var key string
 		if q.fifo {
 			m.dedupID = entry.MessageDeduplicationID
@@ -181,4 +181,12 @@ func (q *queue) validateEntry(entry tidemq.SendEntry) error {
 		}
 	}
 	return nil
+}
+
+func init() {
+	// Message ids are random (version 4) UUIDs. Reading randomness in
+	// blocks rather than once per id takes a call to the kernel's random
+	// source off every message sent. Enabled here, before any id is made,
+	// as the uuid package requires.
+	uuid.EnableRandPool()
 }

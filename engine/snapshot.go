@@ -31,7 +31,7 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 			Stats:             q.stats,
 		}
 		if m, ok := q.byAge.Min(); ok && m.state != statePending {
-			s.OldestAgeSeconds = now.Sub(m.enqueued).Seconds()
+			s.OldestAgeSeconds = now.Sub(m.enqueued.time()).Seconds()
 		}
 		if q.redrive != nil {
 			s.DeadLetterTarget = q.redrive.DeadLetterTargetARN

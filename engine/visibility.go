@@ -47,10 +47,10 @@ func (e *Engine) changeVisibility(q *queue, entry tidemq.ChangeVisibilityEntry, 
 	// On a standard queue SQS accepts an expired handle: the message,
 	// visible again, is hidden for the new timeout (0 changes nothing).
 	timeout := time.Duration(v) * time.Second
-	if now.Add(timeout).After(m.receivedAt.Add(tidemq.MaxVisibilityTimeout * time.Second)) {
+	if now.Add(timeout).After(m.receivedAt.time().Add(tidemq.MaxVisibilityTimeout * time.Second)) {
 		return tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
 	}
-	m.visibleAt = now.Add(timeout)
+	m.visibleAt = stampOf(now.Add(timeout))
 	if v == 0 && m.state == stateReady {
 		return nil
 	}

@@ -12,7 +12,10 @@ func (c *call) authenticate(body []byte) (string, error) {
 	if c.h.cfg.Auth != nil {
 		return c.h.cfg.Auth.Authenticate(c.r, body)
 	}
-	return accessKeyOf(c.r.Header.Get("Authorization"), c.r.URL.Query().Get("X-Amz-Credential")), nil
+	if a := c.r.Header.Get("Authorization"); a != "" {
+		return accessKeyOf(a, ""), nil
+	}
+	return accessKeyOf("", c.r.URL.Query().Get("X-Amz-Credential")), nil
 }
 
 // accessKeyOf extracts the access key id from a SigV4 Authorization header

@@ -177,6 +177,9 @@ func (h *handler) logRequest(c *call, status int, code string, start time.Time) 
 	if status >= 500 {
 		level = slog.LevelError
 	}
+	if !h.log.Enabled(c.r.Context(), level) {
+		return // building the record costs allocations on every request
+	}
 	h.log.Log(c.r.Context(), level, "sqs request", "action", c.action, "protocol", c.proto.String(),
 		"status", status, "request_id", c.requestID, "remote", c.r.RemoteAddr,
 		"duration", d)

@@ -278,3 +278,37 @@ func TestAuthenticatorError(t *testing.T) {
 		t.Errorf("%d %v", rec.Code, rec.Header())
 	}
 }
+
+// TestQueueNameForms: queue URLs and paths in every form clients send,
+// through the fast path and through net/url.
+func TestQueueNameForms(t *testing.T) {
+	h := &handler{cfg: Config{AccountID: "000000000000"}}
+	for in, want := range map[string]string{
+		"http://127.0.0.1:9324/000000000000/orders":          "orders",
+		"https://sqs.us-east-1.amazonaws.com/000000000000/q": "q",
+		"http://h/000000000000/orders/":                      "orders",
+		"http://h//000000000000//orders":                     "orders",
+		"http://h/000000000000/orders?x=1":                   "orders",
+		"http://user@h/000000000000/orders":                  "orders",
+		"http://h/000000000000/a%2Eb":                        "a.b",
+		"/000000000000/orders":                               "orders",
+		"orders":                                             "orders",
+		"http://h/orders":                                    "orders",
+		"http://h/111111111111/orders":                       "",
+		"http://h":                                           "",
+		"http://h/":                                          "",
+		"":                                                   "",
+		"http://h/%zz/orders":                                "",
+	} {
+		got, err := h.queueName(in)
+		if want == "" {
+			if err == nil {
+				t.Errorf("queueName(%q) = %q, want NonExistentQueue", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("queueName(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

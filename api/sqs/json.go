@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/tidemq/tidemq"
 )
@@ -63,17 +64,30 @@ func jsonTypeName(kind string) string {
 // writeJSONOutput writes a successful JSON 1.0 response; actions without
 // output answer {}.
 func (c *call) writeJSONOutput(w http.ResponseWriter, out output) int {
-	body := []byte("{}")
-	if out != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
-			return c.writeError(w, err)
-		}
-		body = bytes.TrimRight(buf.Bytes(), "\n")
+	if out == nil {
+		return c.writeJSONBody(w, http.StatusOK, []byte("{}"))
 	}
-	return c.writeJSONBody(w, http.StatusOK, body)
+	buf := outputBuffers.Get().(*bytes.Buffer)
+	defer putOutputBuffer(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return c.writeError(w, err)
+	}
+	return c.writeJSONBody(w, http.StatusOK, bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// outputBuffers holds response buffers between requests: a receive of ten
+// messages otherwise grows a new buffer several times per answer.
+var outputBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putOutputBuffer returns buf to the pool unless it grew past what most
+// answers need (one large answer must not pin its memory for ever).
+func putOutputBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		outputBuffers.Put(buf)
+	}
 }
 
 // jsonError is the body of a JSON 1.0 error.

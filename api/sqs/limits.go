@@ -1,8 +1,8 @@
 package sqs
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/tidemq/tidemq"
@@ -36,7 +36,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxRequestBodyBytes {
 		return nil, errBodyTooLarge()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBodyBytes))
+	// Sized from Content-Length when there is one, so that reading does not
+	// grow the buffer several times on every request.
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxRequestBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

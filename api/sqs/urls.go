@@ -63,27 +63,38 @@ func (c *call) queue(queueURL string) (string, error) {
 // queue does not exist. A bare queue name is accepted too, as AWS does.
 func (h *handler) queueName(s string) (string, error) {
 	path := s
-	if strings.Contains(s, "://") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "", tidemq.NonExistentQueue()
+	if i := strings.Index(s, "://"); i >= 0 {
+		if strings.ContainsAny(s, "?#%@") { // anything but scheme://host/path: let net/url decide
+			u, err := url.Parse(s)
+			if err != nil {
+				return "", tidemq.NonExistentQueue()
+			}
+			path = u.Path
+		} else if j := strings.IndexByte(s[i+3:], '/'); j >= 0 {
+			path = s[i+3+j:]
+		} else {
+			path = ""
 		}
-		path = u.Path
 	}
-	var segs []string
-	for seg := range strings.SplitSeq(path, "/") {
-		if seg != "" {
-			segs = append(segs, seg)
-		}
-	}
-	switch len(segs) {
-	case 0:
-		return "", tidemq.NonExistentQueue()
-	case 1:
-		return segs[0], nil
-	}
-	if segs[len(segs)-2] != h.cfg.AccountID {
+	// The last two non-empty segments: account id and queue name.
+	last, prev := lastSegment(path)
+	if last == "" {
 		return "", tidemq.NonExistentQueue()
 	}
-	return segs[len(segs)-1], nil
+	account, _ := lastSegment(prev)
+	if account == "" {
+		return last, nil
+	}
+	if account != h.cfg.AccountID {
+		return "", tidemq.NonExistentQueue()
+	}
+	return last, nil
+}
+
+// lastSegment returns the last non-empty "/"-separated segment of path and
+// what comes before it.
+func lastSegment(path string) (seg, before string) {
+	path = strings.TrimRight(path, "/")
+	i := strings.LastIndexByte(path, '/')
+	return path[i+1:], path[:max(i, 0)]
 }

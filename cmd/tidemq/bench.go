@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,6 +33,7 @@ type benchOptions struct {
 	rate     int
 	depths   []int
 	driver   string
+	unsigned bool
 }
 
 func newBenchCommand() *cobra.Command {
@@ -46,7 +47,9 @@ back and checked (its MD5 too): a run that loses or duplicates one fails (exit s
 
 The default client (--client raw) sends pre-built AWS JSON requests, SigV4-signed with the
 standard credentials, over plain HTTP: it costs little per request, so on a shared machine
-the numbers measure the server. --client sdk uses the AWS SDK for Go instead.
+the numbers measure the server; --unsigned drops the signature too (about 10 µs of client
+CPU per request), for a tidemq that runs without --auth. --client sdk uses the AWS SDK for
+Go instead.
 
 Scenarios (default: all of them, in this order):
   send           SendMessage, one message per request
@@ -58,9 +61,11 @@ Scenarios (default: all of them, in this order):
 
 Run only when named:
   mixed          producers at --rate messages/s (single sends) next to consumers, for
-                 --duration (default 10s): the send latency at a steady load
+                 --duration (default 10s): the send latency at a steady load. Without
+                 --rate, a 5 s send run measures the maximum first and mixed runs at half
   depth          receive (10) + DeleteMessageBatch of --count messages from a queue
-                 holding each of --depths messages: does the cost grow with the backlog?
+                 that holds at least each of --depths messages throughout (it is
+                 filled to depth + --count first): does the cost grow with the backlog?
 
 Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
 		Example: `  tidemq bench --count 20000
@@ -82,8 +87,9 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
 	f.BoolVar(&o.json, "json", false, "print results as JSON lines")
 	f.StringVar(&o.queue, "queue", "tidemq-bench", "prefix of the queues the run creates")
-	f.IntVar(&o.rate, "rate", 1000, "total send rate of the mixed scenario, messages per second")
+	f.IntVar(&o.rate, "rate", 0, "total send rate of the mixed scenario, messages per second (default: half the measured send maximum)")
 	f.StringVar(&o.driver, "client", "raw", "how to talk to the endpoint: raw (pre-built AWS JSON requests) or sdk (the AWS SDK for Go)")
+	f.BoolVar(&o.unsigned, "unsigned", false, "with --client raw, send unsigned requests: lighter on the load generator; for tidemq without --auth")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
 	bindEnv(cmd)
 	return cmd
@@ -100,7 +106,7 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 	var client bench.Client
 	switch o.driver {
 	case "raw":
-		client = rawBenchClient(sdk, o.clients)
+		client = rawBenchClient(sdk, o.clients, !o.unsigned)
 	case "sdk":
 		client = bench.SDKClient{C: sdk}
 	default:
@@ -125,6 +131,25 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 		s := cfg.Scenario
 		if !o.json {
 			cfg.Progress = func(done int64) { fmt.Fprintf(stderr, "\r%-14s %d messages", s, done) }
+		}
+		if s == "mixed" && cfg.Rate <= 0 {
+			probe := cfg
+			probe.Scenario, probe.Count, probe.Duration = "send", 0, 5*time.Second
+			res, err := bench.Run(ctx, client, probe)
+			if !o.json {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			if err != nil {
+				return fmt.Errorf("mixed: measuring the send maximum: %w", err)
+			}
+			res.Scenario = "send (maximum, for mixed)"
+			results = append(results, res)
+			failed = failed || !res.OK()
+			cfg.Rate = max(1, int(res.PerSecond/2))
+			if o.json {
+				b, _ := json.Marshal(res)
+				fmt.Fprintln(stdout, string(b))
+			}
 		}
 		res, err := bench.Run(ctx, client, cfg)
 		if !o.json {
@@ -164,6 +189,20 @@ func printBenchTable(w io.Writer, results []bench.Result) {
 			fmt.Fprintf(w, "%s: its send phase ran at %.0f msgs/s\n", r.Scenario, r.SendPerSecond)
 		}
 	}
+	var depths []bench.Result
+	for _, r := range results {
+		if r.Skipped > 0 {
+			fmt.Fprintf(w, "%s: %d sends skipped: the endpoint did not keep up with the rate\n", r.Scenario, r.Skipped)
+		}
+		if strings.HasPrefix(r.Scenario, "depth=") {
+			depths = append(depths, r)
+		}
+	}
+	if len(depths) > 1 && depths[0].PerSecond > 0 {
+		first, last := depths[0], depths[len(depths)-1]
+		fmt.Fprintf(w, "depth: %s ran at %.2fx the rate of %s\n", strings.TrimSuffix(last.Scenario, " receive+delete"),
+			last.PerSecond/first.PerSecond, strings.TrimSuffix(first.Scenario, " receive+delete"))
+	}
 	for _, r := range results {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "%s: first error: %s\n", r.Scenario, r.FirstError)
@@ -181,19 +220,19 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-// rawBenchClient returns a raw client for sdk's endpoint that signs with
-// sdk's credentials and region.
-func rawBenchClient(sdk *sqs.Client, conns int) *bench.RawClient {
+// rawBenchClient returns a raw client for sdk's endpoint that signs (when
+// sign is set) with sdk's credentials and region.
+func rawBenchClient(sdk *sqs.Client, conns int, sign bool) *bench.RawClient {
 	opts := sdk.Options()
 	endpoint := aws.ToString(opts.BaseEndpoint)
 	if endpoint == "" {
 		endpoint = "https://sqs." + opts.Region + ".amazonaws.com"
 	}
 	c := bench.NewRawClient(endpoint, conns+8)
-	signer := v4.NewSigner()
-	if os.Getenv("NOSIGN") != "" {
+	if !sign {
 		return c
 	}
+	signer := v4.NewSigner()
 	c.Sign = func(ctx context.Context, r *http.Request, body []byte) error {
 		creds, err := opts.Credentials.Retrieve(ctx)
 		if err != nil {

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchAgainstServe is CI's smoke run of `tidemq bench` as a user runs
+// it: the binary against `tidemq serve` on a durable store, every scenario
+// small, with the raw client (signed and unsigned) and the SDK client. It
+// checks that every message is accounted for, not how fast.
+func TestBenchAgainstServe(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--data-dir", filepath.Join(t.TempDir(), "data"))
+	every := []string{"send", "send-batch", "receive", "receive-batch", "fifo", "longpoll", "mixed", "depth"}
+	for _, run := range []struct {
+		client    []string
+		scenarios []string
+		results   int
+	}{
+		{[]string{"--client", "raw"}, every, 9}, // depth runs once per --depths
+		{[]string{"--client", "raw", "--unsigned"}, []string{"send", "receive-batch"}, 2},
+		{[]string{"--client", "sdk"}, []string{"send-batch", "receive"}, 2},
+	} {
+		client := run.client
+		args := append([]string{"bench", "--endpoint", s.url, "--json", "--clients", "4", "--count", "100",
+			"--depths", "100,1000", "--rate", "100", "--duration", "1s"}, append(run.scenarios, client...)...)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, tidemqBin, args...)
+		cmd.Env = serverEnv()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("tidemq %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, &stdout, &stderr)
+		}
+		var scenarios []string
+		sc := bufio.NewScanner(&stdout)
+		for sc.Scan() {
+			var r struct {
+				Scenario                 string
+				Messages                 int64
+				Errors, Lost, Duplicates int64
+			}
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("%v: output line %q: %v", client, sc.Text(), err)
+			}
+			if r.Messages == 0 || r.Errors+r.Lost+r.Duplicates != 0 {
+				t.Errorf("%v: %s", client, sc.Text())
+			}
+			scenarios = append(scenarios, r.Scenario)
+		}
+		if len(scenarios) != run.results {
+			t.Errorf("%v: %d results (%v), want one per scenario and depth", client, len(scenarios), scenarios)
+		}
+	}
+	// A run that cannot reach its endpoint fails with a message, not a hang.
+	cmd := exec.Command(tidemqBin, "bench", "--endpoint", "http://127.0.0.1:1", "--count", "10", "send")
+	cmd.Env = serverEnv()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "connect") {
+		t.Errorf("bench against a closed port: %v\n%s", err, out)
+	}
+	// An unknown client is a usage error (exit status 2).
+	cmd = exec.Command(tidemqBin, "bench", "--client", "curl", "send")
+	cmd.Env = serverEnv()
+	if out, err := cmd.CombinedOutput(); exitCode(err) != 2 || !strings.Contains(string(out), "--client must be raw or sdk") {
+		t.Errorf("bench --client curl: %v\n%s", err, out)
+	}
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
