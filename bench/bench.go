@@ -341,20 +341,27 @@ func (b *runner) prefill(ctx context.Context, url string, n int, led *ledger, gr
 }
 
 // consume receives (10 at a time) and deletes until the ledger's messages
-// are all seen or three receives in a row come back empty.
-func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *recorder, batchDelete bool) {
+// are all seen or three receives in a row come back empty. It returns when
+// the last message was deleted: once all are, the long polls still waiting
+// on the empty queue are cancelled and their wait is not measured.
+func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *recorder, batchDelete bool) time.Time {
 	var wg sync.WaitGroup
 	var empties atomic.Int64
 	total := int64(len(led.sent))
-	var got atomic.Int64
+	var got, done, finished atomic.Int64
+	polls, stop := context.WithCancel(ctx)
+	defer stop()
 	for w := 0; w < b.cfg.Clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil && got.Load() < total && empties.Load() < 3 {
+			for polls.Err() == nil && got.Load() < total && empties.Load() < 3 {
 				t := time.Now()
-				msgs, err := b.c.Receive(ctx, url, 10, 1)
+				msgs, err := b.c.Receive(polls, url, 10, 1)
 				if err != nil {
+					if polls.Err() != nil && ctx.Err() == nil {
+						return // cancelled because every message is in
+					}
 					if rec != nil {
 						rec.observe(t, 0, err)
 					}
@@ -376,10 +383,18 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 				if rec != nil {
 					rec.observe(t, len(msgs), err)
 				}
+				if err == nil && done.Add(int64(len(msgs))) >= total {
+					finished.CompareAndSwap(0, time.Now().UnixNano())
+					stop()
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	if ns := finished.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Now()
 }
 
 func (b *runner) delete(ctx context.Context, url string, msgs []Received, batch bool) error {
@@ -416,8 +431,8 @@ func (b *runner) receive(ctx context.Context, batchDelete bool) (Result, error) 
 	}
 	rec := &recorder{progress: b.cfg.Progress}
 	start := time.Now()
-	b.consume(ctx, url, led, rec, batchDelete)
-	res := rec.result(b.cfg.Scenario, time.Since(start))
+	end := b.consume(ctx, url, led, rec, batchDelete)
+	res := rec.result(b.cfg.Scenario, end.Sub(start))
 	res.Lost, res.Duplicates = led.lost(), led.dups
 	return res, ctx.Err()
 }
@@ -467,8 +482,8 @@ func (b *runner) fifo(ctx context.Context) (Result, error) {
 	sendRes := sendRec.result("fifo-send", time.Since(start))
 	rec := &recorder{progress: b.cfg.Progress}
 	start = time.Now()
-	b.consume(ctx, url, led, rec, true)
-	res := rec.result("fifo", time.Since(start))
+	end := b.consume(ctx, url, led, rec, true)
+	res := rec.result("fifo", end.Sub(start))
 	res.Errors += sendRes.Errors
 	if res.FirstError == "" {
 		res.FirstError = sendRes.FirstError
