@@ -29,7 +29,9 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 	defer cleanup()
 	led := newLedger()
 	rec := &recorder{progress: b.cfg.Progress}
-	producers, consumers := max(1, b.cfg.Clients), max(1, b.cfg.Clients/2)
+	// Four producers per client: enough that a stall of a few milliseconds
+	// does not leave every producer busy (the pacer would then skip sends).
+	producers, consumers := max(4, 4*b.cfg.Clients), max(1, b.cfg.Clients/2)
 	tokens := make(chan int64, producers)
 	stop := make(chan struct{})
 	var skipped atomic.Int64

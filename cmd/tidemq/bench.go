@@ -228,7 +228,7 @@ func rawBenchClient(sdk *sqs.Client, conns int, sign bool) *bench.RawClient {
 	if endpoint == "" {
 		endpoint = "https://sqs." + opts.Region + ".amazonaws.com"
 	}
-	c := bench.NewRawClient(endpoint, conns+8)
+	c := bench.NewRawClient(endpoint, 4*conns+8) // mixed runs four producers per client
 	if !sign {
 		return c
 	}
