@@ -292,10 +292,17 @@ func (t *template) condition(name string) (bool, error) {
 	if c == nil {
 		return false, fmt.Errorf("no condition %q", name)
 	}
-	t.conds[name] = false // guards against cycles
+	if t.evaluating[name] {
+		return false, fmt.Errorf("condition %s depends on itself", name)
+	}
+	t.evaluating[name] = true
+	defer delete(t.evaluating, name)
 	v, err := t.condExpr(c)
+	if err != nil {
+		return false, err
+	}
 	t.conds[name] = v
-	return v, err
+	return v, nil
 }
 
 func (t *template) condExpr(n *node) (bool, error) {

@@ -56,15 +56,16 @@ type resource struct {
 }
 
 type template struct {
-	opts      ImportOptions
-	root      *node
-	params    map[string]any
-	conds     map[string]bool
-	resources map[string]*resource
-	ids       []string // resources in document order
-	globals   *node    // Globals.Function
-	report    *ImportReport
-	naming    map[string]bool
+	opts       ImportOptions
+	root       *node
+	params     map[string]any
+	conds      map[string]bool
+	evaluating map[string]bool // conditions being evaluated, to find cycles
+	resources  map[string]*resource
+	ids        []string // resources in document order
+	globals    *node    // Globals.Function
+	report     *ImportReport
+	naming     map[string]bool
 }
 
 func (t *template) note(s string) { t.report.Notes = append(t.report.Notes, s) }
@@ -109,7 +110,7 @@ func importTree(root *node, opts ImportOptions) (*Config, *ImportReport, error) 
 	if opts.Partition == "" {
 		opts.Partition = "aws"
 	}
-	t := &template{opts: opts, root: root, params: map[string]any{}, conds: map[string]bool{},
+	t := &template{opts: opts, root: root, params: map[string]any{}, conds: map[string]bool{}, evaluating: map[string]bool{},
 		resources: map[string]*resource{}, report: &ImportReport{}, naming: map[string]bool{},
 		globals: root.get("Globals").get("Function")}
 	if ps := root.get("Parameters"); ps != nil {
@@ -239,18 +240,38 @@ func (t *template) physicalName(r *resource) (string, error) {
 		if s != "" {
 			name = s
 		}
-	} else if r.typ == typeQueue && isTrue(t, r.props.get("FifoQueue")) {
-		name += ".fifo"
-	} else if r.typ == typeTopic && isTrue(t, r.props.get("FifoTopic")) {
-		name += ".fifo"
+	} else if fifoProp := map[string]string{typeQueue: "FifoQueue", typeTopic: "FifoTopic"}[r.typ]; fifoProp != "" {
+		fifo, err := t.isTrue(r.props.get(fifoProp))
+		if err != nil {
+			return "", err
+		}
+		if fifo {
+			name += ".fifo"
+		}
 	}
 	r.name, r.named = name, true
 	return name, nil
 }
 
-func isTrue(t *template, n *node) bool {
-	s, _ := t.evalString(n)
-	return strings.EqualFold(s, "true")
+// isTrue evaluates a boolean property: false when absent, an error when it
+// cannot be evaluated or is neither true nor false (an error here must not
+// turn a FIFO queue into a standard one, or an enabled event source into a
+// disabled one, silently).
+func (t *template) isTrue(n *node) (bool, error) {
+	if n == nil {
+		return false, nil
+	}
+	s, err := t.evalString(n)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case strings.EqualFold(s, "true"):
+		return true, nil
+	case strings.EqualFold(s, "false"), s == "":
+		return false, nil
+	}
+	return false, fmt.Errorf("line %d: expected true or false, not %q", n.line, s)
 }
 
 type importer struct {
@@ -326,11 +347,19 @@ func (t *template) importQueue(r *resource) (*Queue, error) {
 			return nil
 		}
 		s, err := t.evalString(n)
-		if err != nil {
-			firstErr = err
+		if err != nil || s == "" { // "" is AWS::NoValue: the default
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
 			return nil
 		}
-		b := strings.EqualFold(s, "true")
+		b, err := t.isTrue(n)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return nil
+		}
 		return &b
 	}
 	str := func(prop string) string {
@@ -347,7 +376,11 @@ func (t *template) importQueue(r *resource) (*Queue, error) {
 			t.note(fmt.Sprintf("line %d: %s: queue property %s is not imported", e.keyLine, r.id, e.key))
 		}
 	}
-	q.FIFO = isTrue(t, r.props.get("FifoQueue")) || strings.HasSuffix(name, ".fifo")
+	fifo, err := t.isTrue(r.props.get("FifoQueue"))
+	if err != nil {
+		return nil, err
+	}
+	q.FIFO = fifo || strings.HasSuffix(name, ".fifo")
 	q.VisibilityTimeout = intp("VisibilityTimeout")
 	q.MessageRetentionPeriod = intp("MessageRetentionPeriod")
 	q.MaximumMessageSize = intp("MaximumMessageSize")
@@ -451,7 +484,11 @@ func (im *importer) topic(r *resource) error {
 	if err != nil {
 		return err
 	}
-	tp := &Topic{Name: name, FIFO: isTrue(im.t, r.props.get("FifoTopic")) || strings.HasSuffix(name, ".fifo")}
+	fifo, err := im.t.isTrue(r.props.get("FifoTopic"))
+	if err != nil {
+		return err
+	}
+	tp := &Topic{Name: name, FIFO: fifo || strings.HasSuffix(name, ".fifo")}
 	tp.Line = r.line
 	if err := im.topicProperties(tp, r); err != nil {
 		return err
@@ -481,7 +518,10 @@ func (im *importer) topicProperties(tp *Topic, r *resource) error {
 		*field = v
 	}
 	if n := r.props.get("ContentBasedDeduplication"); n != nil {
-		b := isTrue(t, n)
+		b, err := t.isTrue(n)
+		if err != nil {
+			return err
+		}
 		tp.ContentBasedDeduplication = &b
 	}
 	if n := r.props.get("TracingConfig"); n != nil {
@@ -540,7 +580,9 @@ func (im *importer) sub(n, proto, endpoint, raw, filter *node) (*Subscription, e
 		s.Endpoint = im.localName(ep)
 	}
 	s.Line = n.line
-	s.RawMessageDelivery = isTrue(im.t, raw)
+	if s.RawMessageDelivery, err = im.t.isTrue(raw); err != nil {
+		return nil, err
+	}
 	if filter != nil {
 		v, err := im.t.eval(filter)
 		if err != nil {
@@ -838,7 +880,10 @@ func (im *importer) trigger(p *node, queueKey, function string, line int) (*Trig
 		tr.setLine("reportBatchItemFailures", p.keyLine("FunctionResponseTypes"))
 	}
 	if n := p.get("Enabled"); n != nil {
-		b := isTrue(t, n)
+		b, err := t.isTrue(n)
+		if err != nil {
+			return nil, err
+		}
 		tr.Enabled = &b
 		tr.setLine("enabled", p.keyLine("Enabled"))
 	}
@@ -899,15 +944,33 @@ func (im *importer) alarm(r *resource) error {
 	}
 	a := &Alarm{Name: name, Queue: im.localName(queue)}
 	a.Line = r.line
-	a.Metric, _ = t.evalString(r.props.get("MetricName"))
-	a.Statistic, _ = t.evalString(r.props.get("Statistic"))
-	a.ComparisonOperator, _ = t.evalString(r.props.get("ComparisonOperator"))
-	th, _ := t.evalString(r.props.get("Threshold"))
-	a.Threshold, _ = strconv.ParseFloat(th, 64)
-	p, _ := t.evalString(r.props.get("Period"))
-	a.Period, _ = strconv.Atoi(p)
-	ep, _ := t.evalString(r.props.get("EvaluationPeriods"))
-	a.EvaluationPeriods, _ = strconv.Atoi(ep)
+	for prop, field := range map[string]*string{"MetricName": &a.Metric, "Statistic": &a.Statistic, "ComparisonOperator": &a.ComparisonOperator} {
+		if *field, err = t.evalString(r.props.get(prop)); err != nil {
+			return err
+		}
+	}
+	// Numbers: absent is 0 (the model's "not set"); anything else must
+	// be a number, or the alarm would silently watch the wrong threshold.
+	number := func(prop string, parse func(string) error) error {
+		n := r.props.get(prop)
+		s, err := t.evalString(n)
+		if err != nil || s == "" {
+			return err
+		}
+		if parse(s) != nil {
+			return fmt.Errorf("line %d: %s must be a number, not %q", n.line, prop, s)
+		}
+		return nil
+	}
+	if err := number("Threshold", func(s string) (err error) { a.Threshold, err = strconv.ParseFloat(s, 64); return }); err != nil {
+		return err
+	}
+	if err := number("Period", func(s string) (err error) { a.Period, err = strconv.Atoi(s); return }); err != nil {
+		return err
+	}
+	if err := number("EvaluationPeriods", func(s string) (err error) { a.EvaluationPeriods, err = strconv.Atoi(s); return }); err != nil {
+		return err
+	}
 	im.c.Alarms = append(im.c.Alarms, a)
 	return nil
 }

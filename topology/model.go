@@ -375,7 +375,7 @@ func parseConfig(data []byte, root *node) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := yaml.UnmarshalWithOptions(resolved, &c, yaml.DisallowUnknownField()); err != nil {
+		if err := yaml.UnmarshalWithOptions(resolved, &c, yaml.DisallowUnknownField(), yaml.AllowFieldPrefixes("x-")); err != nil {
 			msg := errPosition.ReplaceAllString(yaml.FormatError(err, false, false), "")
 			if m := unknownField.FindStringSubmatch(msg); m != nil {
 				if line := root.findKey(m[1]); line > 0 {

@@ -25,6 +25,9 @@ type node struct {
 	// aliased is set on a document's root when the document uses an
 	// alias or a merge key.
 	aliased bool
+	// size is how many values the node stands for once every alias in it
+	// is expanded (itself included): what walking it costs.
+	size int
 }
 
 type nodeKind int
@@ -68,10 +71,19 @@ func (n *node) keyLine(key string) int {
 	return n.line
 }
 
+// MaxExpandedValues bounds the values a document may stand for once its
+// aliases are expanded. An alias shares the anchored value rather than
+// copying it, but decoding, evaluating and linting walk the expanded
+// document, and a few lines of nested aliases (the "billion laughs")
+// expand to billions of values: such a document is rejected instead of
+// exhausting memory. A real topology or template is far below it.
+const MaxExpandedValues = 1_000_000
+
 // parseTree parses one YAML or JSON document. Anchors, aliases and merge
 // keys (<<) are resolved: an alias is the anchored value (with the lines
 // where the anchor wrote it), and a merge key adds the entries of the maps
-// it names that the map does not set itself.
+// it names that the map does not set itself. A document that expands to
+// more than MaxExpandedValues values is an error.
 func parseTree(data []byte) (*node, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
@@ -106,7 +118,28 @@ type converter struct {
 	aliased bool // an alias or merge key was seen
 }
 
+// convert converts n and checks the size of what it expands to.
 func (cv *converter) convert(n ast.Node) (*node, error) {
+	out, err := cv.convertNode(n)
+	if err != nil {
+		return nil, err
+	}
+	if out.size == 0 {
+		out.size = 1
+		for _, e := range out.entries {
+			out.size += e.val.size
+		}
+		for _, it := range out.items {
+			out.size += it.size
+		}
+	}
+	if out.size > MaxExpandedValues {
+		return nil, fmt.Errorf("line %d: the document expands to more than %d values through its YAML aliases (a \"billion laughs\"?)", lineOf(n), MaxExpandedValues)
+	}
+	return out, nil
+}
+
+func (cv *converter) convertNode(n ast.Node) (*node, error) {
 	switch v := n.(type) {
 	case nil:
 		return &node{kind: kindNull}, nil
@@ -266,8 +299,9 @@ func (cv *converter) convertTag(t *ast.TagNode) (*node, error) {
 }
 
 // plain renders a node as plain Go values (map[string]any, []any,
-// string, numbers, bools, nil), dropping map keys that start with
-// "x-" (extension fields, a place for anchors).
+// string, numbers, bools, nil). Every key is kept: extension fields ("x-")
+// are the decoder's to ignore, and only where they would be fields: in a
+// map of tags or headers, an "x-" key is data (x-api-key).
 func (n *node) plain() any {
 	switch n.kind {
 	case kindScalar:
@@ -278,9 +312,7 @@ func (n *node) plain() any {
 	case kindMap:
 		m := make(map[string]any, len(n.entries))
 		for _, e := range n.entries {
-			if !strings.HasPrefix(e.key, "x-") {
-				m[e.key] = e.val.plain()
-			}
+			m[e.key] = e.val.plain()
 		}
 		return m
 	case kindSeq:

@@ -56,16 +56,17 @@ without alarms, queues without DLQs, queues that are produced to but that no
 enabled event source reads, long FIFO head-of-line stalls, event-source limits.
 
 Each finding has file:line, a rule id, a severity and a fix. The exit status is
-1 when there is an error finding, 0 otherwise. --schema prints the JSON Schema
-of tidemq.yaml instead.`,
+1 when there is an error finding, 2 when the file cannot be linted at all (it
+is missing, is not valid YAML or JSON, or a template cannot be evaluated), 0
+otherwise. --schema prints the JSON Schema of tidemq.yaml instead.`,
 		Example: `  tidemq lint tidemq.yaml
   tidemq lint lambdas/template.yaml --format sarif > lint.sarif
   tidemq lint --schema > tidemq.schema.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if schema {
-				return cobra.NoArgs(cmd, args)
+				return lintUsage(cobra.NoArgs(cmd, args))
 			}
-			return cobra.ExactArgs(1)(cmd, args)
+			return lintUsage(cobra.ExactArgs(1)(cmd, args))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -74,15 +75,15 @@ of tidemq.yaml instead.`,
 				return err
 			}
 			if format != "text" && format != "json" && format != "sarif" {
-				return fmt.Errorf("--format must be text, json or sarif, not %q", format)
+				return lintUsage(fmt.Errorf("--format must be text, json or sarif, not %q", format))
 			}
 			opts, err := tmpl.importOptions(region)
 			if err != nil {
-				return err
+				return lintUsage(err)
 			}
 			c, rep, err := topology.Load(args[0], opts)
 			if err != nil {
-				return err
+				return lintUsage(err)
 			}
 			if rep != nil && format == "text" {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
@@ -104,6 +105,16 @@ of tidemq.yaml instead.`,
 	tmpl.register(f)
 	bindEnv(cmd)
 	return cmd
+}
+
+// lintUsage gives an error that keeps lint from linting at all (a bad
+// flag, an unreadable or invalid file) exit status 2, so that a CI job can
+// tell it from findings (1).
+func lintUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: 2, err: err}
 }
 
 func printReport(w io.Writer, file string, rep *topology.ImportReport) {

@@ -91,3 +91,45 @@ func TestApplyCommand(t *testing.T) {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
 }
+
+// TestLintExitStatus: findings that are errors exit 1; a file that cannot
+// be linted at all (missing, not YAML, a template that cannot be
+// evaluated, an alias bomb) or a bad flag exits 2, so CI can tell "the
+// topology has problems" from "lint did not run".
+func TestLintExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := range []string{"a", "b", "c", "d", "e", "f"} {
+		name := string(rune('b' + i))
+		bomb += name + ": &" + name + " [" + strings.Repeat("*"+prev+", ", 9) + "*" + prev + "]\n"
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"findings", []string{seedTemplate}, 1, "lint found errors"},
+		{"missing", []string{filepath.Join(dir, "nope.yaml")}, 2, "no such file"},
+		{"syntax", []string{write("syntax.yaml", "Resources:\n  Q: {Type: [a\n")}, 2, "not found"},
+		{"intrinsic", []string{write("frob.yaml", "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Frob x}\n")}, 2, "unsupported intrinsic"},
+		{"cycle", []string{write("cycle.yaml", "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Ref Q}\n")}, 2, "depends on itself"},
+		{"bomb", []string{write("bomb.yaml", bomb)}, 2, "billion laughs"},
+		{"format", []string{"--format", "xml", seedTemplate}, 2, "--format"},
+		{"no file", nil, 2, "arg"},
+	}
+	for _, c := range cases {
+		_, err := run(newLintCommand(), c.args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != c.code || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: err = %v, want exit %d with %q", c.name, err, c.code, c.msg)
+		}
+	}
+}
