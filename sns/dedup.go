@@ -64,17 +64,18 @@ func (c *dedupCache) add(key string, e dedupEntry) {
 	c.order = append(c.order, dedupItem{key, e.Expires})
 }
 
-// expire forgets the entries that expired by nowMs and returns their keys.
-func (c *dedupCache) expire(nowMs int64) []string {
-	var gone []string
+// expire forgets the entries that expired by nowMs and returns them, to be
+// deleted from the outbox store.
+func (c *dedupCache) expire(nowMs int64) []dedupItem {
+	var gone []dedupItem
 	for c.head < len(c.order) && c.order[c.head].expires <= nowMs {
 		it := c.order[c.head]
 		c.order[c.head] = dedupItem{}
 		c.head++
 		if e, ok := c.byKey[it.key]; ok && e.Expires == it.expires {
 			delete(c.byKey, it.key)
-			gone = append(gone, it.key)
 		}
+		gone = append(gone, it)
 	}
 	if c.head > 1024 && c.head*2 > len(c.order) { // compact the queue
 		c.order = append([]dedupItem(nil), c.order[c.head:]...)

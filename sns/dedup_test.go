@@ -2,18 +2,22 @@ package sns
 
 import (
 	"context"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
 )
 
 // A FIFO topic's deduplication ids survive a restart (they are kept in the
 // outbox store) and expire after DedupWindow.
 func TestDedupSurvivesRestart(t *testing.T) {
-	dir := t.TempDir()
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := Open(Options{Dir: dir, Clock: clk})
+	o := Options{Dir: t.TempDir(), Clock: clk, Outbox: mem.New()} // mem.Store.Close keeps the data
+	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +38,7 @@ func TestDedupSurvivesRestart(t *testing.T) {
 	}
 
 	clk.Advance(time.Minute)
-	s, err = Open(Options{Dir: dir, Clock: clk})
+	s, err = Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,5 +53,133 @@ func TestDedupSurvivesRestart(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gateStore lets a test hold the commit of a batch that deletes keys.
+type gateStore struct {
+	storage.Store
+	gate atomic.Pointer[func()]
+}
+
+func (s *gateStore) NewBatch() storage.Batch { return &gateBatch{Batch: s.Store.NewBatch(), s: s} }
+
+type gateBatch struct {
+	storage.Batch
+	s       *gateStore
+	deletes int
+}
+
+func (b *gateBatch) Delete(k []byte) { b.deletes++; b.Batch.Delete(k) }
+
+func (b *gateBatch) Commit() (storage.Durable, error) {
+	if g := b.s.gate.Load(); g != nil && b.deletes > 0 {
+		(*g)()
+	}
+	return b.Batch.Commit()
+}
+
+// Expiry runs across topics: the batch of a publish to topic b deletes
+// topic a's expired deduplication entry. When that batch commits after a
+// publish to a has written a fresh entry for the same id, the fresh entry
+// must survive, on disk too (a restart within the window still
+// deduplicates).
+func TestDedupExpiryDoesNotDeleteAFreshEntry(t *testing.T) {
+	dir := t.TempDir()
+	outbox := &gateStore{Store: mem.New()}
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	o := Options{Dir: dir, Clock: clk, Outbox: outbox, Logger: slog.New(slog.DiscardHandler)}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := map[string]string{"FifoTopic": "true"}
+	a, err := s.CreateTopic("a.fifo", fifo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateTopic("b.fifo", fifo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	inA := PublishInput{TopicARN: a.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
+	if _, err := s.Publish(ctx, inA); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DedupWindow + time.Millisecond)
+
+	blocked, release := make(chan struct{}), make(chan struct{})
+	hold := func() { close(blocked); <-release }
+	outbox.gate.Store(&hold)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Publish(ctx, PublishInput{TopicARN: b.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "x"})
+		done <- err
+	}()
+	<-blocked // b's publish has taken a's expired entry and is committing its deletion
+	outbox.gate.Store(nil)
+	fresh, err := s.Publish(ctx, inA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	again, err := s.Publish(ctx, inA)
+	if err != nil || *again != *fresh {
+		t.Fatalf("after a restart: %+v %v, want %+v", again, err, fresh)
+	}
+}
+
+// A dedup entry in the first release's layout ('x' + key, no expiry in the
+// key) is read and rewritten at Open.
+func TestDedupLegacyKeys(t *testing.T) {
+	outbox := mem.New()
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	o := Options{Dir: t.TempDir(), Clock: clk, Outbox: outbox, Logger: slog.New(slog.DiscardHandler)}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, err := s.CreateTopic("a.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	live := dedupEntry{MessageID: "live", Sequence: "1", Expires: clk.Now().Add(time.Minute).UnixMilli()}
+	old := dedupEntry{MessageID: "old", Sequence: "2", Expires: clk.Now().UnixMilli()}
+	b := outbox.NewBatch()
+	b.Set([]byte("x"+topic.ARN+"\x00d"), live.encode())
+	b.Set([]byte("x"+topic.ARN+"\x00e"), old.encode())
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var keys []string
+	_ = outbox.Scan(nil, func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
+	want := string(dedupStoreKey(topic.ARN+"\x00d", live.Expires))
+	if len(keys) != 1 || keys[0] != want {
+		t.Fatalf("outbox keys = %q, want %q", keys, want)
+	}
+	got, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"})
+	if err != nil || got.MessageID != "live" {
+		t.Fatalf("publish = %+v %v", got, err)
 	}
 }

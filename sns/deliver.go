@@ -19,7 +19,12 @@ import (
 // the background; one that cannot succeed goes to the dead-letter queue.
 // Deliveries run on the service's context, not the request's: once the
 // publish is recorded, a client that hangs up does not stop them.
-func (s *Service) deliverRecord(r *record) {
+//
+// A FIFO publish retries its SQS deliveries before it answers (wait), with
+// the topic's lock held, so that the next publish to the topic cannot
+// overtake it in a queue; recovery at Open does not wait (a broker that
+// keeps failing would hold Open for the whole retry policy).
+func (s *Service) deliverRecord(r *record, wait bool) {
 	var wg sync.WaitGroup
 	for _, d := range r.deliveries {
 		sub, ok := s.store.getSubscription(d.sub)
@@ -44,6 +49,8 @@ func (s *Service) deliverRecord(r *record) {
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:
 				// Closing: the delivery stays in the outbox.
+			case wait && r.FIFO:
+				s.retryLoop(d, 1, err)
 			default:
 				s.spawn(func() { s.retryLoop(d, 1, err) })
 			}
@@ -178,28 +185,75 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 // deadLetter ends a delivery that cannot be made: the message goes to the
 // subscription's dead-letter queue as the subscriber would have received
 // it, or, without a RedrivePolicy, is logged and counted. Nothing ends
-// silently.
+// silently. A dead-letter queue that fails for a server-side reason is
+// retried in the background by the SQS retry policy; while the service is
+// closing the delivery stays in the outbox, so that the next Open tries
+// again. Only a dead-letter queue that refuses the message for good (it
+// does not exist, say) or that still fails when the policy is exhausted
+// loses it, and that is logged and counted.
 func (s *Service) deadLetter(sub *Subscription, d *delivery, cause error) {
-	defer s.done(d)
 	r := d.rec
-	policy := sub.Attributes["RedrivePolicy"]
-	if policy == "" {
+	if sub.Attributes["RedrivePolicy"] == "" {
 		s.stats.undeliverable.Add(1)
 		s.log.Warn("sns: message undeliverable and the subscription has no RedrivePolicy; dropped",
 			"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "message_id", r.MessageID, "err", cause)
+		s.done(d)
 		return
 	}
-	dlq := deadLetterTargetARN(policy)
-	queue, err := s.sendToQueue(sub, r, dlq)
-	if err != nil {
-		s.stats.lost.Add(1)
-		s.log.Error("sns: message undeliverable and its dead-letter queue refused it; lost",
+	err := s.tryDeadLetter(sub, d, cause)
+	if err == nil || s.ctx.Err() != nil {
+		return
+	}
+	s.spawn(func() {
+		for n := 1; ; n++ {
+			delay, ok := s.sqsRetry.Delay(n)
+			if !ok {
+				s.lostDeadLetter(sub, d, cause, err)
+				return
+			}
+			if !s.sleep(delay) {
+				return // closing: the delivery stays in the outbox
+			}
+			s.stats.retries.Add(1)
+			if err = s.tryDeadLetter(sub, d, cause); err == nil || s.ctx.Err() != nil {
+				return
+			}
+		}
+	})
+}
+
+// tryDeadLetter makes one attempt to send d to sub's dead-letter queue. It
+// returns nil when the delivery is finished (removed from the outbox):
+// dead-lettered, or lost because the queue refused it for good. It returns
+// the error, leaving the delivery in the outbox, after a server-side
+// failure that may pass.
+func (s *Service) tryDeadLetter(sub *Subscription, d *delivery, cause error) error {
+	r := d.rec
+	queue, err := s.sendToQueue(sub, r, deadLetterTargetARN(sub.Attributes["RedrivePolicy"]))
+	switch {
+	case err == nil:
+		s.stats.deadLettered.Add(1)
+		s.log.Warn("sns: message undeliverable; moved to the subscription's dead-letter queue",
 			"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "dead_letter_queue", queue,
-			"message_id", r.MessageID, "err", cause, "dlq_err", err)
-		return
+			"message_id", r.MessageID, "err", cause)
+		s.done(d)
+		return nil
+	case isPermanent(err):
+		s.lostDeadLetter(sub, d, cause, err)
+		return nil
 	}
-	s.stats.deadLettered.Add(1)
-	s.log.Warn("sns: message undeliverable; moved to the subscription's dead-letter queue",
-		"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint, "dead_letter_queue", queue,
-		"message_id", r.MessageID, "err", cause)
+	s.log.Debug("sns: dead-letter queue failed; will retry", "subscription", sub.ARN, "dead_letter_queue", queue,
+		"message_id", r.MessageID, "err", err)
+	return err
+}
+
+// lostDeadLetter ends a delivery that its dead-letter queue refused.
+func (s *Service) lostDeadLetter(sub *Subscription, d *delivery, cause, dlqErr error) {
+	r := d.rec
+	s.stats.lost.Add(1)
+	s.log.Error("sns: message undeliverable and its dead-letter queue refused it; lost",
+		"topic", r.TopicARN, "subscription", sub.ARN, "endpoint", sub.Endpoint,
+		"dead_letter_queue", deadLetterTargetARN(sub.Attributes["RedrivePolicy"]),
+		"message_id", r.MessageID, "err", cause, "dlq_err", dlqErr)
+	s.done(d)
 }

@@ -1,6 +1,10 @@
 package sns
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tidemq/tidemq/storage/mem"
+)
 
 func TestFilterPolicyAttributes(t *testing.T) {
 	attrs := map[string]Attribute{
@@ -106,8 +110,8 @@ func TestFilterPolicyInvalid(t *testing.T) {
 }
 
 func TestStorePersists(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(Options{Dir: dir})
+	o := Options{Dir: t.TempDir(), Outbox: mem.New()}
+	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +127,7 @@ func TestStorePersists(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(Options{Dir: dir})
+	s2, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,15 @@ import (
 //
 //	'm' + id (8 bytes, big endian)                 → record (JSON)
 //	'd' + id + index (4 bytes, big endian)         → subscription ARN
-//	'x' + topic ARN + 0 + [group + 0] + dedup id   → FIFO dedup entry (JSON)
+//	'y' + expiry (Unix ms, 8 bytes, big endian)
+//	    + topic ARN + 0 + [group + 0] + dedup id   → FIFO dedup entry (JSON)
+//
+// A dedup entry's key holds its expiry, so that deleting an expired entry
+// can never delete a newer entry for the same deduplication id: expiry
+// runs across topics, and the batch deleting topic A's expired entry may
+// commit after topic B's publish wrote a fresh one for the same id.
+// ('x' + the rest, without the expiry, is the layout of the first
+// release; Open rewrites such keys.)
 type record struct {
 	ID               uint64               `json:"-"`
 	TopicARN         string               `json:"t"`
@@ -82,12 +90,17 @@ func deliveryKey(id uint64, index uint32) []byte {
 	return k
 }
 
-func dedupStoreKey(key string) []byte { return append([]byte{'x'}, key...) }
+func dedupStoreKey(key string, expires int64) []byte {
+	k := make([]byte, 9, 9+len(key))
+	k[0] = 'y'
+	binary.BigEndian.PutUint64(k[1:], uint64(expires))
+	return append(k, key...)
+}
 
 // commitRecords writes records, their delivery keys and their dedup
 // entries, plus the deletion of expired dedup entries, in one batch, and
 // waits until it is durable.
-func (s *Service) commitRecords(recs []*record, expired []string) error {
+func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
 	b := s.outbox.NewBatch()
 	for _, r := range recs {
 		if len(r.deliveries) > 0 {
@@ -101,11 +114,11 @@ func (s *Service) commitRecords(recs []*record, expired []string) error {
 			}
 		}
 		if r.dedupKey != "" {
-			b.Set(dedupStoreKey(r.dedupKey), dedupEntry{MessageID: r.MessageID, Sequence: r.Sequence, Expires: r.dedupExpires}.encode())
+			b.Set(dedupStoreKey(r.dedupKey, r.dedupExpires), dedupEntry{MessageID: r.MessageID, Sequence: r.Sequence, Expires: r.dedupExpires}.encode())
 		}
 	}
-	for _, k := range expired {
-		b.Delete(dedupStoreKey(k))
+	for _, it := range expired {
+		b.Delete(dedupStoreKey(it.key, it.expires))
 	}
 	if b.Empty() {
 		return nil
@@ -171,13 +184,26 @@ func (s *Service) loadOutbox() ([]*record, error) {
 		return nil, err
 	}
 	nowMs := s.opt.Now().UnixMilli()
-	err = s.outbox.Scan([]byte{'x'}, func(k, v []byte) error {
+	err = s.outbox.Scan([]byte{'y'}, func(k, v []byte) error {
 		var e dedupEntry
-		if json.Unmarshal(v, &e) != nil || e.Expires <= nowMs {
+		if len(k) < 9 || json.Unmarshal(v, &e) != nil || e.Expires <= nowMs {
 			b.Delete(append([]byte(nil), k...))
 			return nil
 		}
+		s.dedup.add(string(k[9:]), e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.outbox.Scan([]byte{'x'}, func(k, v []byte) error { // the first release's layout
+		b.Delete(append([]byte(nil), k...))
+		var e dedupEntry
+		if json.Unmarshal(v, &e) != nil || e.Expires <= nowMs {
+			return nil
+		}
 		s.dedup.add(string(k[1:]), e)
+		b.Set(dedupStoreKey(string(k[1:]), e.Expires), append([]byte(nil), v...))
 		return nil
 	})
 	if err != nil {

@@ -167,7 +167,9 @@ func (s *Service) topicLock(arn string) *sync.Mutex {
 
 // Publish publishes a message to every confirmed subscription whose filter
 // policy matches. It answers once the publish is durably recorded in the
-// outbox and every SQS delivery has been made (or handed to a retry);
+// outbox and every SQS delivery has been made (or, on a standard topic,
+// handed to a background retry; a FIFO topic retries before answering, to
+// keep its order);
 // HTTP/HTTPS deliveries run in the background. A FIFO topic answers a
 // duplicate (same deduplication id within DedupWindow) with the original
 // MessageId and SequenceNumber and delivers nothing.
@@ -244,7 +246,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	}
 	now := s.opt.Now()
 	nowMs := now.UnixMilli()
-	var expired []string
+	var expired []dedupItem
 	if t.FIFO {
 		s.dedupMu.Lock()
 		expired = s.dedup.expire(nowMs)
@@ -322,7 +324,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		s.dedupMu.Unlock()
 	}
 	for _, r := range recs {
-		s.deliverRecord(r)
+		s.deliverRecord(r, true)
 	}
 	return results, errs, nil
 }

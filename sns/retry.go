@@ -2,6 +2,7 @@ package sns
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -183,11 +184,24 @@ func deliveryPolicyError(reason string) *Error {
 	return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: DeliveryPolicy: %s", reason)
 }
 
+// jsonProblem words a JSON decoding error for a client, without Go's type
+// names.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "must be a JSON object"
+		}
+		return te.Field + " must not be a JSON " + te.Value
+	}
+	return "failed to parse JSON"
+}
+
 // checkSubscriptionDeliveryPolicy validates a subscription DeliveryPolicy.
 func checkSubscriptionDeliveryPolicy(v string) error {
 	var p subscriptionDeliveryPolicy
 	if err := json.Unmarshal([]byte(v), &p); err != nil {
-		return deliveryPolicyError("must be a JSON object: " + err.Error())
+		return deliveryPolicyError(jsonProblem(err))
 	}
 	if p.HealthyRetryPolicy != nil {
 		if _, err := p.HealthyRetryPolicy.policy(DefaultHTTPRetryPolicy); err != nil {
@@ -201,7 +215,7 @@ func checkSubscriptionDeliveryPolicy(v string) error {
 func checkTopicDeliveryPolicy(v string) error {
 	var p topicDeliveryPolicy
 	if err := json.Unmarshal([]byte(v), &p); err != nil {
-		return deliveryPolicyError("must be a JSON object: " + err.Error())
+		return deliveryPolicyError(jsonProblem(err))
 	}
 	if p.HTTP != nil && p.HTTP.DefaultHealthyRetryPolicy != nil {
 		if _, err := p.HTTP.DefaultHealthyRetryPolicy.policy(DefaultHTTPRetryPolicy); err != nil {

@@ -74,3 +74,23 @@ func TestDeliveryPolicyValidation(t *testing.T) {
 		t.Errorf("subscription override: %+v", p)
 	}
 }
+
+// A malformed DeliveryPolicy is an InvalidParameter that names the problem
+// in the policy's terms, not in Go's.
+func TestDeliveryPolicyJSONErrors(t *testing.T) {
+	for policy, want := range map[string]string{
+		`{"http":5}`: "Invalid parameter: DeliveryPolicy: http must not be a JSON number",
+		`[1]`:        "Invalid parameter: DeliveryPolicy: must be a JSON object",
+		`{"http":`:   "Invalid parameter: DeliveryPolicy: failed to parse JSON",
+		`{"http":{"defaultHealthyRetryPolicy":{"numRetries":"3"}}}`: "Invalid parameter: DeliveryPolicy: http.defaultHealthyRetryPolicy.numRetries must not be a JSON string",
+	} {
+		err := checkTopicDeliveryPolicy(policy)
+		if e := AsError(err); err == nil || e.Code != "InvalidParameter" || e.Status != 400 || e.Message != want {
+			t.Errorf("topic %s: %v, want %q", policy, err, want)
+		}
+	}
+	err := checkSubscriptionDeliveryPolicy(`{"healthyRetryPolicy":[]}`)
+	if want := "Invalid parameter: DeliveryPolicy: healthyRetryPolicy must not be a JSON array"; err == nil || AsError(err).Message != want {
+		t.Errorf("subscription: %v, want %q", err, want)
+	}
+}

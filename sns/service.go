@@ -20,11 +20,11 @@ package sns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,10 +34,10 @@ import (
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
-	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// OutboxDir is the outbox's directory in the data directory.
+// OutboxDir is where, in Dir, the caller keeps the Outbox store (by
+// convention: the service does not open it itself).
 const OutboxDir = "outbox"
 
 // Options configure a Service.
@@ -49,9 +49,11 @@ type Options struct {
 	// keeps everything in memory.
 	Dir    string
 	Logger *slog.Logger
-	// Outbox is the durable store of publishes not yet fully delivered.
-	// nil means a Pebble store in Dir/outbox, or an in-memory store when
-	// Dir is "". Close closes it.
+	// Outbox is the durable store of publishes not yet fully delivered,
+	// opened by the caller (tidemq serve: Pebble in Dir/OutboxDir). It is
+	// required with a Dir, so that a durable topic store never comes with
+	// an outbox that forgets; nil without a Dir means an in-memory store.
+	// The service owns it from Open on: Close (or a failed Open) closes it.
 	Outbox storage.Store
 	// Clock drives retry timers, deduplication windows and token expiry;
 	// nil means the system clock.
@@ -107,6 +109,14 @@ type Service struct {
 // outbox still holds from before a crash or shutdown: SQS deliveries before
 // Open returns, HTTP/HTTPS ones in the background.
 func Open(o Options) (*Service, error) {
+	s, err := open(o)
+	if err != nil && o.Outbox != nil {
+		o.Outbox.Close()
+	}
+	return s, err
+}
+
+func open(o Options) (*Service, error) {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
@@ -131,6 +141,12 @@ func Open(o Options) (*Service, error) {
 	if o.MaxConcurrentPosts <= 0 {
 		o.MaxConcurrentPosts = 64
 	}
+	if o.Outbox == nil {
+		if o.Dir != "" {
+			return nil, errors.New("sns: Options.Outbox is required with Options.Dir: publishes must be recorded durably")
+		}
+		o.Outbox = mem.New()
+	}
 	if o.Dir != "" {
 		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("sns: %w", err)
@@ -143,13 +159,6 @@ func Open(o Options) (*Service, error) {
 	sg, err := loadSigner(o.Dir)
 	if err != nil {
 		return nil, err
-	}
-	if o.Outbox == nil {
-		if o.Dir == "" {
-			o.Outbox = mem.New()
-		} else if o.Outbox, err = pebble.Open(filepath.Join(o.Dir, OutboxDir), pebble.Options{Logger: o.Logger}); err != nil {
-			return nil, fmt.Errorf("sns: outbox: %w", err)
-		}
 	}
 	s := &Service{opt: o, store: st, signer: sg, log: o.Logger, outbox: o.Outbox, dedup: newDedupCache(),
 		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts)}
@@ -164,7 +173,6 @@ func Open(o Options) (*Service, error) {
 	recs, err := s.loadOutbox()
 	if err != nil {
 		s.cancel()
-		o.Outbox.Close()
 		return nil, err
 	}
 	if len(recs) > 0 {
@@ -172,7 +180,7 @@ func Open(o Options) (*Service, error) {
 	}
 	for _, r := range recs {
 		s.stats.recovered.Add(uint64(len(r.deliveries)))
-		s.deliverRecord(r)
+		s.deliverRecord(r, false)
 	}
 	return s, nil
 }

@@ -89,7 +89,11 @@ func openDurable(t *testing.T, dir string, wrap func(tidemq.Broker) tidemq.Broke
 	if wrap != nil {
 		broker = wrap(eng)
 	}
-	o := sns.Options{Broker: broker, Region: "us-east-1", AccountID: account, Dir: filepath.Join(dir, "sns"), Logger: log}
+	outbox, err := pebble.Open(filepath.Join(dir, "sns", sns.OutboxDir), pebble.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sns.Options{Broker: broker, Region: "us-east-1", AccountID: account, Dir: filepath.Join(dir, "sns"), Outbox: outbox, Logger: log}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -218,6 +218,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer topics.Close() // for the early returns; closed before eng below
+	obs.metrics.RegisterTopics(topicMetrics(topics))
 	if o.config != "" {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
 		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, log); err != nil {
