@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/tidemq/tidemq"
 )
 
 // load rebuilds the in-memory state from the store: queues, counters,
@@ -144,6 +146,13 @@ func (e *Engine) load() error {
 	}
 	for q, msgs := range loaded {
 		for _, m := range msgs {
+			if m.expiredWhileDown(now) {
+				// The visibility timeout ran out while the server was down:
+				// record it as the timer would have.
+				m.addHistory(tidemq.HistoryEvent{Time: m.visibleAt.time(), Kind: tidemq.HistoryExpired, Queue: q.name,
+					Detail: "visibility timeout expired without a delete"})
+				cleanup.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
+			}
 			q.activate(m, now)
 		}
 	}

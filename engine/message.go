@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/tidemq/tidemq"
 )
 
@@ -49,6 +51,24 @@ type message struct {
 
 // size is what the message counts against the queue's size accounting.
 func (m *message) size() int { return tidemq.MessageSize(m.body, m.attrs) }
+
+// expiredWhileDown reports whether m, read from the store at now, was in
+// flight with a visibility timeout that has run out and is not yet in its
+// history (the timer that records it never ran).
+func (m *message) expiredWhileDown(now time.Time) bool {
+	if m.receiveCount == 0 || m.visibleAt == 0 || m.visibleAt > stampOf(now) {
+		return false
+	}
+	for i := len(m.history) - 1; i >= 0; i-- { // since the latest receive
+		switch m.history[i].Kind {
+		case tidemq.HistoryExpired:
+			return false
+		case tidemq.HistoryReceived:
+			return true
+		}
+	}
+	return false
+}
 
 // addHistory appends an event, keeping at most tidemq.MaxHistoryEvents: the
 // first event (the send) is kept and the oldest after it dropped.

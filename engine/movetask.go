@@ -115,11 +115,16 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	}}
 	e.addTask(task)
 	tx.b.Set(append([]byte(prefixTask), task.id...), task.record())
+	// Started under the lock, so that a Close that follows sees the task
+	// in its WaitGroup (and a Close that came first made lock fail above).
+	// The runner's first step takes the lock after this commit, so its
+	// batch follows this one in the log. From here on, task is read and
+	// written under e.mu only.
+	handle := tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode()
+	e.startTask(task)
 	if err := e.finish(tx); err != nil {
 		return "", err
 	}
-	handle := tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode()
-	e.startTask(task) // from here on, task is read and written under e.mu only
 	return handle, nil
 }
 
@@ -272,11 +277,24 @@ func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 		return true
 	}
 	e.mu.Lock()
-	if t.Status == tidemq.MoveTaskCancelling && next.Status == tidemq.MoveTaskRunning {
+	cancelled := t.Status == tidemq.MoveTaskCancelling && next.Status != tidemq.MoveTaskCancelled
+	if cancelled && next.Status == tidemq.MoveTaskRunning {
 		next.Status = tidemq.MoveTaskCancelling // cancelled while this step was syncing
 	}
 	*t = next
-	e.mu.Unlock()
+	if cancelled && !next.active() {
+		// A Cancel during this step's sync wrote a CANCELLING record after
+		// this step's final one; write the final state again so that the
+		// store, like memory, ends with it (a CANCELLING task would resume
+		// at the next Open and end CANCELLED).
+		tx := e.begin()
+		tx.b.Set(append([]byte(prefixTask), t.id...), next.record())
+		if err := e.finish(tx); err != nil {
+			return true
+		}
+	} else {
+		e.mu.Unlock()
+	}
 	if next.active() {
 		return false
 	}

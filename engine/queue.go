@@ -257,6 +257,9 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		if te.kind == timerVisible {
 			te.msg.addHistory(tidemq.HistoryEvent{Time: te.at, Kind: tidemq.HistoryExpired, Queue: q.name,
 				Detail: "visibility timeout expired without a delete"})
+			// Written now: nothing else rewrites the state before the next
+			// receive, and a restart does not derive the event again.
+			t.b.Set(seqKey(prefixState, q.id, te.msg.seq), encodeState(te.msg))
 		}
 		q.setState(te.msg, stateReady)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -137,4 +138,160 @@ func TestNothingToWriteStillWaitsForWhatItRead(t *testing.T) {
 	close(gate)
 	<-second
 	wg.Wait()
+}
+
+// A Cancel that lands while a move task's last step is syncing must not
+// leave CANCELLING in the store after COMPLETED in memory: the task would
+// resume at the next Open and end CANCELLED.
+func TestMoveTaskCancelDuringFinalStep(t *testing.T) {
+	ctx := context.Background()
+	env := newTaskEnv(t, 3)
+	gate := make(chan struct{})
+	env.e.mu.Lock()
+	env.e.store = gatedStore{Store: env.store, gate: gate}
+	env.e.mu.Unlock()
+	started := make(chan error, 1)
+	go func() {
+		_, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq")})
+		started <- err
+	}()
+	var task *moveTask
+	for { // until the task's single step has moved every message (its sync then waits on the gate)
+		env.e.mu.Lock()
+		for _, tk := range env.e.tasks {
+			task = tk
+		}
+		moved := len(env.e.queues["dlq"].msgs) == 0
+		env.e.mu.Unlock()
+		if task != nil && moved {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := env.e.CancelMessageMoveTask(ctx, tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode())
+		cancelled <- err
+	}()
+	for { // until the cancel has marked the task (and waits on the gate too)
+		env.e.mu.Lock()
+		s := task.Status
+		env.e.mu.Unlock()
+		if s == tidemq.MoveTaskCancelling {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(gate)
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cancelled; err != nil {
+		t.Fatal(err)
+	}
+	if s := env.waitEnd(t); s != tidemq.MoveTaskCompleted {
+		t.Fatalf("task ended %s, want COMPLETED (its last step ran before the cancel)", s)
+	}
+	env.e.Close()
+	env.open(t)
+	defer env.e.Close()
+	if got := env.task(t); got.Status != tidemq.MoveTaskCompleted || got.ApproximateNumberOfMessagesMoved != 3 {
+		t.Fatalf("after a restart the task is %s with %d moved, want COMPLETED with 3", got.Status, got.ApproximateNumberOfMessagesMoved)
+	}
+	select {
+	case s := <-env.ended:
+		t.Fatalf("the task ran again after the restart and ended %s", s)
+	default:
+	}
+}
+
+// Close racing StartMessageMoveTask: the task's runner is either refused
+// (the engine is closed) or waited for by Close, never started behind a
+// Close that already returned.
+func TestCloseRacingMoveTaskStart(t *testing.T) {
+	for i := 0; i < 30; i++ {
+		env := newTaskEnv(t, 2)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = env.e.StartMessageMoveTask(context.Background(), tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: 1})
+		}()
+		if err := env.e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+}
+
+// A visibility timeout that expires leaves an event in the message's
+// history, and the event survives a restart before the next receive.
+func TestVisibilityExpiryHistorySurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	store := mem.New()
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "30"}}))
+	must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "x"}}}))
+	must(t)(e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"}))
+	clk.Advance(31 * time.Second)
+	must(t)(e.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: "q", Names: []string{"All"}}))
+	e.Close()
+	e, err = Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 10})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("peek: %v, %v", msgs, err)
+	}
+	var expired int
+	for _, ev := range msgs[0].History {
+		if ev.Kind == tidemq.HistoryExpired {
+			expired++
+		}
+	}
+	if expired != 1 {
+		t.Fatalf("history after a restart has %d visibility expiries, want 1: %+v", expired, msgs[0].History)
+	}
+}
+
+// A visibility timeout that runs out while the server is down is recorded
+// at the next start, once.
+func TestVisibilityExpiryWhileDownIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	store := mem.New()
+	open := func() *Engine {
+		e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := open()
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "30"}}))
+	must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "x"}}}))
+	must(t)(e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"}))
+	e.Close()
+	clk.Advance(time.Minute)
+	for i := 0; i < 2; i++ { // the second start must not add it again
+		e = open()
+		msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 10})
+		e.Close()
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("peek: %v, %v", msgs, err)
+		}
+		var kinds []string
+		for _, ev := range msgs[0].History {
+			kinds = append(kinds, ev.Kind)
+		}
+		want := []string{tidemq.HistorySent, tidemq.HistoryReceived, tidemq.HistoryExpired}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) {
+			t.Fatalf("start %d: history %v, want %v", i+1, kinds, want)
+		}
+	}
 }
