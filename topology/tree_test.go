@@ -40,9 +40,11 @@ func TestAliasBombIsRejected(t *testing.T) {
 			t.Errorf("%s: took %s", name, d)
 		}
 	}
-	// Below the bound, aliases work as before.
+	// Below the bound, aliases work as before: the document is decoded, and
+	// its levels are reported as unknown fields (which one comes first
+	// depends on map order).
 	c, err := Parse([]byte(laughs(3, "") + "queues: [{name: q}]\n"))
-	if err == nil || !strings.Contains(err.Error(), `unknown field "l0"`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown field "l`) || strings.Contains(err.Error(), "billion laughs") {
 		t.Errorf("err = %v, c = %+v", err, c)
 	}
 }
