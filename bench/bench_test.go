@@ -23,18 +23,23 @@ import (
 	apisqs "github.com/tidemq/tidemq/api/sqs"
 )
 
-// TestScenariosMoveEveryMessageOnce is the smoke run CI does: every
-// scenario, small, against an in-process server, must account for every
-// message. It checks correctness, not speed.
-func TestScenariosMoveEveryMessageOnce(t *testing.T) {
+// newServer is the SQS API over an in-memory engine, for the test's life.
+func newServer(t *testing.T) *httptest.Server {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e, err := engine.Open(engine.Options{Store: mem.New(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
 	srv := httptest.NewServer(apisqs.NewHandler(apisqs.Config{Broker: e, Logger: quiet}))
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close(); e.Close() })
+	return srv
+}
+
+// TestScenariosMoveEveryMessageOnce is the smoke run CI does: every
+// scenario, small, against an in-process server, must account for every
+// message. It checks correctness, not speed.
+func TestScenariosMoveEveryMessageOnce(t *testing.T) {
+	srv := newServer(t)
 	sdk := bench.SDKClient{C: sqs.New(sqs.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
@@ -149,14 +154,7 @@ func TestRawClientHTTP(t *testing.T) {
 // and non-ASCII text arrive as sent (the server checks the MD5 the client
 // computes from the same string).
 func TestRawClientEscapes(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := engine.Open(engine.Options{Store: mem.New(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	srv := httptest.NewServer(apisqs.NewHandler(apisqs.Config{Broker: e, Logger: quiet}))
-	defer srv.Close()
+	srv := newServer(t)
 	c := bench.NewRawClient(srv.URL, 2)
 	ctx := context.Background()
 	url, err := c.CreateQueue(ctx, "esc", map[string]string{"VisibilityTimeout": "30"})
