@@ -246,10 +246,18 @@ func keyOrder(t *testing.T, s string) []string {
 
 // verifySignature checks a notification as SNS clients do: fetch the
 // certificate at SigningCertURL and verify SHA1withRSA over the string to
-// sign.
+// sign (Subject only when present).
 func verifySignature(t *testing.T, n map[string]any) {
 	t.Helper()
-	resp, err := http.Get(n["SigningCertURL"].(string))
+	verifySigned(t, n, []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"})
+}
+
+// verifySigned verifies m's SHA1withRSA Signature over keys (those present,
+// in this order, as "key\nvalue\n") with the certificate served at
+// SigningCertURL.
+func verifySigned(t *testing.T, m map[string]any, keys []string) {
+	t.Helper()
+	resp, err := http.Get(m["SigningCertURL"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,15 +272,15 @@ func verifySignature(t *testing.T, n map[string]any) {
 		t.Fatal(err)
 	}
 	var sts strings.Builder
-	for _, k := range []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"} {
-		if v, ok := n[k].(string); ok {
+	for _, k := range keys {
+		if v, ok := m[k].(string); ok {
 			sts.WriteString(k + "\n" + v + "\n")
 		}
 	}
-	sig, _ := base64.StdEncoding.DecodeString(n["Signature"].(string))
+	sig, _ := base64.StdEncoding.DecodeString(m["Signature"].(string))
 	h := sha1.Sum([]byte(sts.String()))
 	if err := rsa.VerifyPKCS1v15(cert.PublicKey.(*rsa.PublicKey), crypto.SHA1, h[:], sig); err != nil {
-		t.Fatalf("signature does not verify: %v", err)
+		t.Fatalf("%s signature does not verify: %v", m["Type"], err)
 	}
 }
 
