@@ -22,8 +22,9 @@ import (
 //
 // A FIFO publish retries its SQS deliveries before it answers (wait), with
 // the topic's lock held, so that the next publish to the topic cannot
-// overtake it in a queue; recovery at Open does not wait (a broker that
-// keeps failing would hold Open for the whole retry policy).
+// overtake it in a queue, for at most Options.FIFORetryWait; recovery at
+// Open does not wait (a broker that keeps failing would hold Open for the
+// whole retry policy).
 func (s *Service) deliverRecord(r *record, wait bool) {
 	var wg sync.WaitGroup
 	for _, d := range r.deliveries {
@@ -50,7 +51,19 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			case s.ctx.Err() != nil:
 				// Closing: the delivery stays in the outbox.
 			case wait && r.FIFO:
-				s.retryLoop(d, 1, err)
+				// Retried before answering, so that the next publish cannot
+				// overtake it; but never for longer than FIFORetryWait: a
+				// broker that keeps failing must not hang the request.
+				done := make(chan struct{})
+				s.spawn(func() { defer close(done); s.retryLoop(d, 1, err) })
+				t := time.NewTimer(s.opt.FIFORetryWait)
+				select {
+				case <-done:
+				case <-t.C:
+					s.log.Warn("sns: FIFO delivery still failing; it goes on in the background and a later publish may overtake it",
+						"subscription", sub.ARN, "message_id", d.rec.MessageID, "err", err)
+				}
+				t.Stop()
 			default:
 				s.spawn(func() { s.retryLoop(d, 1, err) })
 			}

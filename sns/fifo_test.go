@@ -83,3 +83,48 @@ func TestFIFOOrderAcrossARetry(t *testing.T) {
 		t.Fatalf("the queue got %q", b.bodies)
 	}
 }
+
+// downBroker fails every send for a server-side reason.
+type downBroker struct{ tidemq.Broker }
+
+func (downBroker) SendMessages(context.Context, tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "down")
+}
+
+// A FIFO Publish whose delivery keeps failing answers after FIFORetryWait
+// instead of waiting out the whole retry policy; Close still ends the
+// retries it left running.
+func TestFIFOPublishWaitIsBounded(t *testing.T) {
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := Open(Options{Broker: downBroker{}, Clock: clk, Logger: slog.New(slog.DiscardHandler), FIFORetryWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, err := s.CreateTopic("t.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Subscribe(topic.ARN, "sqs", testQueueARN+"q.fifo", nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "m"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("publish: %v (the message is recorded; it is delivered later)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Publish still waiting for a broker that keeps failing")
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the background retries")
+	}
+}

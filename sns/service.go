@@ -76,6 +76,12 @@ type Options struct {
 	// SQSRetry is the retry policy of SQS deliveries that fail for a
 	// server-side reason; nil means DefaultSQSRetryPolicy.
 	SQSRetry *RetryPolicy
+	// FIFORetryWait bounds how long (real time) a FIFO Publish waits for
+	// its retried SQS deliveries before it answers; they go on in the
+	// background after that (the publish is recorded, so it is delivered
+	// in the end), and a later publish may then overtake it. 0 means 20
+	// seconds.
+	FIFORetryWait time.Duration
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
 }
@@ -131,6 +137,9 @@ func open(o Options) (*Service, error) {
 	}
 	if o.Now == nil {
 		o.Now = o.Clock.Now
+	}
+	if o.FIFORetryWait <= 0 {
+		o.FIFORetryWait = 20 * time.Second
 	}
 	if o.HTTPTimeout <= 0 {
 		o.HTTPTimeout = 15 * time.Second
