@@ -512,3 +512,16 @@ func TestApplyTopicTags(t *testing.T) {
 		t.Errorf("change %+v", ch)
 	}
 }
+
+// TestPlanHidesHeaderValues: trigger headers carry secrets; the plan shows
+// a digest that still changes with the value.
+func TestPlanHidesHeaderValues(t *testing.T) {
+	a := triggerFields(&trigger.Config{Queue: "q", Target: trigger.Target{URL: "http://h", Headers: map[string]string{"Authorization": "Bearer s3cret"}}})
+	b := triggerFields(&trigger.Config{Queue: "q", Target: trigger.Target{URL: "http://h", Headers: map[string]string{"Authorization": "Bearer other"}}})
+	if strings.Contains(a["Headers"], "s3cret") || !strings.HasPrefix(a["Headers"], "Authorization: (hidden") {
+		t.Errorf("headers in the plan: %q", a["Headers"])
+	}
+	if a["Headers"] == b["Headers"] {
+		t.Errorf("a changed header value looks unchanged: %q", a["Headers"])
+	}
+}

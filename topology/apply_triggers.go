@@ -131,7 +131,7 @@ func triggerFields(c *trigger.Config) map[string]string {
 	if len(c.Target.Headers) > 0 {
 		var hs []string
 		for _, k := range sortedKeys(c.Target.Headers) {
-			hs = append(hs, k+": "+c.Target.Headers[k])
+			hs = append(hs, k+": "+hiddenValue(c.Target.Headers[k]))
 		}
 		headers = strings.Join(hs, ", ")
 	}
@@ -164,6 +164,14 @@ func triggerFields(c *trigger.Config) map[string]string {
 		"Timeout":                        fmt.Sprint(timeout),
 		"FilterCriteria":                 filters,
 	}
+}
+
+// hiddenValue stands for a header value in plans and logs: headers carry
+// secrets (Authorization), so the plan shows a digest, which still tells a
+// changed value from an unchanged one.
+func hiddenValue(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "(hidden, sha256 " + hex.EncodeToString(sum[:4]) + ")"
 }
 
 // applyTriggers creates or updates a trigger for every event source whose
