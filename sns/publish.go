@@ -301,7 +301,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 				continue
 			}
 			if p := sub.Attributes["FilterPolicy"]; p != "" {
-				fp, err := CompileFilterPolicy(p, sub.Attributes["FilterPolicyScope"])
+				fp, err := s.filters.compile(p, sub.Attributes["FilterPolicyScope"])
 				if err != nil || !fp.Match(r.message(sub.Protocol), in.Attributes) {
 					continue
 				}

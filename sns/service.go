@@ -96,6 +96,7 @@ type Service struct {
 	log        *slog.Logger
 	seq        atomic.Uint64
 	locks      sync.Map // topic ARN -> *sync.Mutex, serializing FIFO publishes
+	filters    filterCache
 	outbox     storage.Store
 	nextRecord uint64 // guarded by recordMu
 	recordMu   sync.Mutex
