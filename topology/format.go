@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 )
 
 // WriteFindings writes findings as text, json or sarif (SARIF 2.1.0).
@@ -83,7 +85,7 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 			line = 1
 		}
 		results = append(results, result{RuleID: f.Rule, Level: level, Message: msg{text},
-			Locations: []location{{physical{artifact{f.File}, region{line}}}}})
+			Locations: []location{{physical{artifact{sarifURI(f.File)}, region{line}}}}})
 	}
 	doc := map[string]any{
 		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -96,4 +98,24 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// sarifURI turns a finding's file into what SARIF's artifactLocation.uri
+// must be, a URI reference (RFC 3986): a relative path becomes a relative
+// reference with forward slashes, an absolute path a file:// URI; either
+// is percent-encoded where it must be (a space, %, #, ?). A relative path
+// whose first segment holds a colon gets "./", so that it is not read as
+// a scheme.
+func sarifURI(file string) string {
+	if file == "" {
+		return ""
+	}
+	p := filepath.ToSlash(file)
+	if filepath.IsAbs(file) {
+		if p[0] != '/' { // a Windows drive, C:/x → file:///C:/x
+			p = "/" + p
+		}
+		return (&url.URL{Scheme: "file", Path: p}).String()
+	}
+	return (&url.URL{Path: p}).String()
 }

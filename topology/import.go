@@ -28,6 +28,9 @@ type ImportOptions struct {
 	StackName  string            // AWS::StackName, default "stack"
 	Partition  string            // AWS::Partition, default aws
 	Parameters map[string]string // overrides of the template's parameter defaults
+	// ParamFlag is the flag that gives Parameters, named in the error for
+	// a parameter without a default: "--param" unless set.
+	ParamFlag string
 }
 
 // ImportReport says what an import could not carry over.
@@ -121,7 +124,11 @@ func importTree(root *node, opts ImportOptions) (*Config, *ImportReport, error) 
 			}
 			d := e.val.get("Default")
 			if d == nil {
-				return nil, nil, fmt.Errorf("line %d: parameter %s has no default: give it with --param %s=VALUE", e.keyLine, e.key, e.key)
+				flag := opts.ParamFlag
+				if flag == "" {
+					flag = "--param"
+				}
+				return nil, nil, fmt.Errorf("line %d: parameter %s has no default: give it with %s %s=VALUE", e.keyLine, e.key, flag, e.key)
 			}
 			t.params[e.key] = paramValue(e.val, d.str)
 		}

@@ -88,3 +88,29 @@ Resources:
 		t.Errorf("NoValue: err %v, %+v", err, c)
 	}
 }
+
+// A parameter without a default must be given; the error names the flag
+// of the command in use (ImportOptions.ParamFlag, "--param" by default).
+func TestMissingParameterNamesTheFlag(t *testing.T) {
+	const tmpl = `Parameters:
+  Stage:
+    Type: String
+Resources:
+  Q:
+    Type: AWS::SQS::Queue
+    Properties: {QueueName: !Sub "jobs-${Stage}"}
+`
+	for _, c := range []struct{ flag, want string }{
+		{"", "line 2: parameter Stage has no default: give it with --param Stage=VALUE"},
+		{"--config-param", "line 2: parameter Stage has no default: give it with --config-param Stage=VALUE"},
+	} {
+		_, _, err := Import([]byte(tmpl), ImportOptions{ParamFlag: c.flag})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ParamFlag %q: err = %v, want %q", c.flag, err, c.want)
+		}
+	}
+	c, _, err := Import([]byte(tmpl), ImportOptions{Parameters: map[string]string{"Stage": "dev"}, ParamFlag: "--config-param"})
+	if err != nil || len(c.Queues) != 1 || c.Queues[0].Name != "jobs-dev" {
+		t.Errorf("with Stage=dev: %v %+v", err, c)
+	}
+}

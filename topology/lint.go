@@ -73,6 +73,10 @@ const (
 	RuleContentDedup         = "TQ010"
 	RuleEventSourceLimits    = "TQ011"
 	RuleInvalidConfiguration = "TQ012"
+	RuleFIFOTopicProtocol    = "TQ013"
+	RuleFIFOTopicAttribute   = "TQ014"
+	RuleSubscriptionDLQType  = "TQ015"
+	RuleSubscriptionQueue    = "TQ016"
 )
 
 // Rules lists every lint rule.
@@ -89,6 +93,10 @@ var Rules = []Rule{
 	{RuleContentDedup, "content-based-dedup", "Content-based deduplication hashes the body; whether bodies carry timestamps or other per-send values cannot be known statically."},
 	{RuleEventSourceLimits, "event-source-limits", "Event source limits: BatchSize 1–10 on FIFO, 1–10000 on standard, over 10 only with MaximumBatchingWindowInSeconds ≥ 1; window 0–300; MaximumConcurrency 2–1000."},
 	{RuleInvalidConfiguration, "invalid-configuration", "Queue names and attributes SQS would reject, references to queues that are not declared, and local function targets tidemq cannot run (a url and a command both, a url that is not http(s))."},
+	{RuleFIFOTopicProtocol, "fifo-topic-protocol", "A FIFO topic delivers only to SQS: SNS and tidemq refuse an http or https subscription to it."},
+	{RuleFIFOTopicAttribute, "fifo-topic-attribute", "ContentBasedDeduplication and FifoThroughputScope are FIFO topic attributes: SNS and tidemq refuse them on a standard topic, whatever their value."},
+	{RuleSubscriptionDLQType, "subscription-dlq-type", "A subscription's dead-letter queue must have its topic's type: FIFO for a FIFO topic, standard for a standard topic."},
+	{RuleSubscriptionQueue, "subscription-queue-type", "A FIFO queue cannot be subscribed to a standard topic (a FIFO topic may deliver to FIFO and standard queues)."},
 }
 
 func ruleName(id string) string {
@@ -129,6 +137,9 @@ func Lint(c *Config) []Finding {
 	producers := map[string][]string{}
 	for _, f := range c.Functions {
 		l.checkFunction(f)
+	}
+	for _, tp := range c.Topics {
+		l.checkTopic(tp)
 	}
 	for _, f := range c.Functions {
 		for _, q := range f.Produces {

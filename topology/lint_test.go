@@ -66,24 +66,28 @@ func lintText(t *testing.T, text string) []Finding {
 }
 
 func TestCleanTopologyHasNoFindings(t *testing.T) {
-	if fs := lintText(t, clean); len(fs) != 0 {
-		for _, f := range fs {
-			t.Error(f)
+	for _, text := range []string{clean, cleanTopics} {
+		if fs := lintText(t, text); len(fs) != 0 {
+			for _, f := range fs {
+				t.Error(f)
+			}
 		}
 	}
 }
 
-// Each case changes the clean topology so that exactly one rule fires, at
-// the given line.
+// ruleCase changes a clean topology so that exactly one rule fires, at the
+// given line.
+type ruleCase struct {
+	name      string
+	old, new  string
+	rule      string
+	severity  Severity
+	line      int
+	inMessage string
+}
+
 func TestRulesPositive(t *testing.T) {
-	cases := []struct {
-		name      string
-		old, new  string
-		rule      string
-		severity  Severity
-		line      int
-		inMessage string
-	}{
+	cases := []ruleCase{
 		{"visibility not above timeout", "visibilityTimeout: 360", "visibilityTimeout: 300", RuleVisibilityTimeout, SeverityError, 5, "not above the 300 s timeout"},
 		{"visibility headroom too small", "visibilityTimeout: 360", "visibilityTimeout: 320", RuleVisibilityTimeout, SeverityWarning, 5, "only 20 s"},
 		{"batch without partial failures", "    batchSize: 1\n    reportBatchItemFailures: true\n", "    batchSize: 5\n", RuleBatchItemFailures, SeverityWarning, 31, "batches of 5"},
@@ -104,12 +108,19 @@ func TestRulesPositive(t *testing.T) {
 		{"function url without scheme", "    reservedConcurrency: 10", "    reservedConcurrency: 10\n    url: 127.0.0.1:8080", RuleInvalidConfiguration, SeverityError, 24, "not an http:// or https:// URL"},
 		{"undeclared dlq", "      deadLetterQueue: mail-dlq\n", "      deadLetterQueue: nowhere\n", RuleInvalidConfiguration, SeverityError, 16, "nowhere, which is not declared"},
 	}
+	runRuleCases(t, clean, cases)
+}
+
+// runRuleCases lints base with each case's change and checks that the
+// case's rule fires, and no other.
+func runRuleCases(t *testing.T, base string, cases []ruleCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(clean, tc.old) {
+			if !strings.Contains(base, tc.old) {
 				t.Fatalf("clean topology has no %q", tc.old)
 			}
-			fs := lintText(t, strings.Replace(clean, tc.old, tc.new, 1))
+			fs := lintText(t, strings.Replace(base, tc.old, tc.new, 1))
 			var hit *Finding
 			for i := range fs {
 				if fs[i].Rule == tc.rule {

@@ -27,15 +27,22 @@ func (o *templateOptions) register(f *pflag.FlagSet) {
 }
 
 func (o *templateOptions) importOptions(region string) (topology.ImportOptions, error) {
-	opts := topology.ImportOptions{Region: region, AccountID: o.accountID, StackName: o.stackName, Parameters: map[string]string{}}
-	for _, p := range o.params {
+	params, err := parseParams("--param", o.params)
+	return topology.ImportOptions{Region: region, AccountID: o.accountID, StackName: o.stackName, Parameters: params, ParamFlag: "--param"}, err
+}
+
+// parseParams reads template parameters given as NAME=VALUE with flag
+// (the value may hold "=" and ","); a later one wins.
+func parseParams(flag string, ps []string) (map[string]string, error) {
+	params := map[string]string{}
+	for _, p := range ps {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
-			return opts, fmt.Errorf("--param wants NAME=VALUE, not %q", p)
+			return params, fmt.Errorf("%s wants NAME=VALUE, not %q", flag, p)
 		}
-		opts.Parameters[k] = v
+		params[k] = v
 	}
-	return opts, nil
+	return params, nil
 }
 
 func newLintCommand() *cobra.Command {
@@ -53,7 +60,10 @@ short-form tags, or JSON) — for the mistakes that lose or duplicate messages:
 visibility timeouts too close to consumer timeouts, batches without
 ReportBatchItemFailures, dead-letter queues of the wrong type, too short or
 without alarms, queues without DLQs, queues that are produced to but that no
-enabled event source reads, long FIFO head-of-line stalls, event-source limits.
+enabled event source reads, long FIFO head-of-line stalls, event-source limits,
+and the topic and subscription settings SNS refuses (http/https on a FIFO
+topic, FIFO-only attributes on a standard topic, queue or dead-letter queue
+types that do not match the topic).
 
 Each finding has file:line, a rule id, a severity and a fix. The exit status is
 1 when there is an error finding, 2 when the file cannot be linted at all (it

@@ -43,11 +43,18 @@ func TestLintCommand(t *testing.T) {
 	var sarif struct {
 		Version string
 		Runs    []struct {
-			Results []struct{ RuleID, Level string }
+			Results []struct {
+				RuleID, Level string
+				Locations     []struct {
+					PhysicalLocation struct{ ArtifactLocation struct{ URI string } }
+				}
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) != 4 || sarif.Runs[0].Results[1].Level != "error" {
 		t.Errorf("sarif: %v %s", err, out)
+	} else if uri := sarif.Runs[0].Results[1].Locations[0].PhysicalLocation.ArtifactLocation.URI; uri != "../../topology/testdata/seed000-morpheus.yaml" {
+		t.Errorf("sarif artifactLocation.uri = %q", uri)
 	}
 	// Warnings only: exit 0.
 	dir := t.TempDir()

@@ -43,6 +43,7 @@ type serveOptions struct {
 	triggers        triggerOptions
 	dataDirSet      bool // --data-dir (or its variable) was given
 	config          string
+	configParams    []string
 	pprofListen     string
 }
 
@@ -91,6 +92,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
+	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
 	return cmd
@@ -221,7 +223,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	obs.metrics.RegisterTopics(topicMetrics(topics))
 	if o.config != "" {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
-		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, log); err != nil {
+		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, o.configParams, log); err != nil {
 			trg.stop(o.shutdownTimeout)
 			eng.Close()
 			return err

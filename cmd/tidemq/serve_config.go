@@ -40,9 +40,14 @@ func (ct configTargets) targets() topology.Targets {
 
 // applyConfigFile applies a tidemq.yaml or template to the server of
 // 'tidemq serve --config': queues, topics and subscriptions, triggers and
-// alarm overrides. It logs what it changed and what it did not apply.
-func applyConfigFile(ctx context.Context, ct configTargets, path, region, accountID string, log *slog.Logger) error {
-	c, rep, err := topology.Load(path, topology.ImportOptions{Region: region, AccountID: accountID})
+// alarm overrides. params are a template's parameters as NAME=VALUE
+// (--config-param). It logs what it changed and what it did not apply.
+func applyConfigFile(ctx context.Context, ct configTargets, path, region, accountID string, params []string, log *slog.Logger) error {
+	ps, err := parseParams("--config-param", params)
+	if err != nil {
+		return err
+	}
+	c, rep, err := topology.Load(path, topology.ImportOptions{Region: region, AccountID: accountID, Parameters: ps, ParamFlag: "--config-param"})
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
@@ -50,6 +55,8 @@ func applyConfigFile(ctx context.Context, ct configTargets, path, region, accoun
 		for _, u := range rep.Unsupported {
 			log.Info("config: resource not modelled, skipped", "resource", u.LogicalID, "type", u.Type, "line", u.Line)
 		}
+	} else if len(ps) > 0 {
+		log.Warn("config: --config-param ignored: the file is a tidemq.yaml, not a template", "file", path)
 	}
 	plan, err := topology.ApplyAll(ctx, ct.targets(), c, false)
 	if plan != nil {
