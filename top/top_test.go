@@ -58,6 +58,12 @@ q quit  s sort  / filter
 	if got := top.Render(view); got != want {
 		t.Errorf("render:\n%s\nwant:\n%s", got, want)
 	}
+	// Printed once (top --once), the frame has no key hints.
+	view.Static = true
+	if got, want := top.Render(view), strings.TrimSuffix(want, "\nq quit  s sort  / filter\n"); got != want {
+		t.Errorf("static render:\n%s\nwant:\n%s", got, want)
+	}
+	view.Static = false
 
 	// Sorted by name, filtered, while typing the filter.
 	view.Sort, view.Filter, view.Editing = "name", "ORD", true

@@ -154,6 +154,8 @@ type View struct {
 	Editing bool // the filter is being typed
 	Err     error
 	Width   int // 0: no limit
+	// Static is a frame printed once (top --once): no key hints.
+	Static bool
 }
 
 // Render draws the view as plain text, one line per queue.
@@ -195,6 +197,9 @@ func Render(v View) string {
 	}
 	if len(rows) == 0 {
 		line(&b, v.Width, "(no queues)")
+	}
+	if v.Static {
+		return b.String()
 	}
 	line(&b, v.Width, "")
 	if v.Editing {

@@ -88,6 +88,10 @@ type runner struct {
 	warnings  []string
 	lastErr   string
 	lastErrAt time.Time
+	// failLogAt and failQuiet pace the warning about failed invocations:
+	// one line per failLogEvery, with how many failures it stands for.
+	failLogAt time.Time
+	failQuiet int
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
@@ -352,7 +356,7 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 func (r *runner) fail(handles []string, why string) {
 	r.stats.failed.Add(uint64(len(handles)))
 	r.setError(why)
-	r.m.log.Debug("trigger invocation failed", "trigger", r.cfg.Name, "queue", r.cfg.Queue, "messages", len(handles), "err", why)
+	r.logFailure(len(handles), why)
 	rec, ok := r.m.o.Broker.(tidemq.FailureRecorder)
 	if !ok {
 		return
@@ -364,6 +368,29 @@ func (r *runner) fail(handles []string, why string) {
 		Detail: fmt.Sprintf("trigger %s: %s", r.cfg.Name, why), Client: r.client()}); err != nil {
 		r.m.log.Warn("trigger cannot record a failure", "trigger", r.cfg.Name, "err", err)
 	}
+}
+
+// failLogEvery is the least time between two warnings about a trigger's
+// failed invocations; failures in between are counted into the next one.
+const failLogEvery = 10 * time.Second
+
+// logFailure warns about a failed invocation, at most once per
+// failLogEvery for this trigger (a target that is down fails every
+// batch), with the number of failures since the last warning.
+func (r *runner) logFailure(messages int, why string) {
+	now := time.Now()
+	r.mu.Lock()
+	r.failQuiet++
+	if !r.failLogAt.IsZero() && now.Sub(r.failLogAt) < failLogEvery {
+		r.mu.Unlock()
+		r.m.log.Debug("trigger invocation failed", "trigger", r.cfg.Name, "queue", r.cfg.Queue, "messages", messages, "err", why)
+		return
+	}
+	n := r.failQuiet
+	r.failLogAt, r.failQuiet = now, 0
+	r.mu.Unlock()
+	r.m.log.Warn("trigger invocation failed; the messages come back after their visibility timeout",
+		"trigger", r.cfg.Name, "queue", r.cfg.Queue, "messages", messages, "err", why, "failures_since_last_warning", n)
 }
 
 // delete deletes by receipt handle, ten at a time, and returns how many

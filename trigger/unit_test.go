@@ -1,7 +1,9 @@
 package trigger
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +166,26 @@ func TestValidate(t *testing.T) {
 	b, _ := json.Marshal(base())
 	if err := json.Unmarshal(b, &back); err != nil || back.Name != "t" {
 		t.Fatal(err)
+	}
+}
+
+// A target that is down fails every batch: the server warns once per
+// failLogEvery, counting the failures in between.
+func TestFailureWarningsArePaced(t *testing.T) {
+	var buf bytes.Buffer
+	m := &Manager{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	r := m.newRunner(&Config{Name: "t", Queue: "q"}, QueueFacts{}, "", filters{})
+	for i := 0; i < 5; i++ {
+		r.fail([]string{"h"}, "connection refused")
+	}
+	if n := strings.Count(buf.String(), "trigger invocation failed"); n != 1 {
+		t.Fatalf("%d warnings for 5 failures in a burst, want 1:\n%s", n, &buf)
+	}
+	r.mu.Lock()
+	r.failLogAt = r.failLogAt.Add(-failLogEvery) // as if failLogEvery had passed
+	r.mu.Unlock()
+	r.fail([]string{"h"}, "connection refused")
+	if n := strings.Count(buf.String(), "trigger invocation failed"); n != 2 || !strings.Contains(buf.String(), "failures_since_last_warning=5") {
+		t.Fatalf("after the pause: %d warnings, want 2, the second counting 5 failures:\n%s", n, &buf)
 	}
 }

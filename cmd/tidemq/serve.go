@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -98,7 +99,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	return cmd
 }
 
-func newLogger(level, format string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
@@ -106,9 +107,17 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		// Durations as "1.5s", as the text format writes them, rather
+		// than the JSON handler's integer nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				return slog.String(a.Key, a.Value.Duration().String())
+			}
+			return a
+		}
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
@@ -152,7 +161,7 @@ var (
 )
 
 func runServe(ctx context.Context, o *serveOptions) error {
-	log, err := newLogger(o.logLevel, o.logFormat)
+	log, err := newLogger(os.Stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}

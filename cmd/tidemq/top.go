@@ -60,7 +60,7 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 					return err
 				}
 				_, err = fmt.Fprint(cmd.OutOrStdout(), top.Render(top.View{Source: src.Name(), At: f.At,
-					Rows: top.Rows(nil, f), Sort: sortKey}))
+					Rows: top.Rows(nil, f), Sort: sortKey, Static: true}))
 				return err
 			}
 			m := top.New(src, interval).SortBy(sortKey)
