@@ -32,14 +32,16 @@ func newDLQCommand() *cobra.Command {
 
 Credentials come from the standard AWS chain (environment, shared config and
 credentials files with --profile, SSO, IMDS...). --endpoint points at tidemq
-(or any SQS-compatible endpoint); leave it out for AWS.
+(default http://127.0.0.1:9324, like every tidemq command) or any
+SQS-compatible endpoint; --endpoint aws means Amazon SQS in --region.
 
 On tidemq the commands use tidemq's extensions: 'peek' and 'export' change
 nothing about the messages and show each message's history (who received it,
 and why it was dead-lettered); 'list' shows the age of the oldest message. On
 AWS, looking at a message takes a receive, which raises its receive count:
 'peek', 'export' and 'redrive --dry-run' ask for --allow-receive.`,
-		Example: `  tidemq dlq list --endpoint http://127.0.0.1:9324
+		Example: `  tidemq dlq list
+  tidemq dlq list --endpoint aws --region eu-west-1 --profile prod
   tidemq dlq peek orders-dlq -n 5
   tidemq dlq redrive orders-dlq                      # a message move task
   tidemq dlq redrive orders-dlq --mark --filter 'attr.tenant == "acme"'
@@ -47,7 +49,7 @@ AWS, looking at a message takes a receive, which raises its receive count:
   tidemq dlq purge orders-dlq`,
 	}
 	pf := cmd.PersistentFlags()
-	o.register(pf, "")
+	o.register(pf, "http://127.0.0.1:9324")
 	for _, name := range []string{"endpoint", "region", "profile"} {
 		pf.Lookup(name).Usage += " [$" + envName(name) + "]"
 	}
