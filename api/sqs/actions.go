@@ -14,6 +14,12 @@ func op[In any](fromQuery func(*qnode, *In) error, run func(*call, *In) (output,
 	return action{
 		decodeJSON: func(body []byte) (any, error) {
 			in := new(In)
+			if f, ok := any(in).(fastDecoder); ok {
+				if f.decodeFast(body) {
+					return in, nil
+				}
+				in = new(In) // encoding/json decides, from scratch
+			}
 			if err := decodeJSON(body, in); err != nil {
 				return nil, err
 			}
