@@ -193,70 +193,67 @@ func (in *sendMessageInput) decodeFast(body []byte) bool {
 	return s.end()
 }
 
+// batchEntries reads the Entries member of a batch request into *out,
+// each entry's members through member. A second Entries member gives up
+// (encoding/json would merge the two).
+func batchEntries[E any](s *scanner, out *[]E, seen *bool, member func(e *E, key string) bool) bool {
+	if *seen {
+		return false
+	}
+	*seen = true
+	*out = make([]E, 0, 10)
+	s.array(func() {
+		var e E
+		s.object(func(key string) bool { return member(&e, key) })
+		*out = append(*out, e)
+	})
+	return true
+}
+
 func (in *sendMessageBatchInput) decodeFast(body []byte) bool {
 	s := &scanner{b: body, ok: true}
-	entries := false
+	seen := false
 	s.object(func(key string) bool {
 		switch key {
 		case "QueueUrl":
 			in.QueueURL = s.str()
+			return true
 		case "Entries":
-			if entries { // a repeated member: encoding/json merges, leave it to it
-				return false
-			}
-			entries = true
-			in.Entries = make([]sendMessageBatchEntry, 0, 10)
-			s.array(func() {
-				var e sendMessageBatchEntry
-				s.object(func(key string) bool {
-					if key == "Id" {
-						e.ID = s.str()
-						return true
-					}
-					return e.messageFields.member(s, key)
-				})
-				in.Entries = append(in.Entries, e)
+			return batchEntries(s, &in.Entries, &seen, func(e *sendMessageBatchEntry, key string) bool {
+				if key == "Id" {
+					e.ID = s.str()
+					return true
+				}
+				return e.messageFields.member(s, key)
 			})
-		default:
-			return false
 		}
-		return true
+		return false
 	})
 	return s.end()
 }
 
 func (in *deleteMessageBatchInput) decodeFast(body []byte) bool {
 	s := &scanner{b: body, ok: true}
-	entries := false
+	seen := false
 	s.object(func(key string) bool {
 		switch key {
 		case "QueueUrl":
 			in.QueueURL = s.str()
+			return true
 		case "Entries":
-			if entries {
-				return false
-			}
-			entries = true
-			in.Entries = make([]deleteMessageBatchEntry, 0, 10)
-			s.array(func() {
-				var e deleteMessageBatchEntry
-				s.object(func(key string) bool {
-					switch key {
-					case "Id":
-						e.ID = s.str()
-					case "ReceiptHandle":
-						e.ReceiptHandle = s.str()
-					default:
-						return false
-					}
-					return true
-				})
-				in.Entries = append(in.Entries, e)
+			return batchEntries(s, &in.Entries, &seen, func(e *deleteMessageBatchEntry, key string) bool {
+				switch key {
+				case "Id":
+					e.ID = s.str()
+				case "ReceiptHandle":
+					e.ReceiptHandle = s.str()
+				default:
+					return false
+				}
+				return true
 			})
-		default:
-			return false
 		}
-		return true
+		return false
 	})
 	return s.end()
 }
