@@ -54,9 +54,9 @@ type queue struct {
 	// attemptOrder holds attempts by expiry (the TTL is constant).
 	attemptOrder []*receiveAttempt
 
-	// notify is closed (and set to nil) when a message becomes receivable;
-	// long polls wait on it.
-	notify chan struct{}
+	// waiters are the long polls waiting on this queue, oldest first (see
+	// waiters.go).
+	waiters []*waiter
 
 	stats       tidemq.QueueStats
 	lastReceive time.Time // the latest ReceiveMessage call on this queue
@@ -142,7 +142,7 @@ func (q *queue) setState(m *message, s msgState) {
 		if !q.fifo {
 			q.ready.add(m)
 		}
-		q.wake()
+		q.wakeOne()
 	case stateDelayed:
 		q.nDelayed++
 		q.addTimer(timerEntry{at: m.availableAt.time(), msg: m, gen: m.gen, kind: timerAvailable})
@@ -156,7 +156,7 @@ func (q *queue) setState(m *message, s msgState) {
 	if g != nil {
 		q.groups.refresh(g)
 		if s == stateGone && g.inflight == 0 && g.canDeliver() {
-			q.wake() // the group's next message is now at its head
+			q.wakeOne() // the group's next message is now at its head
 		}
 	}
 }
@@ -166,24 +166,8 @@ func (q *queue) setState(m *message, s msgState) {
 func (q *queue) addTimer(e timerEntry) {
 	q.timers.add(e)
 	if q.timers[0] == e {
-		q.wake()
+		q.wakeAll()
 	}
-}
-
-// wake tells long polls that something may be receivable.
-func (q *queue) wake() {
-	if q.notify != nil {
-		close(q.notify)
-		q.notify = nil
-	}
-}
-
-// waitChan returns the channel the next wake closes.
-func (q *queue) waitChan() <-chan struct{} {
-	if q.notify == nil {
-		q.notify = make(chan struct{})
-	}
-	return q.notify
 }
 
 // add inserts a new message, pending until its batch is durable.

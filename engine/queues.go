@@ -151,7 +151,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	t.b.Delete(idKey(prefixCounter, q.id))
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
-	q.wake()
+	q.wakeAll() // each sees the queue is gone
 	return e.finish(t)
 }
 

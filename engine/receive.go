@@ -39,9 +39,15 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 	}
 	var deadline time.Time
+	var w *waiter // while this call waits: its registration on wq
+	var wq *queue
 	for first := true; ; first = false {
 		if err := e.lock(); err != nil {
 			return nil, err
+		}
+		if w != nil { // woken (it receives now) or its own timer ran out
+			wq.leave(w, true)
+			w = nil
 		}
 		q, err := e.queue(p.Queue)
 		if err != nil {
@@ -64,6 +70,9 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			if err == nil && len(msgs) == 0 {
 				q.stats.EmptyReceives++
 			}
+			if q.nReady > 0 {
+				q.wakeOne() // what this receive left behind is for the next waiter
+			}
 			if ferr := e.finish(t); ferr != nil {
 				return nil, ferr
 			}
@@ -71,7 +80,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		// Nothing yet: wait for a wake, the end of the wait, or the next
 		// deadline of this queue (a delay or visibility timeout ending).
-		notify := q.waitChan()
+		w, wq = q.addWaiter(), q
 		wakeAt := deadline
 		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
 			wakeAt = next
@@ -81,10 +90,13 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		timer := e.clock.NewTimer(wakeAt.Sub(now))
 		select {
-		case <-notify:
+		case <-w.ch:
 		case <-timer.C():
 		case <-ctx.Done():
 			timer.Stop()
+			e.mu.Lock()
+			wq.leave(w, false) // a wake it got goes to the next waiter
+			e.mu.Unlock()
 			return nil, nil
 		case <-e.draining:
 		}

@@ -295,3 +295,55 @@ func TestVisibilityExpiryWhileDownIsRecorded(t *testing.T) {
 		}
 	}
 }
+
+// Long polls are woken one per message, not all at once; no message may be
+// left waiting for a poll's timeout while polls wait (the fake clock never
+// moves here, so a lost wake would leave a message unreceived for good).
+func TestLongPollsWakeOnePerMessageAndLoseNone(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(Options{Store: mem.New(), Clock: clocktest.New(time.Unix(1_700_000_000, 0)), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}))
+	const pollers, messages = 8, 200
+	got := make(chan int, messages)
+	wait := 20
+	var wg sync.WaitGroup
+	pctx, stop := context.WithCancel(ctx)
+	for i := 0; i < pollers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			// Half the pollers give up (their client goes away) at once and
+			// come back, so wakes also land on polls that are leaving.
+			for pctx.Err() == nil {
+				c, cancel := pctx, context.CancelFunc(func() {})
+				if i%2 == 1 {
+					c, cancel = context.WithTimeout(pctx, time.Millisecond)
+				}
+				msgs, _ := e.ReceiveMessages(c, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 3, WaitTimeSeconds: &wait})
+				cancel()
+				for _, m := range msgs {
+					must(t)(e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{{ReceiptHandle: m.ReceiptHandle}}}))
+					got <- 1
+				}
+			}
+		}(i)
+	}
+	for i := 0; i < messages; i++ {
+		must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: fmt.Sprint(i)}}}))
+	}
+	timeout := time.After(10 * time.Second)
+	for n := 0; n < messages; n++ {
+		select {
+		case <-got:
+		case <-timeout:
+			t.Fatalf("only %d of %d messages received: a wake was lost", n, messages)
+		}
+	}
+	stop()
+	e.Drain()
+	wg.Wait()
+}
