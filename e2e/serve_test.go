@@ -116,6 +116,7 @@ func TestServeBadConfiguration(t *testing.T) {
 		{"PublicURLScheme", []string{"--public-url", "ftp://queues.example.test"}, nil, []string{"--public-url", "ftp://queues.example.test"}},
 		{"AuthWithoutCredentials", []string{"--auth"}, nil, []string{"--auth", "credentials"}},
 		{"CredentialsWithoutAuth", []string{"--credentials", "AKID:SECRET"}, nil, []string{"--auth"}},
+		{"ConfigParamWithoutConfig", []string{"--config-param", "Stage=prod"}, nil, []string{"--config-param", "--config"}},
 		{"MalformedCredentials", []string{"--auth", "--credentials", "AKID-without-secret"}, nil, []string{"--credentials"}},
 		{"MissingCredentialsFile", []string{"--auth", "--credentials-file", "/nonexistent/credentials"}, nil, []string{"--credentials-file", "/nonexistent/credentials"}},
 		{"DataDirIsAFile", []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", aFile}, nil, []string{aFile}},

@@ -178,6 +178,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.publicURL != "" && !strings.HasPrefix(o.publicURL, "http://") && !strings.HasPrefix(o.publicURL, "https://") {
 		return fmt.Errorf("--public-url must start with http:// or https://, got %q", o.publicURL)
 	}
+	if len(o.configParams) > 0 && o.config == "" {
+		return errors.New("--config-param gives parameters to a --config template, and there is no --config")
+	}
 	if o.inMemory && o.dataDirSet {
 		return errors.New("--in-memory keeps nothing on disk: drop --data-dir (or $TIDEMQ_DATA_DIR), or drop --in-memory")
 	}
