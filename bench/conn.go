@@ -88,8 +88,14 @@ func (p *connPool) post(ctx context.Context, headers []string, body []byte, resp
 
 func (c *httpConn) exchange(ctx context.Context, host string, headers []string, body []byte, resp *bytes.Buffer) (status int, keep bool, err error) {
 	if ctx.Done() != nil {
+		// Cancelling the context interrupts the exchange through a past
+		// deadline; a connection that got one is not kept.
 		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
+		defer func() {
+			if !stop() {
+				keep = false
+			}
+		}()
 	}
 	b := c.req[:0]
 	b = append(b, "POST / HTTP/1.1\r\nHost: "...)
