@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -18,5 +22,19 @@ func TestEndpointDefaultsToLocalTidemq(t *testing.T) {
 		if f == nil || f.DefValue != "http://127.0.0.1:9324" {
 			t.Errorf("%s --endpoint default: %v", cmd.Name(), f)
 		}
+	}
+}
+
+// A refused connection gets a hint; other errors do not.
+func TestErrorHint(t *testing.T) {
+	_, err := net.Dial("tcp", "127.0.0.1:1")
+	if err == nil {
+		t.Skip("something listens on port 1")
+	}
+	if h := errorHint(fmt.Errorf("list queues: %w", err)); !strings.Contains(h, "tidemq serve") {
+		t.Errorf("hint for %v: %q", err, h)
+	}
+	if h := errorHint(errors.New("AccessDenied")); h != "" {
+		t.Errorf("hint for another error: %q", h)
 	}
 }

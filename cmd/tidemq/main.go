@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -44,10 +45,22 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 	root.AddCommand(newLintCommand(), newApplyCommand(), newImportCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)
+		if hint := errorHint(err); hint != "" {
+			fmt.Fprintln(os.Stderr, "tidemq:", hint)
+		}
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
 		os.Exit(1)
 	}
+}
+
+// errorHint suggests what to do about an error a user commonly meets, or
+// returns "".
+func errorHint(err error) string {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "nothing answers at that address: is the server running ('tidemq serve')? --endpoint (or $TIDEMQ_ENDPOINT) says where it is"
+	}
+	return ""
 }
