@@ -244,23 +244,36 @@ func (c *Client) resolve(ctx context.Context, q string) (*queueRef, error) {
 		}
 		out, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(parts[5]), QueueOwnerAWSAccountId: aws.String(parts[4])})
 		if err != nil {
-			return nil, fmt.Errorf("queue %s: %w", q, err)
+			return nil, queueError(q, err)
 		}
 		url = aws.ToString(out.QueueUrl)
 	case !strings.Contains(q, "://"):
 		out, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q)})
 		if err != nil {
-			return nil, fmt.Errorf("queue %s: %w", q, err)
+			return nil, queueError(q, err)
 		}
 		url = aws.ToString(out.QueueUrl)
 	}
 	attrs, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn, types.QueueAttributeNameFifoQueue}})
 	if err != nil {
-		return nil, fmt.Errorf("queue %s: %w", q, err)
+		return nil, queueError(q, err)
 	}
 	ref := &queueRef{URL: url, ARN: attrs.Attributes["QueueArn"], Name: nameOfURL(url), FIFO: attrs.Attributes["FifoQueue"] == "true"}
 	return ref, nil
 }
+
+// queueError words a failed queue lookup; a queue that does not exist says
+// so plainly rather than through the SDK's error chain.
+func queueError(q string, err error) error {
+	var missing *types.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return fmt.Errorf("queue %s does not exist (create it first, e.g. aws sqs create-queue --queue-name %s): %w", q, nameOfURL(q), ErrNoSuchQueue)
+	}
+	return fmt.Errorf("queue %s: %w", q, err)
+}
+
+// ErrNoSuchQueue is returned when a named queue does not exist.
+var ErrNoSuchQueue = errors.New("no such queue")
 
 // nameOfURL is the last path segment of a queue URL (or ARN).
 func nameOfURL(s string) string {

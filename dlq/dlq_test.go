@@ -484,3 +484,12 @@ func TestList(t *testing.T) {
 		t.Errorf("AWS list:\n%s", got)
 	}
 }
+
+// Importing into a queue that does not exist says so plainly.
+func TestImportIntoMissingQueue(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.tool(dlq.ModeAuto).Import(e.ctx, "nowhere", strings.NewReader(`{"Body":"x"}`+"\n"), dlq.ImportOptions{})
+	if !errors.Is(err, dlq.ErrNoSuchQueue) || !strings.Contains(err.Error(), "queue nowhere does not exist") {
+		t.Fatalf("import into a missing queue: %v", err)
+	}
+}
