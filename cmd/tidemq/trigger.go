@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -148,6 +149,24 @@ func addTriggerFlags(cmd *cobra.Command) {
 	f.Bool("enabled", true, "whether the trigger polls")
 }
 
+// localCommand resolves a command given as a relative path with a slash
+// (./handler.sh, bin/worker) that exists from this working directory: its
+// absolute path and this directory. Bare names (python3) are left to the
+// server's PATH.
+func localCommand(name string) (abs, dir string, ok bool) {
+	if filepath.IsAbs(name) || !strings.ContainsRune(name, filepath.Separator) {
+		return "", "", false
+	}
+	if _, err := os.Stat(name); err != nil {
+		return "", "", false
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", false
+	}
+	return filepath.Join(wd, name), wd, true
+}
+
 // triggerFlagsToJSON turns the flags given (and a command after --) into
 // trigger settings.
 func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, error) {
@@ -179,7 +198,16 @@ func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, erro
 		if len(args[dash:]) == 0 {
 			return nil, fmt.Errorf("nothing after --: give the command to run")
 		}
-		target["Command"] = args[dash:]
+		command := append([]string(nil), args[dash:]...)
+		if !f.Changed("dir") {
+			if abs, dir, ok := localCommand(command[0]); ok {
+				// The server runs the command from its own working
+				// directory; a path given relative to this shell means
+				// this file, so it is sent absolute, run from here.
+				command[0], target["Dir"] = abs, dir
+			}
+		}
+		target["Command"] = command
 		if dash > 1 {
 			return nil, fmt.Errorf("unexpected arguments before --: %v", args[1:dash])
 		}

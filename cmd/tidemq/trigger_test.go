@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,41 @@ func TestTriggerCommands(t *testing.T) {
 	}
 	if out, _ := run("list"); !strings.Contains(out, "no triggers") {
 		t.Fatalf("list after delete: %s", out)
+	}
+}
+
+// A command given relative to the shell (./handler.sh) is sent absolute,
+// to run from the shell's directory; bare names and --dir are left alone.
+func TestTriggerLocalCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("handler.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	patch := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := newTriggerCommand()
+		create, _, err := cmd.Find([]string{"create"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := create.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		out, err := triggerFlagsToJSON(create, create.Flags().Args())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out["Target"].(map[string]any)
+	}
+	tg := patch("t1", "--", "./handler.sh", "arg")
+	if c := tg["Command"].([]string); c[0] != filepath.Join(dir, "handler.sh") || c[1] != "arg" || tg["Dir"] != dir {
+		t.Errorf("./handler.sh became %v in %v", c, tg["Dir"])
+	}
+	if tg := patch("t2", "--", "python3", "x.py"); tg["Command"].([]string)[0] != "python3" || tg["Dir"] != nil {
+		t.Errorf("a bare name was changed: %v", tg)
+	}
+	if tg := patch("t3", "--dir", "/srv", "--", "./handler.sh"); tg["Command"].([]string)[0] != "./handler.sh" || tg["Dir"] != "/srv" {
+		t.Errorf("with --dir the command must be left as given: %v", tg)
 	}
 }
