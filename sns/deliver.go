@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -35,7 +37,14 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			continue
 		}
 		if sub.IsHTTP() {
-			s.spawn(func() { s.retryLoop(d, 0, nil) })
+			if !s.takeHTTPSlot(sub.ARN) {
+				s.deadLetter(sub, d, fmt.Errorf("%d deliveries to this endpoint are already waiting (Options.MaxPendingHTTP)", s.opt.MaxPendingHTTP))
+				continue
+			}
+			s.spawn(func() {
+				defer s.releaseHTTPSlot(sub.ARN)
+				s.retryLoop(d, 0, nil)
+			})
 			continue
 		}
 		wg.Add(1)
@@ -70,6 +79,24 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 		}()
 	}
 	wg.Wait()
+}
+
+// takeHTTPSlot counts a delivery to an HTTP subscription in, unless
+// MaxPendingHTTP of them are already held.
+func (s *Service) takeHTTPSlot(sub string) bool {
+	v, _ := s.httpQueued.LoadOrStore(sub, new(atomic.Int64))
+	n := v.(*atomic.Int64)
+	if n.Add(1) > int64(s.opt.MaxPendingHTTP) {
+		n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Service) releaseHTTPSlot(sub string) {
+	if v, ok := s.httpQueued.Load(sub); ok {
+		v.(*atomic.Int64).Add(-1)
+	}
 }
 
 // retryLoop makes attempts n, n+1, ... of a delivery (0 is the first

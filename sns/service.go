@@ -82,6 +82,13 @@ type Options struct {
 	// in the end), and a later publish may then overtake it. 0 means 20
 	// seconds.
 	FIFORetryWait time.Duration
+	// MaxPendingHTTP bounds the deliveries to one HTTP/HTTPS subscription
+	// held in memory while they are tried and retried: beyond it, a
+	// message for that endpoint is dead-lettered at once (or, without a
+	// RedrivePolicy, dropped, logged and counted), so that an endpoint
+	// that is down under a high publish rate cannot exhaust memory. 0
+	// means 10,000.
+	MaxPendingHTTP int
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
 }
@@ -97,6 +104,7 @@ type Service struct {
 	seq        atomic.Uint64
 	locks      sync.Map // topic ARN -> *sync.Mutex, serializing FIFO publishes
 	filters    filterCache
+	httpQueued sync.Map // subscription ARN -> *atomic.Int64: HTTP deliveries held in memory
 	outbox     storage.Store
 	nextRecord uint64 // guarded by recordMu
 	recordMu   sync.Mutex
@@ -138,6 +146,9 @@ func open(o Options) (*Service, error) {
 	}
 	if o.Now == nil {
 		o.Now = o.Clock.Now
+	}
+	if o.MaxPendingHTTP <= 0 {
+		o.MaxPendingHTTP = 10000
 	}
 	if o.FIFORetryWait <= 0 {
 		o.FIFORetryWait = 20 * time.Second

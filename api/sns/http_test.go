@@ -2,6 +2,7 @@ package sns_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -446,5 +447,35 @@ func TestAnonymousConfirmAndUnsubscribe(t *testing.T) {
 	}
 	if _, err := e.sns.Unsubscribe(e.ctx, &awssns.UnsubscribeInput{SubscriptionArn: conf.SubscriptionArn}); err != nil {
 		t.Fatalf("signed Unsubscribe: %v", err)
+	}
+}
+
+// An endpoint that is down holds at most MaxPendingHTTP deliveries in
+// memory; the rest are dead-lettered (here: counted, no RedrivePolicy) at
+// once rather than piling up.
+func TestHTTPBacklogIsBounded(t *testing.T) {
+	e := newEnvWith(t, func(o *sns.Options) {
+		o.MaxPendingHTTP = 2
+		o.HTTPRetry = &sns.RetryPolicy{NumRetries: 3, MinDelay: time.Hour, MaxDelay: time.Hour}
+	})
+	topic := e.topic("web", nil)
+	h := newHook(t, nil)
+	e.confirmHTTP(topic, h, nil)
+	h.srv.Close() // connection refused from now on
+	for i := 0; i < 5; i++ {
+		if _, err := e.sns.Publish(e.ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(fmt.Sprint("m", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.svc.Stats().Undeliverable != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats = %+v, want 3 undeliverable (2 held for retry)", e.svc.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if st := e.svc.Stats(); st.Undeliverable != 3 || st.Delivered != 0 {
+		t.Fatalf("stats = %+v", st)
 	}
 }
