@@ -339,6 +339,11 @@ func TestHTTPRetriesAndDeadLetter(t *testing.T) {
 	}
 	verifySignature(t, n)
 	dead.none(t)
+	// The dead letter can be received a moment before it is counted.
+	deadline := time.Now().Add(5 * time.Second)
+	for e.svc.Stats().DeadLettered == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	st := e.svc.Stats()
 	if st.Retries != 5 || st.DeadLettered != 1 || st.Delivered != 1 {
 		t.Fatalf("stats = %+v", st)
