@@ -344,17 +344,24 @@ func (b *runner) prefill(ctx context.Context, url string, n int, led *ledger, gr
 // are all seen or three receives in a row come back empty. It returns when
 // the last message was deleted: once all are, the long polls still waiting
 // on the empty queue are cancelled and their wait is not measured.
-func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *recorder, batchDelete bool) time.Time {
+//
+// A failed receive is retried after a pause that doubles each time; after
+// maxReceiveFailures failures in a row (a server gone, a queue deleted
+// under the run) consume gives up and returns the last error rather than
+// retry forever.
+func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *recorder, batchDelete bool) (time.Time, error) {
 	var wg sync.WaitGroup
 	var empties atomic.Int64
 	total := int64(len(led.sent))
 	var got, done, finished atomic.Int64
+	var gaveUp atomic.Value
 	polls, stop := context.WithCancel(ctx)
 	defer stop()
 	for w := 0; w < b.cfg.Clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			failures := 0
 			for polls.Err() == nil && got.Load() < total && empties.Load() < 3 {
 				t := time.Now()
 				msgs, err := b.c.Receive(polls, url, 10, 1)
@@ -365,8 +372,15 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 					if rec != nil {
 						rec.observe(t, 0, err)
 					}
+					if failures++; failures >= maxReceiveFailures {
+						gaveUp.CompareAndSwap(nil, fmt.Errorf("receive failed %d times in a row: %w", failures, err))
+						stop()
+						return
+					}
+					pause(polls, retryPause(failures))
 					continue
 				}
+				failures = 0
 				if len(msgs) == 0 {
 					if got.Load() >= total {
 						return
@@ -391,10 +405,33 @@ func (b *runner) consume(ctx context.Context, url string, led *ledger, rec *reco
 		}()
 	}
 	wg.Wait()
-	if ns := finished.Load(); ns != 0 {
-		return time.Unix(0, ns)
+	if err, ok := gaveUp.Load().(error); ok {
+		return time.Now(), err
 	}
-	return time.Now()
+	if ns := finished.Load(); ns != 0 {
+		return time.Unix(0, ns), ctx.Err()
+	}
+	return time.Now(), ctx.Err()
+}
+
+// maxReceiveFailures is how many failed receives in a row make a consumer
+// give up (after about 3 s of pauses, see retryPause).
+const maxReceiveFailures = 10
+
+// retryPause is the pause after the n-th failure in a row: 10 ms doubling,
+// at most 500 ms.
+func retryPause(n int) time.Duration {
+	return min(10*time.Millisecond<<min(n-1, 6), 500*time.Millisecond)
+}
+
+// pause sleeps for d or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (b *runner) delete(ctx context.Context, url string, msgs []Received, batch bool) error {
@@ -406,8 +443,8 @@ func (b *runner) delete(ctx context.Context, url string, msgs []Received, batch 
 }
 
 func (b *runner) drain(ctx context.Context, url string, led *ledger, rec *recorder) error {
-	b.consume(ctx, url, led, rec, true)
-	return ctx.Err()
+	_, err := b.consume(ctx, url, led, rec, true)
+	return err
 }
 
 // receive measures ReceiveMessage(10) + DeleteMessage (or
@@ -431,10 +468,10 @@ func (b *runner) receive(ctx context.Context, batchDelete bool) (Result, error) 
 	}
 	rec := &recorder{progress: b.cfg.Progress}
 	start := time.Now()
-	end := b.consume(ctx, url, led, rec, batchDelete)
+	end, err := b.consume(ctx, url, led, rec, batchDelete)
 	res := rec.result(b.cfg.Scenario, end.Sub(start))
 	res.Lost, res.Duplicates = led.lost(), led.dups
-	return res, ctx.Err()
+	return res, err
 }
 
 // fifo measures batched sends over Groups message groups, then batched
@@ -482,7 +519,7 @@ func (b *runner) fifo(ctx context.Context) (Result, error) {
 	sendRes := sendRec.result("fifo-send", time.Since(start))
 	rec := &recorder{progress: b.cfg.Progress}
 	start = time.Now()
-	end := b.consume(ctx, url, led, rec, true)
+	end, err := b.consume(ctx, url, led, rec, true)
 	res := rec.result("fifo", end.Sub(start))
 	res.Errors += sendRes.Errors
 	if res.FirstError == "" {
@@ -491,7 +528,7 @@ func (b *runner) fifo(ctx context.Context) (Result, error) {
 	res.Lost, res.Duplicates = led.lost(), led.dups
 	res.Scenario = fmt.Sprintf("fifo/%d receive+delete", b.cfg.Groups)
 	res.SendPerSecond = sendRes.PerSecond
-	return res, ctx.Err()
+	return res, err
 }
 
 // longpoll measures how long a waiting receive takes to return a message

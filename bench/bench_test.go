@@ -176,3 +176,47 @@ func TestRawClientEscapes(t *testing.T) {
 		t.Fatalf("counts %d %d %v", v, n, err)
 	}
 }
+
+// brokenReceives passes everything through except Receive, which fails: a
+// server that went away, or a queue deleted under the run.
+type brokenReceives struct {
+	bench.Client
+	calls atomic.Int64
+}
+
+func (b *brokenReceives) Receive(context.Context, string, int, int) ([]bench.Received, error) {
+	b.calls.Add(1)
+	return nil, errors.New("connection refused")
+}
+
+// TestRunGivesUpWhenReceivesKeepFailing: a scenario whose receives keep
+// failing must end with the error after a bounded number of tries, never
+// spin on it forever (it once did, at full CPU, after its server died).
+func TestRunGivesUpWhenReceivesKeepFailing(t *testing.T) {
+	srv := newServer(t)
+	for _, cfg := range []bench.Config{
+		{Scenario: "send", Clients: 2, Count: 20},
+		{Scenario: "receive-batch", Clients: 2, Count: 20},
+		{Scenario: "fifo", Clients: 2, Count: 20, Groups: 2},
+		{Scenario: "depth", Clients: 2, Prefill: 10, Count: 20},
+	} {
+		t.Run(cfg.Scenario, func(t *testing.T) {
+			t.Parallel()
+			client := &brokenReceives{Client: bench.NewRawClient(srv.URL, 2)}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := bench.Run(ctx, client, cfg)
+			if err == nil || !strings.Contains(err.Error(), "connection refused") || ctx.Err() != nil {
+				t.Errorf("err %v (context %v), want the receive error before the deadline", err, ctx.Err())
+			}
+			if n := client.calls.Load(); n > int64(cfg.Clients)*10 {
+				t.Errorf("%d receives, want at most 10 per client", n)
+			}
+		})
+	}
+	client := &brokenReceives{Client: bench.NewRawClient(srv.URL, 2)}
+	res, err := bench.Run(context.Background(), client, bench.Config{Scenario: "mixed", Clients: 2, Rate: 50, Duration: 300 * time.Millisecond})
+	if err == nil && res.OK() {
+		t.Errorf("mixed with failing receives passed: %+v", res)
+	}
+}

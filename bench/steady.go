@@ -89,7 +89,12 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 			defer cwg.Done()
 			for consuming.Load() && ctx.Err() == nil {
 				msgs, err := b.c.Receive(ctx, url, 10, 1)
-				if err != nil || len(msgs) == 0 {
+				if err != nil {
+					rec.errors.Add(1)
+					pause(ctx, retryPause(1))
+					continue
+				}
+				if len(msgs) == 0 {
 					continue
 				}
 				for _, m := range msgs {
@@ -113,9 +118,9 @@ func (b *runner) mixed(ctx context.Context) (Result, error) {
 	cwg.Wait()
 	res := rec.result(fmt.Sprintf("mixed@%d/s send", b.cfg.Rate), elapsed)
 	res.Skipped = skipped.Load()
-	b.consume(ctx, url, led, nil, true) // what the consumers had not reached yet
+	_, err = b.consume(ctx, url, led, nil, true) // what the consumers had not reached yet
 	res.Lost, res.Duplicates = led.lost(), led.dups
-	return res, ctx.Err()
+	return res, err
 }
 
 // depth measures ReceiveMessage (10) + DeleteMessageBatch of Config.Count
@@ -144,13 +149,15 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 	}
 	rec := &recorder{progress: b.cfg.Progress}
 	var got, reserved atomic.Int64
+	var gaveUp atomic.Value
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < b.cfg.Clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for got.Load() < int64(n) && ctx.Err() == nil {
+			failures := 0
+			for got.Load() < int64(n) && ctx.Err() == nil && gaveUp.Load() == nil {
 				// Reserve what this receive may take, so that together the
 				// workers never take more than n and the rest stays queued.
 				want := claim(&reserved, int64(n))
@@ -162,8 +169,14 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 				if err != nil {
 					reserved.Add(-want)
 					rec.observe(t, 0, err)
+					if failures++; failures >= maxReceiveFailures {
+						gaveUp.CompareAndSwap(nil, fmt.Errorf("receive failed %d times in a row: %w", failures, err))
+						return
+					}
+					pause(ctx, retryPause(failures))
 					continue
 				}
+				failures = 0
 				reserved.Add(int64(len(msgs)) - want)
 				if len(msgs) == 0 {
 					continue
@@ -179,6 +192,9 @@ func (b *runner) depth(ctx context.Context) (Result, error) {
 	wg.Wait()
 	res := rec.result(fmt.Sprintf("depth=%d receive+delete", depth), time.Since(start))
 	res.Duplicates = led.dups
+	if err, ok := gaveUp.Load().(error); ok {
+		return res, err
+	}
 	left, inflight, err := b.c.Counts(ctx, url)
 	if err != nil {
 		return res, err

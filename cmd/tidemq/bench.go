@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tidemq/tidemq/bench"
 )
@@ -34,6 +36,7 @@ type benchOptions struct {
 	depths   []int
 	driver   string
 	unsigned bool
+	progress bool
 }
 
 func newBenchCommand() *cobra.Command {
@@ -74,6 +77,9 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
   tidemq bench mixed --rate 2000 --duration 30s
   tidemq bench depth --depths 1000,100000,1000000 --count 20000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.duration > 0 && !cmd.Flags().Changed("count") {
+				o.count = 0 // --duration alone: send for that long, however many that is
+			}
 			return runBench(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -81,7 +87,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	o.client.register(f, "http://127.0.0.1:9324")
 	f.IntVar(&o.clients, "clients", 16, "concurrent clients")
 	f.IntVar(&o.count, "count", 10000, "messages per scenario")
-	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages")
+	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages (with both, whichever ends first)")
 	f.IntVar(&o.size, "size", 256, "message body size in bytes")
 	f.IntVar(&o.groups, "groups", 64, "message groups in the fifo scenario")
 	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
@@ -90,6 +96,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.IntVar(&o.rate, "rate", 0, "total send rate of the mixed scenario, messages per second (default: half the measured send maximum)")
 	f.StringVar(&o.driver, "client", "raw", "how to talk to the endpoint: raw (pre-built AWS JSON requests) or sdk (the AWS SDK for Go)")
 	f.BoolVar(&o.unsigned, "unsigned", false, "with --client raw, send unsigned requests: lighter on the load generator; for tidemq without --auth")
+	f.BoolVar(&o.progress, "progress", term.IsTerminal(int(os.Stderr.Fd())), "show a running count of messages on stderr (default: when stderr is a terminal)")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
 	bindEnv(cmd)
 	return cmd
@@ -129,14 +136,15 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 	failed := false
 	for _, cfg := range runs {
 		s := cfg.Scenario
-		if !o.json {
+		live := o.progress && !o.json
+		if live {
 			cfg.Progress = func(done int64) { fmt.Fprintf(stderr, "\r%-14s %d messages", s, done) }
 		}
 		if s == "mixed" && cfg.Rate <= 0 {
 			probe := cfg
 			probe.Scenario, probe.Count, probe.Duration = "send", 0, 5*time.Second
 			res, err := bench.Run(ctx, client, probe)
-			if !o.json {
+			if live {
 				fmt.Fprint(stderr, "\r\033[K")
 			}
 			if err != nil {
@@ -152,7 +160,7 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 			}
 		}
 		res, err := bench.Run(ctx, client, cfg)
-		if !o.json {
+		if live {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		if err != nil {
