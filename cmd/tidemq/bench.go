@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,6 +38,7 @@ type benchOptions struct {
 	driver   string
 	unsigned bool
 	progress bool
+	cpuprof  string
 }
 
 func newBenchCommand() *cobra.Command {
@@ -97,6 +99,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.StringVar(&o.driver, "client", "raw", "how to talk to the endpoint: raw (pre-built AWS JSON requests) or sdk (the AWS SDK for Go)")
 	f.BoolVar(&o.unsigned, "unsigned", false, "with --client raw, send unsigned requests: lighter on the load generator; for tidemq without --auth")
 	f.BoolVar(&o.progress, "progress", term.IsTerminal(int(os.Stderr.Fd())), "show a running count of messages on stderr (default: when stderr is a terminal)")
+	f.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the load generator itself to this file (for go tool pprof)")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
 	bindEnv(cmd)
 	return cmd
@@ -105,6 +108,17 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, stderr io.Writer) error {
 	if len(scenarios) == 0 {
 		scenarios = bench.Scenarios
+	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	sdk, err := o.client.sqsClient(ctx, stderr)
 	if err != nil {
