@@ -24,8 +24,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// walFillAhead is how far ahead of the WAL writer the file is written with
-// zeros (see walFillFS): an fsync that must commit new metadata comes once
+// walFillAhead is how far ahead of the WAL writer the file is written
+// (see walFillFS): an fsync that must commit new metadata comes once
 // per this many bytes, about 2,500 single 256-byte sends.
 const walFillAhead = 1 << 20
 
@@ -35,7 +35,15 @@ func Open(dir string, o Options) (*Store, error) {
 		Logger:       quietLogger{o.Logger},
 		MemTableSize: 64 << 20,
 		FS:           walFillFS{FS: vfs.Default, ahead: walFillAhead},
+		EventListener: &pebble.EventListener{DiskSlow: func(info pebble.DiskSlowInfo) {
+			if o.Logger != nil {
+				o.Logger.Warn("storage: slow disk", "op", info.OpType.String(), "file", info.Path, "for", info.Duration)
+			}
+		}},
 	}
+	// With its own FS set, Pebble leaves the disk-stall detector to the
+	// caller: keep it (it reports operations still running after 5 s).
+	opts.WithFSDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)

@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 
@@ -8,8 +9,7 @@ import (
 )
 
 // walFillFS is the operating system's file system, except that Pebble's
-// write-ahead logs are kept written with zeros a little ahead of their
-// writer.
+// write-ahead logs are kept written a little ahead of their writer.
 //
 // Why: fdatasync of blocks that were written before only flushes their
 // data, but fdatasync of new blocks must also commit the file's new size
@@ -18,17 +18,28 @@ import (
 // sync: about 90 µs into written blocks, 200 µs appended). Pebble itself
 // recycles obsolete WAL files for this reason, but it has none to recycle
 // until it has flushed memtables, and a recycled file is only written as
-// far as its last use. With the zeros ahead, the metadata is committed
-// once per ahead bytes instead of once per fsync.
+// far as its last use. With the fill ahead, the metadata is committed once
+// per ahead bytes instead of once per fsync.
 //
-// Why it is safe: Pebble writes a WAL sequentially from its start, and its
-// reader treats a zeroed chunk after the last record as the end of the
-// log, as it treats the stale tail of a recycled file. A WAL that is not
-// the last is always closed with an end-of-file trailer before the next
-// one is created.
+// What the fill is, and why it is safe: Pebble writes a WAL sequentially
+// from its start. Its reader, at a record boundary, treats a chunk header
+// of the recyclable format that names another log number as the end of the
+// log: that is how a recycled file's stale tail ends it. The fill is the
+// byte fillByte repeated, which reads as such a header (type fillByte, log
+// number 0x05050505), so the log ends where its writer stopped, as a log
+// without the fill ends at the end of its file. Pebble writes an
+// end-of-file trailer when it closes a log, and is lenient about the tail
+// of the last log; the fill matters only for a log that is not the last
+// and lost its trailer (a disk that acknowledged an fsync it had not
+// done). There it ends the log cleanly, except when the writer stopped 7
+// to 10 bytes before the end of a 32 KiB block, or the log number is
+// 0x05050505: then Pebble sees a torn chunk and refuses to open, as it
+// would on a recycled file's stale tail. (Zeros would be refused wherever
+// the writer stopped: Pebble treats a zeroed chunk as the end of the last
+// log only.)
 type walFillFS struct {
 	vfs.FS
-	ahead int64 // bytes of zeros kept written past the writer
+	ahead int64 // bytes of fill kept written past the writer
 }
 
 // Create creates the file; a WAL is filled ahead of its writer.
@@ -54,7 +65,7 @@ func (fs walFillFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 	return &filledFile{File: f, ahead: fs.ahead, filled: filled}, nil
 }
 
-// filledFile keeps ahead bytes of zeros written past its writer's offset.
+// filledFile keeps ahead bytes of fill written past its writer's offset.
 // Pebble's log writer is its only writer, from one goroutine.
 type filledFile struct {
 	vfs.File
@@ -72,19 +83,23 @@ func (f *filledFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// fill writes zeros from the filled mark up to to. Filling is only an
+// fill writes fillBlock from the filled mark up to to. Filling is only an
 // optimisation: if it fails, the log is written as it would be without.
 func (f *filledFile) fill(to int64) {
-	zeros := make([]byte, min(1<<20, to-f.filled))
 	for f.filled < to {
-		n := min(int64(len(zeros)), to-f.filled)
-		if _, err := f.File.WriteAt(zeros[:n], f.filled); err != nil {
+		n := min(int64(len(fillBlock)), to-f.filled)
+		if _, err := f.File.WriteAt(fillBlock[:n], f.filled); err != nil {
 			f.failed = true
 			return
 		}
 		f.filled += n
 	}
 }
+
+// fillByte is Pebble's recyclable full-chunk type (record.recyclableFullChunkType).
+const fillByte = 5
+
+var fillBlock = bytes.Repeat([]byte{fillByte}, 64<<10)
 
 // isWAL reports whether name is one of Pebble's write-ahead logs
 // (NNNNNN.log).
