@@ -145,13 +145,13 @@ func (q *queue) setState(m *message, s msgState) {
 		q.wakeOne()
 	case stateDelayed:
 		q.nDelayed++
-		q.addTimer(timerEntry{at: m.availableAt.time(), msg: m, gen: m.gen, kind: timerAvailable})
+		q.addTimer(timerEntry{at: m.availableAt, seq: m.seq, gen: m.gen, kind: timerAvailable})
 	case stateInflight:
 		q.nInflight++
 		if g != nil {
 			g.inflight++
 		}
-		q.addTimer(timerEntry{at: m.visibleAt.time(), msg: m, gen: m.gen, kind: timerVisible})
+		q.addTimer(timerEntry{at: m.visibleAt, seq: m.seq, gen: m.gen, kind: timerVisible})
 	}
 	if g != nil {
 		q.groups.refresh(g)
@@ -195,7 +195,9 @@ func (q *queue) publish(now time.Time) {
 		}
 		q.activate(m, now)
 	}
-	q.pending = q.pending[:copy(q.pending, q.pending[i:])]
+	n := copy(q.pending, q.pending[i:])
+	clear(q.pending[n:]) // the published must not stay reachable from here
+	q.pending = q.pending[:n]
 }
 
 // activate moves a durable message out of pending (or, at load, into its
@@ -219,8 +221,8 @@ func (q *queue) remove(m *message, t *txn) {
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
 	q.byAge.Delete(m)
-	// Stale timer entries may keep m reachable until their deadline (up to
-	// 12 hours): drop what is big.
+	// A FIFO group's list, a stale ready entry or a remembered receive
+	// attempt (5 minutes) may keep m reachable for a while: drop what is big.
 	m.body, m.attrs, m.sysAttrs, m.history = "", nil, nil, nil
 	t.b.SingleDelete(seqKey(prefixMessage, q.id, m.seq))
 	t.b.Delete(seqKey(prefixState, q.id, m.seq))
@@ -235,17 +237,18 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		if !ok {
 			break
 		}
-		if !te.live() {
+		m := te.message(q)
+		if m == nil {
 			continue
 		}
 		if te.kind == timerVisible {
-			te.msg.addHistory(tidemq.HistoryEvent{Time: te.at, Kind: tidemq.HistoryExpired, Queue: q.name,
+			m.addHistory(tidemq.HistoryEvent{Time: te.at.time(), Kind: tidemq.HistoryExpired, Queue: q.name,
 				Detail: "visibility timeout expired without a delete"})
 			// Written now: nothing else rewrites the state before the next
 			// receive, and a restart does not derive the event again.
-			t.b.Set(seqKey(prefixState, q.id, te.msg.seq), encodeState(te.msg))
+			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 		}
-		q.setState(te.msg, stateReady)
+		q.setState(m, stateReady)
 	}
 	capture := e.captureTarget(q)
 	for {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
@@ -346,4 +347,39 @@ func TestLongPollsWakeOnePerMessageAndLoseNone(t *testing.T) {
 	stop()
 	e.Drain()
 	wg.Wait()
+}
+
+// A deleted message must become garbage at once, not when the deadline of
+// its visibility timeout (here 12 hours) comes: at thousands of messages a
+// second, every one kept until then grew the heap, and the garbage
+// collector's marking of it showed in the tail latency.
+func TestDeletedMessageIsNotRetained(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(Options{Store: mem.New(), Clock: clocktest.New(time.Unix(1_700_000_000, 0)), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "43200"}}))
+	must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "x"}}}))
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %v, %d messages", err, len(msgs))
+	}
+	e.mu.Lock()
+	var ref weak.Pointer[message]
+	for _, m := range e.queues["q"].msgs {
+		ref = weak.Make(m)
+	}
+	e.mu.Unlock()
+	must(t)(e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{{ID: "1", ReceiptHandle: msgs[0].ReceiptHandle}}}))
+	// An empty receive drops the ready heap's stale entry for it.
+	zero := 0
+	if _, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", WaitTimeSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if ref.Value() != nil {
+		t.Fatal("the deleted message is still reachable")
+	}
 }

@@ -19,11 +19,16 @@ const (
 // messages reachable for the whole retention period.
 
 // timerEntry is one deadline of one message. Entries are never removed from
-// the heap early: an entry whose gen no longer matches its message (for
-// visibility and delay), or whose message is gone, is skipped when popped.
+// the heap early: an entry whose message is gone, or whose gen no longer
+// matches its message's, is skipped when popped.
+//
+// An entry names its message by sequence, not by pointer: a deleted
+// message must not stay reachable until its deadline (a visibility timeout
+// can be 12 hours), and a heap of pointer-free entries is not scanned by
+// the garbage collector.
 type timerEntry struct {
-	at   time.Time
-	msg  *message
+	at   stamp
+	seq  uint64
 	gen  uint64
 	kind timerKind
 }
@@ -31,7 +36,7 @@ type timerEntry struct {
 type timerHeap []timerEntry
 
 func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h timerHeap) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timerEntry)) }
 func (h *timerHeap) Pop() any {
@@ -46,18 +51,23 @@ func (h *timerHeap) add(e timerEntry) { heap.Push(h, e) }
 
 // due pops the earliest entry if it is due at now.
 func (h *timerHeap) due(now time.Time) (timerEntry, bool) {
-	if len(*h) == 0 || (*h)[0].at.After(now) {
+	if len(*h) == 0 || (*h)[0].at > stampOf(now) {
 		return timerEntry{}, false
 	}
 	return heap.Pop(h).(timerEntry), true
 }
 
-// live reports whether an entry still applies to its message.
-func (e timerEntry) live() bool {
-	if e.kind == timerAvailable {
-		return e.msg.state == stateDelayed && e.msg.gen == e.gen
+// message returns the entry's message if the entry still applies to it, or
+// nil.
+func (e timerEntry) message(q *queue) *message {
+	m := q.msgs[e.seq]
+	if m == nil || m.gen != e.gen {
+		return nil
 	}
-	return e.msg.state == stateInflight && e.msg.gen == e.gen
+	if e.kind == timerAvailable && m.state == stateDelayed || e.kind == timerVisible && m.state == stateInflight {
+		return m
+	}
+	return nil
 }
 
 // nextDeadline returns the earliest deadline at which something may become
@@ -66,5 +76,5 @@ func (h timerHeap) nextDeadline() (time.Time, bool) {
 	if len(h) == 0 {
 		return time.Time{}, false
 	}
-	return h[0].at, true
+	return h[0].at.time(), true
 }
