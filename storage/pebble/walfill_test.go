@@ -83,17 +83,7 @@ func TestCrashImageOpens(t *testing.T) {
 		commit(t, s, n/3*(round+1), n/3*(round+2))
 	}
 
-	image := t.TempDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Name() == "LOCK" || e.IsDir() {
-			continue
-		}
-		copyFile(t, filepath.Join(dir, e.Name()), filepath.Join(image, e.Name()))
-	}
+	image := copyStore(t, dir)
 	c, err := Open(image, Options{})
 	if err != nil {
 		t.Fatalf("open the crash image: %v", err)
@@ -112,6 +102,23 @@ func TestCrashImageOpens(t *testing.T) {
 	if got != n {
 		t.Fatalf("%d of %d commits after reopening the image", got, n)
 	}
+}
+
+// copyStore copies the files of the store in dir, as they are, into a new
+// directory, and returns it.
+func copyStore(t *testing.T, dir string) string {
+	t.Helper()
+	image := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "LOCK" && !e.IsDir() {
+			copyFile(t, filepath.Join(dir, e.Name()), filepath.Join(image, e.Name()))
+		}
+	}
+	return image
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -155,16 +162,7 @@ func TestLogWithoutTrailerOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit(t, s, 0, 10)
-	image := t.TempDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Name() != "LOCK" && !e.IsDir() {
-			copyFile(t, filepath.Join(dir, e.Name()), filepath.Join(image, e.Name()))
-		}
-	}
+	image := copyStore(t, dir)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
