@@ -113,7 +113,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // oldestReady returns the receivable message with the lowest sequence.
 func (q *queue) oldestReady() *message {
 	if !q.fifo {
-		return q.ready.top()
+		return q.ready.top(q.msgs)
 	}
 	g := q.groups.next()
 	if g == nil {

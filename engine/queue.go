@@ -140,7 +140,7 @@ func (q *queue) setState(m *message, s msgState) {
 	case stateReady:
 		q.nReady++
 		if !q.fifo {
-			q.ready.add(m)
+			q.ready.add(m, q.msgs, q.nReady)
 		}
 		q.wakeOne()
 	case stateDelayed:
@@ -164,6 +164,9 @@ func (q *queue) setState(m *message, s msgState) {
 // addTimer schedules a deadline. A new earliest deadline wakes the long
 // polls, which sleep until the earliest deadline they saw.
 func (q *queue) addTimer(e timerEntry) {
+	if len(q.timers) >= 2*(q.nDelayed+q.nInflight)+staleSlack {
+		q.compactTimers()
+	}
 	q.timers.add(e)
 	if q.timers[0] == e {
 		q.wakeAll()
@@ -221,8 +224,9 @@ func (q *queue) remove(m *message, t *txn) {
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
 	q.byAge.Delete(m)
-	// A FIFO group's list, a stale ready entry or a remembered receive
-	// attempt (5 minutes) may keep m reachable for a while: drop what is big.
+	// A FIFO group's list (until the group's head passes it) or a
+	// remembered receive attempt (5 minutes) may keep m reachable for a
+	// while: drop what is big. Ready and timer entries name m by sequence.
 	m.body, m.attrs, m.sysAttrs, m.history = "", nil, nil, nil
 	t.b.SingleDelete(seqKey(prefixMessage, q.id, m.seq))
 	t.b.Delete(seqKey(prefixState, q.id, m.seq))

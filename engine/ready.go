@@ -5,18 +5,20 @@ import "container/heap"
 // readyHeap holds the receivable messages of a standard queue, lowest
 // sequence first, so a standard queue delivers in roughly send order.
 //
-// Entries carry the sequence and the message's gen, so sifting never
-// dereferences a message (at a million entries that is a cache miss per
-// level), and removal is lazy: a message that stops being ready leaves its
-// entry behind, and top drops entries whose message is no longer ready at
-// that gen. Receives pop the top, so stale entries are rare (a stale-handle
-// delete of a visible message) and never outlive their turn at the top.
+// Entries are a message's sequence and gen, not a pointer to it: sifting
+// never dereferences a message (at a million entries that is a cache miss
+// per level), the garbage collector does not scan the heap, and a message
+// that leaves the queue is not kept reachable by its entry. Removal is
+// lazy: a message that stops being ready leaves its entry behind, top
+// drops entries whose message is gone or no longer ready at that gen, and
+// add compacts the heap when stale entries outnumber live ones (on a
+// queue nobody receives from, expired messages would otherwise leave
+// their entries forever).
 type readyHeap []readyEntry
 
 type readyEntry struct {
 	seq uint64
 	gen uint64
-	m   *message
 }
 
 func (h readyHeap) Len() int           { return len(h) }
@@ -26,22 +28,53 @@ func (h *readyHeap) Push(x any)        { *h = append(*h, x.(readyEntry)) }
 func (h *readyHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
-	old[len(old)-1] = readyEntry{}
 	*h = old[:len(old)-1]
 	return e
 }
 
-// add makes m, just set ready, receivable.
-func (h *readyHeap) add(m *message) { heap.Push(h, readyEntry{seq: m.seq, gen: m.gen, m: m}) }
+// add makes m, just set ready, receivable. live is the number of ready
+// messages, m included.
+func (h *readyHeap) add(m *message, msgs map[uint64]*message, live int) {
+	if len(*h) >= 2*live+staleSlack {
+		h.compact(msgs)
+	}
+	heap.Push(h, readyEntry{seq: m.seq, gen: m.gen})
+}
 
 // top returns the ready message with the lowest sequence, or nil.
-func (h *readyHeap) top() *message {
+func (h *readyHeap) top(msgs map[uint64]*message) *message {
 	for len(*h) > 0 {
-		e := (*h)[0]
-		if e.m.state == stateReady && e.m.gen == e.gen {
-			return e.m
+		if m := (*h)[0].message(msgs); m != nil {
+			return m
 		}
 		heap.Pop(h)
 	}
 	return nil
 }
+
+// message returns the entry's message if it is still ready at the entry's
+// gen, or nil.
+func (e readyEntry) message(msgs map[uint64]*message) *message {
+	m := msgs[e.seq]
+	if m == nil || m.gen != e.gen || m.state != stateReady {
+		return nil
+	}
+	return m
+}
+
+// compact drops the stale entries.
+func (h *readyHeap) compact(msgs map[uint64]*message) {
+	live := (*h)[:0]
+	for _, e := range *h {
+		if e.message(msgs) != nil {
+			live = append(live, e)
+		}
+	}
+	*h = live
+	heap.Init(h)
+}
+
+// staleSlack is how many stale entries a heap may hold beyond as many as
+// its live ones before it is compacted: compaction costs one pass over the
+// heap, paid for by at least that many stale entries.
+const staleSlack = 1024

@@ -148,7 +148,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	} else {
 		for len(taken) < max {
-			m := q.ready.top()
+			m := q.ready.top(q.msgs)
 			if m == nil {
 				break
 			}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -381,5 +382,63 @@ func TestDeletedMessageIsNotRetained(t *testing.T) {
 	runtime.GC()
 	if ref.Value() != nil {
 		t.Fatal("the deleted message is still reachable")
+	}
+}
+
+// Stale heap entries must not pile up without bound. On a queue nobody
+// receives from, every expired message left its ready entry (and, with it,
+// the message) behind for good; under receive + delete, every deleted
+// message left a timer entry until its visibility deadline.
+func TestStaleEntriesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "unread", Attributes: map[string]string{"MessageRetentionPeriod": "60"}}))
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "busy", Attributes: map[string]string{"VisibilityTimeout": "43200"}}))
+	batch := func(n int) []tidemq.SendEntry {
+		var entries []tidemq.SendEntry
+		for i := range n {
+			entries = append(entries, tidemq.SendEntry{ID: fmt.Sprint(i), Body: "x"})
+		}
+		return entries
+	}
+	var expired weak.Pointer[message]
+	for cycle := 0; cycle < 500; cycle++ { // 5,000 messages expire unread
+		must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "unread", Entries: batch(10), Batch: true}))
+		if cycle == 0 {
+			e.mu.Lock()
+			for _, m := range e.queues["unread"].msgs {
+				expired = weak.Make(m)
+				break
+			}
+			e.mu.Unlock()
+		}
+		clk.Advance(61 * time.Second)
+		e.Sweep()
+	}
+	for i := 0; i < 5000; i++ { // 5,000 received and deleted
+		must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "busy", Entries: batch(1)}))
+		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "busy", MaxNumberOfMessages: 1})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("receive %d: %v, %d messages", i, err, len(msgs))
+		}
+		must(t)(e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "busy", Entries: []tidemq.DeleteEntry{{ID: "1", ReceiptHandle: msgs[0].ReceiptHandle}}}))
+	}
+	e.mu.Lock()
+	unread, busy := e.queues["unread"], e.queues["busy"]
+	if n := len(unread.ready); n > 2*unread.nReady+staleSlack {
+		t.Errorf("unread queue: %d ready entries for %d ready messages", n, unread.nReady)
+	}
+	if n := len(busy.timers); n > 2*(busy.nDelayed+busy.nInflight)+staleSlack {
+		t.Errorf("busy queue: %d timer entries for %d delayed or in flight", n, busy.nDelayed+busy.nInflight)
+	}
+	e.mu.Unlock()
+	runtime.GC()
+	if expired.Value() != nil {
+		t.Error("a message that expired unread is still reachable")
 	}
 }

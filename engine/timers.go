@@ -18,9 +18,11 @@ const (
 // oldest message's age. A per-message retention timer would keep deleted
 // messages reachable for the whole retention period.
 
-// timerEntry is one deadline of one message. Entries are never removed from
-// the heap early: an entry whose message is gone, or whose gen no longer
-// matches its message's, is skipped when popped.
+// timerEntry is one deadline of one message. An entry whose message is
+// gone, or whose gen no longer matches its message's, is stale: it is
+// skipped when popped, and dropped early when stale entries outnumber live
+// ones (queue.compactTimers; a deleted message's entry would otherwise
+// stay until its deadline, up to 12 hours).
 //
 // An entry names its message by sequence, not by pointer: a deleted
 // message must not stay reachable until its deadline (a visibility timeout
@@ -77,4 +79,16 @@ func (h timerHeap) nextDeadline() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return h[0].at.time(), true
+}
+
+// compactTimers drops the stale timer entries.
+func (q *queue) compactTimers() {
+	live := q.timers[:0]
+	for _, e := range q.timers {
+		if e.message(q) != nil {
+			live = append(live, e)
+		}
+	}
+	q.timers = live
+	heap.Init(&q.timers)
 }
