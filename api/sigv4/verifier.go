@@ -123,6 +123,14 @@ func (v *Verifier) Authenticate(r *http.Request, body []byte) (string, error) {
 	return cred.AccessKeyID, nil
 }
 
+// ForServices returns a copy of v that accepts the given signing scopes
+// instead of v's: the same credentials for another of tidemq's endpoints.
+func (v *Verifier) ForServices(services ...string) *Verifier {
+	c := *v
+	c.Services = services
+	return &c
+}
+
 func (v *Verifier) now() time.Time {
 	if v.Clock == nil {
 		return time.Now().UTC()

@@ -1,0 +1,83 @@
+package frontdoor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/tidemq/tidemq"
+)
+
+// MaxAdminBody bounds the body of an admin request: a trigger definition is
+// a few KiB.
+const MaxAdminBody = 1 << 20
+
+// admin wraps an admin handler: cross-origin refusal, the JSON rule for
+// state-changing calls, and signature verification.
+func (d *Door) admin(h http.Handler) http.Handler {
+	return d.crossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !safeMethod(r.Method) && !isJSON(r.Header.Get("Content-Type")) {
+			writeError(w, &tidemq.Error{Code: errUnsupportedMediaType,
+				Message: "A " + r.Method + " to tidemq's admin API must carry Content-Type: application/json."})
+			return
+		}
+		if d.cfg.Auth != nil {
+			body, err := readAdminBody(w, r)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			if _, err := d.cfg.Auth.Authenticate(r, body); err != nil {
+				d.log.Info("refused an admin request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+				writeError(w, err)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// errUnsupportedMediaType is the admin API's answer to a state-changing call
+// that is not JSON. It is not an AWS error: admin routes are tidemq's own.
+var errUnsupportedMediaType = &tidemq.ErrorCode{Shape: "UnsupportedMediaType", Code: "UnsupportedMediaType",
+	Status: http.StatusUnsupportedMediaType, Fault: tidemq.Sender}
+
+func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
+
+func isJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// readAdminBody reads a whole admin body, at most MaxAdminBody bytes.
+func readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAdminBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, tidemq.Errorf(tidemq.ErrRequestEntityTooLarge, "An admin request body may be at most %d bytes.", MaxAdminBody)
+		}
+		return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "The request body could not be read: %v", err)
+	}
+	return body, nil
+}
+
+// writeError answers with the JSON error of tidemq's own endpoints,
+// {"error": message, "code": code}, and the catalogue's status.
+func writeError(w http.ResponseWriter, err error) {
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code == nil {
+		e = tidemq.Errorf(tidemq.ErrInternalFailure, "%v", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.Code.Status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": e.Message, "code": e.Code.Code})
+}

@@ -1,0 +1,157 @@
+package frontdoor
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Authenticator checks a request's signature and returns the access key that
+// made it, or a *tidemq.Error (MissingAuthenticationToken,
+// SignatureDoesNotMatch, ...). sigv4.Verifier is one.
+type Authenticator interface {
+	Authenticate(r *http.Request, body []byte) (accessKey string, err error)
+}
+
+// Access is the rule a route is registered with.
+type Access int
+
+const (
+	// Protocol routes verify signatures themselves (the SQS and SNS APIs).
+	Protocol Access = iota
+	// Admin routes are verified by the door.
+	Admin
+	// Open routes are answered without a signature: only probes the
+	// operator exempted.
+	Open
+)
+
+func (a Access) String() string {
+	switch a {
+	case Protocol:
+		return "protocol"
+	case Admin:
+		return "admin"
+	}
+	return "open"
+}
+
+// Route is one registered pattern and its access rule.
+type Route struct {
+	Pattern string
+	Access  Access
+}
+
+// Config configures a Door.
+type Config struct {
+	// Auth verifies admin requests (and probes not exempted). Nil turns
+	// authentication off for every route: any request is accepted, as by
+	// other local SQS emulators. The protocol handlers must be given the
+	// same credentials (see the package comment).
+	Auth Authenticator
+	// MaxBodyMemory bounds the bytes that request bodies larger than
+	// LargeBody may hold at once; 0 means DefaultMaxBodyMemory.
+	MaxBodyMemory int64
+	// MaxBody is the largest body a protocol request may claim; a larger
+	// Content-Length is left to the handler to refuse, but only MaxBody
+	// bytes of budget are ever taken for one request. 0 means 8 MiB.
+	MaxBody int64
+	Logger  *slog.Logger
+}
+
+// Door is the server's router: register every route on it, then serve it.
+type Door struct {
+	cfg    Config
+	mux    *http.ServeMux
+	routes []Route
+	budget *budget
+	cop    *http.CrossOriginProtection
+	log    *slog.Logger
+}
+
+// New returns an empty Door.
+func New(c Config) *Door {
+	if c.MaxBodyMemory <= 0 {
+		c.MaxBodyMemory = DefaultMaxBodyMemory
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = 8 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.MaxBodyMemory = max(c.MaxBodyMemory, c.MaxBody) // one request of MaxBody must fit
+	return &Door{
+		cfg:    c,
+		mux:    http.NewServeMux(),
+		budget: newBudget(c.MaxBodyMemory),
+		cop:    http.NewCrossOriginProtection(),
+		log:    c.Logger,
+	}
+}
+
+// Protocol registers a handler that verifies signatures itself: the SQS and
+// SNS endpoints, whose authentication errors are part of their protocol.
+func (d *Door) Protocol(pattern string, h http.Handler) {
+	d.handle(pattern, Protocol, d.crossOrigin(h))
+}
+
+// Admin registers a handler of tidemq's own API. The door verifies its
+// signature (when Config.Auth is set) and refuses state-changing calls that
+// are GETs or are not JSON.
+func (d *Door) Admin(pattern string, h http.Handler) {
+	d.handle(pattern, Admin, d.admin(h))
+}
+
+// Probe registers a read-only endpoint for machines that cannot sign
+// (/health, /metrics): Admin unless open is true.
+func (d *Door) Probe(pattern string, h http.Handler, open bool) {
+	if !open {
+		d.Admin(pattern, h)
+		return
+	}
+	if m, _, ok := strings.Cut(pattern, " "); !ok || (m != http.MethodGet && m != http.MethodHead) {
+		panic("frontdoor: an open probe must be a GET route: " + pattern)
+	}
+	d.handle(pattern, Open, h)
+}
+
+func (d *Door) handle(pattern string, a Access, h http.Handler) {
+	d.mux.Handle(pattern, h)
+	d.routes = append(d.routes, Route{Pattern: pattern, Access: a})
+}
+
+// Routes lists the registered routes in registration order.
+func (d *Door) Routes() []Route { return slices.Clone(d.routes) }
+
+// ServeHTTP takes body budget for the request and hands it to its route.
+func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	release, ok := d.budget.acquire(w, r, d.cfg.MaxBody)
+	if !ok {
+		return
+	}
+	defer release()
+	d.mux.ServeHTTP(w, r)
+}
+
+// crossOrigin refuses cross-origin browser requests of every method. SQS's
+// Query protocol changes state on GET (?Action=PurgeQueue), so the safe-
+// method exemption of http.CrossOriginProtection must not apply; admin GETs
+// are refused too, for one rule that is easy to state.
+func (d *Door) crossOrigin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probe := *r
+		probe.Method = http.MethodPost
+		if err := d.cop.Check(&probe); err != nil {
+			d.log.Warn("refused a cross-origin browser request", "path", r.URL.Path, "remote", r.RemoteAddr,
+				"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+			writeError(w, tidemq.Errorf(tidemq.ErrAccessDenied, "Cross-origin browser requests are refused: "+
+				"tidemq's APIs are for AWS SDKs, the AWS CLI and tidemq's own commands."))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

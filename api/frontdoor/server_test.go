@@ -1,0 +1,300 @@
+package frontdoor
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serve runs h on a loopback listener with c (defaults filled in) and
+// returns its address.
+func serve(t *testing.T, h http.Handler, c ServerConfig) string {
+	t.Helper()
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = c.ReadTimeout + LongestPoll + time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	s, err := NewServer(h, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.srv.Close() })
+	return ln.Addr().String()
+}
+
+// partSend opens a connection and sends a POST's headers claiming n body
+// bytes, and part of them (which must fit the sockets' buffers if the
+// server does not read them).
+func partSend(t *testing.T, addr string, n, part int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n", n)
+	if _, err := c.Write(make([]byte, part)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Large bodies take budget before they are read: with room for two 8 MiB
+// bodies, a third half-sent one is not let in until one of the first ends.
+// (Before, 100 half-sent 8 MiB bodies held 815 MiB.)
+func TestLargeBodiesWaitForBudget(t *testing.T) {
+	const size = 8 << 20
+	entered := make(chan struct{}, 8)
+	d := New(Config{MaxBody: size, MaxBodyMemory: 2 * size})
+	d.Protocol("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		io.Copy(io.Discard, r.Body)
+	}))
+	addr := serve(t, d, ServerConfig{})
+	first := partSend(t, addr, size, size/2)
+	partSend(t, addr, size, size/2)
+	for range 2 {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a body within the budget was not let in")
+		}
+	}
+	third := partSend(t, addr, size, 1<<10)
+	select {
+	case <-entered:
+		t.Fatal("a third 8 MiB body was let in past a 16 MiB budget")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Small bodies do not wait behind large ones.
+	resp, err := http.Post("http://"+addr+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=ListQueues"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	<-entered
+	if _, err := first.Write(make([]byte, size/2)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the third body was not let in once the first was read")
+	}
+	third.Close()
+}
+
+// get sends one keep-alive GET on c and reads the answer.
+func get(c net.Conn, r *bufio.Reader) error {
+	if _, err := fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
+}
+
+// At the connection cap the longest-idle keep-alive connection makes room
+// for a newcomer, so idle connections cannot lock everyone out.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	d := New(Config{})
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{MaxConns: 2})
+	var conns []net.Conn
+	var readers []*bufio.Reader
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		r := bufio.NewReader(c)
+		if err := get(c, r); err != nil {
+			t.Fatal(err)
+		}
+		conns, readers = append(conns, c), append(readers, r)
+	}
+	// Both are idle now; a third client still gets an answer.
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + addr + "/health")
+	if err != nil {
+		t.Fatalf("a new client at the cap: %v", err)
+	}
+	resp.Body.Close()
+	// The first (longest idle) connection was closed for it.
+	conns[0].SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := readers[0].ReadByte(); err == nil {
+		t.Error("the longest-idle connection is still open")
+	}
+}
+
+// A client that sends its headers too slowly is cut off by the read
+// timeout instead of holding its connection for ever.
+func TestSlowHeadersAreCutOff(t *testing.T) {
+	d := New(Config{})
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{ReadTimeout: 500 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n") // and never the blank line
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection was still open after %s", time.Since(start))
+	}
+}
+
+func TestServerConfigChecked(t *testing.T) {
+	base := ServerConfig{ReadTimeout: time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Second, MaxConns: 1}
+	if err := base.Check(); err != nil {
+		t.Fatalf("a valid config: %v", err)
+	}
+	for name, mutate := range map[string]func(*ServerConfig){
+		"write timeout shorter than a long poll": func(c *ServerConfig) { c.WriteTimeout = 20 * time.Second },
+		"no read timeout":                        func(c *ServerConfig) { c.ReadTimeout = 0 },
+		"no connections":                         func(c *ServerConfig) { c.MaxConns = 0 },
+		"cert without key":                       func(c *ServerConfig) { c.TLSCert = "x.pem" },
+	} {
+		c := base
+		mutate(&c)
+		if err := c.Check(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 named cn and
+// returns the pool that trusts it.
+func writeCert(t *testing.T, certFile, keyFile, cn string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
+}
+
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	pool := writeCert(t, certFile, keyFile, "first")
+	d := New(Config{})
+	d.Probe("GET /health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.TLS != nil)
+	}), true)
+	s, err := NewServer(d, ServerConfig{ReadTimeout: time.Second, WriteTimeout: time.Minute, IdleTimeout: time.Second,
+		MaxConns: 10, TLSCert: certFile, TLSKey: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.srv.Close()
+	addr := ln.Addr().String()
+
+	subject := func(pool *x509.CertPool) (string, error) {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		resp, err := c.Get("https://" + addr + "/health")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "true" {
+			return "", fmt.Errorf("the handler saw no TLS: %q", b)
+		}
+		return resp.TLS.PeerCertificates[0].Subject.CommonName, nil
+	}
+	if cn, err := subject(pool); err != nil || cn != "first" {
+		t.Fatalf("HTTPS: %q, %v", cn, err)
+	}
+	if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain HTTP was answered 200 on the TLS port")
+		}
+	}
+	// A renewed certificate is served without a restart.
+	pool2 := writeCert(t, certFile, keyFile, "second")
+	future := time.Now().Add(time.Minute)
+	os.Chtimes(certFile, future, future)
+	s.certs.mu.Lock()
+	s.certs.checkedAt = time.Time{}
+	s.certs.mu.Unlock()
+	if cn, err := subject(pool2); err != nil || cn != "second" {
+		t.Fatalf("after renewal: %q, %v", cn, err)
+	}
+}
+
+func TestBadTLSFilesFailAtStart(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pem")
+	os.WriteFile(bad, []byte("not a certificate"), 0o600)
+	_, err := NewServer(http.NotFoundHandler(), ServerConfig{ReadTimeout: time.Second, WriteTimeout: time.Minute,
+		IdleTimeout: time.Second, MaxConns: 1, TLSCert: bad, TLSKey: bad})
+	if err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("NewServer with a bad certificate: %v", err)
+	}
+}
