@@ -23,6 +23,8 @@ import (
 var serveFlags = []string{
 	"listen", "data-dir", "in-memory", "account-id", "region", "public-url", "auth",
 	"credentials", "credentials-file", "log-level", "log-format", "shutdown-timeout",
+	"auth-exempt", "read-timeout", "write-timeout", "idle-timeout", "max-connections",
+	"max-body-memory-mib", "tls-cert", "tls-key",
 }
 
 func TestServeHelp(t *testing.T) {
@@ -128,6 +130,13 @@ func TestServeBadConfiguration(t *testing.T) {
 		{"EnvInMemory", []string{"serve", "--listen", "127.0.0.1:0"}, []string{"TIDEMQ_IN_MEMORY=maybe"}, []string{"$TIDEMQ_IN_MEMORY", "maybe"}},
 		{"EnvLogLevel", nil, []string{"TIDEMQ_LOG_LEVEL=verbose"}, []string{"log-level", "verbose"}},
 		{"EnvListen", []string{"serve", "--in-memory"}, []string{"TIDEMQ_LISTEN=not-an-address"}, []string{"not-an-address"}},
+		{"AuthExemptUnknown", []string{"--auth", "--credentials", "A:B", "--auth-exempt", "health,queues"}, nil, []string{"--auth-exempt", "queues"}},
+		{"AuthExemptWithoutAuth", []string{"--auth-exempt", "metrics"}, nil, []string{"--auth-exempt", "--auth"}},
+		{"WriteTimeoutBelowLongPoll", []string{"--write-timeout", "40s"}, nil, []string{"--write-timeout", "--read-timeout"}},
+		{"TLSCertWithoutKey", []string{"--tls-cert", aFile}, nil, []string{"--tls-cert", "--tls-key"}},
+		{"TLSCertNotPEM", []string{"--tls-cert", aFile, "--tls-key", aFile}, nil, []string{"TLS", aFile}},
+		{"ZeroConnections", []string{"--max-connections", "0"}, nil, []string{"--max-connections"}},
+		{"CommandsOpenToNetwork", []string{"--allow-trigger-commands", "--listen", "0.0.0.0:0"}, nil, []string{"--allow-trigger-commands", "--auth"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -363,8 +372,8 @@ func TestServeAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("GET /health under --auth = %s, want 200 without credentials", resp.Status)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET /health under --auth = %s, want 403 without credentials (--auth-exempt health opens it)", resp.Status)
 		}
 	})
 

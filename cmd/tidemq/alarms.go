@@ -41,11 +41,13 @@ type observability struct {
 	metrics *metrics.Metrics
 	alarms  *alarms.Evaluator // nil with --no-alarms
 	stop    context.CancelFunc
+	// The handlers of GET /tidemq/queues and GET /tidemq/alarms.
+	queuesHandler, alarmsHandler http.Handler
 }
 
-// startObservability mounts GET /metrics, GET /tidemq/queues and
-// GET /tidemq/alarms on mux and starts the alarm evaluator.
-func startObservability(eng *engine.Engine, store storage.Store, mux *http.ServeMux, o *serveOptions, log *slog.Logger) (*observability, error) {
+// startObservability builds the metrics and the handlers of GET /metrics,
+// GET /tidemq/queues and GET /tidemq/alarms, and starts the alarm evaluator.
+func startObservability(eng *engine.Engine, store storage.Store, o *serveOptions, log *slog.Logger) (*observability, error) {
 	cfg := alarms.DefaultConfig()
 	if o.alarms.config != "" {
 		var err error
@@ -86,12 +88,11 @@ func startObservability(eng *engine.Engine, store storage.Store, mux *http.Serve
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
-	mux.Handle("GET /metrics", obs.metrics.Handler())
-	mux.HandleFunc("GET /tidemq/queues", func(w http.ResponseWriter, r *http.Request) {
+	obs.queuesHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"queues": eng.Snapshot()})
 	})
-	mux.HandleFunc("GET /tidemq/alarms", func(w http.ResponseWriter, r *http.Request) {
+	obs.alarmsHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ev == nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
@@ -104,7 +105,7 @@ func startObservability(eng *engine.Engine, store storage.Store, mux *http.Serve
 }
 
 func newAlarmsCommand() *cobra.Command {
-	var endpoint string
+	var admin adminOptions
 	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "alarms",
@@ -122,7 +123,11 @@ sustained_growth (depth grew at every evaluation for 10 minutes).`,
   tidemq alarms rules > prometheus-rules.yml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := fetchAlarms(cmd.Context(), endpoint)
+			hc, err := admin.httpClient(cmd.Context(), nil)
+			if err != nil {
+				return err
+			}
+			l, err := fetchAlarms(cmd.Context(), hc, admin.endpoint)
 			if err != nil {
 				return err
 			}
@@ -144,7 +149,7 @@ sustained_growth (depth grew at every evaluation for 10 minutes).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&endpoint, "endpoint", "http://127.0.0.1:9324", "base URL of the tidemq server")
+	admin.register(f)
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&all, "all", false, "include alarms that are OK")
 	bindEnv(cmd)
@@ -152,7 +157,7 @@ sustained_growth (depth grew at every evaluation for 10 minutes).`,
 	return cmd
 }
 
-func fetchAlarms(ctx context.Context, endpoint string) (*alarms.List, error) {
+func fetchAlarms(ctx context.Context, client *http.Client, endpoint string) (*alarms.List, error) {
 	url := strings.TrimRight(endpoint, "/") + "/tidemq/alarms"
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -160,7 +165,7 @@ func fetchAlarms(ctx context.Context, endpoint string) (*alarms.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

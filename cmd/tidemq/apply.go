@@ -73,7 +73,11 @@ reason). --dry-run only prints it.`,
 				},
 			}
 			if client.custom() {
-				targets.Triggers = &triggerAPITarget{base: client.endpoint}
+				hc, err := (&adminOptions{client}).httpClient(cmd.Context(), nil)
+				if err != nil {
+					return err
+				}
+				targets.Triggers = &triggerAPITarget{base: client.endpoint, client: hc}
 			} else {
 				targets.NotApplied[topology.KindTrigger] = "triggers run on a tidemq server, and the endpoint is AWS"
 			}
@@ -91,7 +95,7 @@ reason). --dry-run only prints it.`,
 		},
 	}
 	f := cmd.Flags()
-	client.register(f, "http://127.0.0.1:9324")
+	client.register(f, defaultEndpoint)
 	tmpl.register(f)
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan without changing anything")
 	bindEnv(cmd)

@@ -86,7 +86,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 		},
 	}
 	f := cmd.Flags()
-	o.client.register(f, "http://127.0.0.1:9324")
+	o.client.register(f, defaultEndpoint)
 	f.IntVar(&o.clients, "clients", 16, "concurrent clients")
 	f.IntVar(&o.count, "count", 10000, "messages per scenario")
 	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages (with both, whichever ends first)")

@@ -49,7 +49,7 @@ AWS, looking at a message takes a receive, which raises its receive count:
   tidemq dlq purge orders-dlq`,
 	}
 	pf := cmd.PersistentFlags()
-	o.register(pf, "http://127.0.0.1:9324")
+	o.register(pf, defaultEndpoint)
 	for _, name := range []string{"endpoint", "region", "profile"} {
 		pf.Lookup(name).Usage += " [$" + envName(name) + "]"
 	}

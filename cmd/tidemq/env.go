@@ -18,22 +18,29 @@ func bindEnv(cmd *cobra.Command) {
 	})
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if err != nil || f.Changed {
-				return
-			}
-			if v, ok := os.LookupEnv(envName(f.Name)); ok {
-				if e := cmd.Flags().Set(f.Name, v); e != nil {
-					err = fmt.Errorf("invalid $%s: %w", envName(f.Name), e)
-				}
-			}
-		})
+		err := setFromEnv(cmd.Flags())
 		if err == nil && prev != nil {
 			err = prev(cmd, args)
 		}
 		return err
 	}
+}
+
+// setFromEnv sets every flag of fs not given on the command line from its
+// TIDEMQ_ variable, if set.
+func setFromEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("invalid $%s: %w", envName(f.Name), e)
+			}
+		}
+	})
+	return err
 }
 
 func envName(flag string) string {

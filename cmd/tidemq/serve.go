@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
@@ -46,6 +47,7 @@ type serveOptions struct {
 	config          string
 	configParams    []string
 	pprofListen     string
+	door            doorOptions
 }
 
 func newServeCommand() *cobra.Command {
@@ -92,6 +94,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
+	o.door.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
@@ -175,6 +178,25 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	open, err := o.door.exempt(o.auth)
+	if err != nil {
+		return err
+	}
+	if err := o.door.check(); err != nil {
+		return err
+	}
+	if o.triggers.allowCommands && !o.auth && !isLoopback(o.listen) {
+		return fmt.Errorf("--allow-trigger-commands lets whoever reaches the admin API run programs: on %s it needs --auth", o.listen)
+	}
+	// The routes are mounted once everything behind them is open; the
+	// server is built first so that a bad TLS file fails before the store
+	// is touched.
+	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), MaxBody: sqs.MaxRequestBodyBytes,
+		MaxBodyMemory: o.door.maxBodyMemMiB << 20, Logger: log})
+	srv, err := o.door.server(door, log)
+	if err != nil {
+		return err
+	}
 	if o.publicURL != "" && !strings.HasPrefix(o.publicURL, "http://") && !strings.HasPrefix(o.publicURL, "https://") {
 		return fmt.Errorf("--public-url must start with http:// or https://, got %q", o.publicURL)
 	}
@@ -205,23 +227,13 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if err := eng.Healthy(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
-			return
-		}
-		fmt.Fprintln(w, `{"status":"ok"}`)
-	})
-	obs, err := startObservability(eng, store, mux, o, log)
+	obs, err := startObservability(eng, store, o, log)
 	if err != nil {
 		eng.Close()
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(eng, mux, obs.metrics.Registry(), o, log)
+	trg, err := startTriggers(eng, obs.metrics.Registry(), o, log)
 	if err != nil {
 		eng.Close()
 		return err
@@ -241,11 +253,18 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
-	mux.Handle("/", apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
-		sqs.NewHandler(sqs.Config{
-			Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-			Observe: obs.metrics.ObserveRequest,
-		})))
+	mountRoutes(door, routeHandlers{
+		health:  healthHandler(eng),
+		metrics: obs.metrics.Handler(),
+		queues:  obs.queuesHandler,
+		alarms:  obs.alarmsHandler,
+		trigger: trg.handler,
+		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
+			sqs.NewHandler(sqs.Config{
+				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+				Observe: obs.metrics.ObserveRequest,
+			})),
+	}, open)
 	if o.pprofListen != "" {
 		stopPprof, err := startPprof(o.pprofListen, log)
 		if err != nil {
@@ -259,12 +278,14 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		eng.Close()
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	storeDesc := o.dataDir
 	if o.inMemory {
 		storeDesc = "memory"
 	}
-	log.Info("tidemq listening", "addr", ln.Addr().String(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", version)
+	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", version)
+	if !o.auth && !isLoopback(o.listen) {
+		log.Warn("listening beyond this machine without --auth: anyone who can reach " + o.listen + " can read, send and delete every message")
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -292,6 +313,20 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	return nil
 }
 
+// healthHandler answers GET /health: 200 while the engine can serve, 503
+// with the reason when it cannot.
+func healthHandler(eng *engine.Engine) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if err := eng.Healthy(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
+			return
+		}
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	})
+}
+
 // snsDir is where the SNS topic store and signing key live: "sns" in the
 // data directory, or nowhere with --in-memory.
 func snsDir(o *serveOptions) string {
@@ -304,9 +339,7 @@ func snsDir(o *serveOptions) string {
 // snsAuth is the SQS authenticator accepting the "sns" signing scope.
 func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
 	if v, ok := auth.(*sigv4.Verifier); ok {
-		c := *v
-		c.Services = []string{"sns"}
-		return &c
+		return v.ForServices("sns")
 	}
 	return auth
 }

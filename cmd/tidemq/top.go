@@ -69,7 +69,7 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 		},
 	}
 	f := cmd.Flags()
-	client.register(f, "http://127.0.0.1:9324")
+	client.register(f, defaultEndpoint)
 	f.StringVar(&source, "source", "auto", "auto, tidemq (GET /tidemq/queues) or sqs (GetQueueAttributes)")
 	f.DurationVar(&interval, "interval", time.Second, "refresh interval")
 	f.BoolVar(&once, "once", false, "print one frame and exit (no terminal needed)")
@@ -80,6 +80,13 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 
 func topSource(ctx context.Context, client *clientOptions, source string) (top.Source, error) {
 	tidemqSrc := &top.TidemqSource{Endpoint: client.endpoint}
+	if client.custom() {
+		hc, err := (&adminOptions{*client}).httpClient(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		tidemqSrc.Client = hc
+	}
 	switch source {
 	case "tidemq":
 		if client.endpoint == "aws" {

@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq/trigger"
 )
 
 func newTriggerCommand() *cobra.Command {
-	var endpoint string
+	var admin adminOptions
 	cmd := &cobra.Command{
 		Use:   "trigger",
 		Short: "Manage triggers: Lambda-style consumers that a tidemq server runs",
@@ -32,23 +33,29 @@ leaves it to come back after the visibility timeout; with
 --report-batch-item-failures the response {"batchItemFailures":[...]} keeps
 only the listed messages.
 
-These commands talk to a running server's admin API (/tidemq/triggers).`,
+These commands talk to a running server's admin API (/tidemq/triggers), signing
+their requests with the AWS credentials of the standard chain (or --profile),
+as a server with --auth requires.`,
 		Example: `  tidemq trigger create orders-fn --queue orders --url http://127.0.0.1:8080/ --batch-size 5 --report-batch-item-failures
   tidemq trigger create local --queue jobs.fifo --timeout 30 -- ./handler.sh
   tidemq trigger list
   tidemq trigger update orders-fn --max-concurrency 10
   tidemq trigger disable orders-fn`,
 	}
-	cmd.PersistentFlags().StringVar(&endpoint, "endpoint", "http://127.0.0.1:9324", "base URL of the tidemq server [$TIDEMQ_ENDPOINT]")
-	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		if !cmd.Flags().Changed("endpoint") {
-			if v, ok := os.LookupEnv("TIDEMQ_ENDPOINT"); ok {
-				endpoint = v
-			}
+	admin.register(cmd.PersistentFlags())
+	cmd.PersistentFlags().VisitAll(func(f *pflag.Flag) { f.Usage += fmt.Sprintf(" [$%s]", envName(f.Name)) })
+	var client *http.Client
+	cmd.PersistentPreRunE = func(sub *cobra.Command, args []string) error {
+		if err := setFromEnv(sub.InheritedFlags()); err != nil {
+			return err
 		}
-		return nil
+		var err error
+		client, err = admin.httpClient(sub.Context(), nil)
+		return err
 	}
-	api := func() *triggerAPI { return &triggerAPI{base: strings.TrimRight(endpoint, "/") + trigger.APIPath} }
+	api := func() *triggerAPI {
+		return &triggerAPI{base: strings.TrimRight(admin.endpoint, "/") + trigger.APIPath, client: client}
+	}
 
 	create := &cobra.Command{
 		Use:   "create NAME --queue QUEUE (--url URL | -- COMMAND [ARGS...])",
@@ -257,7 +264,10 @@ func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, erro
 	return out, nil
 }
 
-type triggerAPI struct{ base string }
+type triggerAPI struct {
+	base   string
+	client *http.Client
+}
 
 func (a *triggerAPI) do(ctx context.Context, method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -275,7 +285,7 @@ func (a *triggerAPI) do(ctx context.Context, method, path string, in, out any) e
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		return err
 	}

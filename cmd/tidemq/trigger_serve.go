@@ -24,12 +24,14 @@ func (t *triggerOptions) addFlags(f *pflag.FlagSet) {
 }
 
 // triggers is the server's trigger manager, running.
-type triggers struct{ m *trigger.Manager }
+type triggers struct {
+	m       *trigger.Manager
+	handler http.Handler // the admin API under trigger.APIPath
+}
 
 // startTriggers loads the triggers (from triggers.json in the data
-// directory, or none in memory), mounts /tidemq/triggers on mux, registers
-// their metrics and starts them.
-func startTriggers(b tidemq.Broker, mux *http.ServeMux, reg prometheus.Registerer, o *serveOptions, log *slog.Logger) (*triggers, error) {
+// directory, or none in memory), registers their metrics and starts them.
+func startTriggers(b tidemq.Broker, reg prometheus.Registerer, o *serveOptions, log *slog.Logger) (*triggers, error) {
 	path := ""
 	if !o.inMemory {
 		path = filepath.Join(o.dataDir, "triggers.json")
@@ -38,16 +40,13 @@ func startTriggers(b tidemq.Broker, mux *http.ServeMux, reg prometheus.Registere
 	if err != nil {
 		return nil, err
 	}
-	h := m.Handler()
-	mux.Handle(trigger.APIPath, h)
-	mux.Handle(trigger.APIPath+"/", h)
 	if reg != nil {
 		if err := reg.Register(&triggerCollector{m: m}); err != nil {
 			return nil, err
 		}
 	}
 	m.Start()
-	return &triggers{m: m}, nil
+	return &triggers{m: m, handler: m.Handler()}, nil
 }
 
 // stop ends the polls and waits up to d for invocations in flight.

@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The attacks of issue 14 against the binary, each of which worked before
+// the front door: every route answers only signed requests under --auth,
+// browsers cannot reach across origins, and connections are bounded.
+
+const (
+	secKey    = "AKIDTEST"
+	secSecret = "secret123"
+)
+
+// rawRequest sends one unsigned request and returns the status and body.
+func rawRequest(t *testing.T, method, url, contentType, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestSecurityEveryRouteNeedsASignature(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "ran")
+	s := startServer(t, "--auth", "--credentials", secKey+":"+secSecret, "--allow-trigger-commands")
+	s.createQueueSigned(t, "victim")
+
+	// The trigger that used to post a queue's messages to an outside URL,
+	// and the one that ran a command as the server's user.
+	for _, trig := range []string{
+		`{"Name":"exfil","Queue":"victim","Target":{"URL":"http://127.0.0.1:1/steal","Headers":{"Authorization":"Bearer x"}}}`,
+		`{"Name":"pwn","Queue":"victim","Target":{"Command":["/bin/sh","-c","touch ` + marker + `"]}}`,
+	} {
+		status, body := rawRequest(t, http.MethodPost, s.url+"/tidemq/triggers", "application/json", trig)
+		if status != http.StatusForbidden || !strings.Contains(body, "MissingAuthenticationToken") {
+			t.Errorf("unsigned POST /tidemq/triggers: %d %s, want 403 MissingAuthenticationToken", status, body)
+		}
+	}
+	for _, path := range []string{"/tidemq/triggers", "/tidemq/triggers/exfil", "/tidemq/queues", "/tidemq/alarms", "/metrics", "/health"} {
+		if status, body := rawRequest(t, http.MethodGet, s.url+path, "", ""); status != http.StatusForbidden {
+			t.Errorf("unsigned GET %s: %d %s, want 403", path, status, body)
+		}
+	}
+	// The same calls, signed by tidemq's own commands, go through.
+	env := clientEnv(secKey, secSecret)
+	if out, errOut, code := runTidemq(t, env, "trigger", "list", "--endpoint", s.url); code != 0 || strings.Contains(out, "exfil") {
+		t.Errorf("signed tidemq trigger list: exit %d, %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runTidemq(t, env, "alarms", "--endpoint", s.url); code != 0 {
+		t.Errorf("signed tidemq alarms: exit %d: %s", code, errOut)
+	}
+	if out, errOut, code := runTidemq(t, env, "top", "--once", "--endpoint", s.url, "--source", "tidemq"); code != 0 || !strings.Contains(out, "victim") {
+		t.Errorf("signed tidemq top --once: exit %d: %s %s", code, out, errOut)
+	}
+	bad := clientEnv(secKey, "wrong")
+	if _, errOut, code := runTidemq(t, bad, "trigger", "list", "--endpoint", s.url); code == 0 || !strings.Contains(errOut, "signature") {
+		t.Errorf("tidemq trigger list with a wrong secret: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("an unsigned request ran a command")
+	}
+}
+
+func TestSecurityAuthExemptOpensOnlyProbes(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--auth", "--credentials", secKey+":"+secSecret, "--auth-exempt", "health,metrics")
+	for _, path := range []string{"/health", "/metrics"} {
+		if status, body := rawRequest(t, http.MethodGet, s.url+path, "", ""); status != http.StatusOK {
+			t.Errorf("unsigned GET %s with --auth-exempt: %d %s, want 200", path, status, body)
+		}
+	}
+	if status, _ := rawRequest(t, http.MethodGet, s.url+"/tidemq/queues", "", ""); status != http.StatusForbidden {
+		t.Errorf("unsigned GET /tidemq/queues with --auth-exempt health,metrics: %d, want 403", status)
+	}
+}
+
+// Without --auth a browser page must still not reach the server: a
+// cross-origin form post (text/plain, no preflight) used to create a trigger.
+func TestSecurityCrossOriginBrowserRefused(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	trig := `{"Name":"csrf","Queue":"q","Target":{"URL":"http://127.0.0.1:1/"}}`
+	for _, tc := range []struct {
+		method, path, ct, body string
+		header                 []string
+	}{
+		{http.MethodPost, "/tidemq/triggers", "text/plain", trig, []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}},
+		{http.MethodPost, "/tidemq/triggers", "text/plain", trig, nil}, // an old browser, or curl: still not JSON
+		{http.MethodPost, "/", "application/x-www-form-urlencoded", "Action=CreateQueue&QueueName=csrf", []string{"Sec-Fetch-Site", "cross-site"}},
+		{http.MethodGet, "/?Action=CreateQueue&QueueName=csrf", "", "", []string{"Sec-Fetch-Site", "cross-site"}},
+	} {
+		status, body := rawRequest(t, tc.method, s.url+tc.path, tc.ct, tc.body, tc.header...)
+		if status < 400 {
+			t.Errorf("%s %s %v: %d %s, want it refused", tc.method, tc.path, tc.header, status, body)
+		}
+	}
+	if status, out := s.call(t, "ListQueues", map[string]any{}); status != http.StatusOK || strings.Contains(fmt.Sprint(out), "csrf") {
+		t.Errorf("after the cross-origin attempts, ListQueues: %d %v", status, out)
+	}
+	if _, body := rawRequest(t, http.MethodGet, s.url+"/tidemq/triggers", "", ""); strings.Contains(body, "csrf") {
+		t.Errorf("a cross-origin post created a trigger: %s", body)
+	}
+}
+
+// Idle keep-alive connections used to pile up until no descriptor was
+// left: at --max-connections the longest-idle ones are closed, and a new
+// client is still served.
+func TestSecurityIdleConnectionsCannotLockOut(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--max-connections", "20")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range 60 {
+		c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("connection %d (past the cap of 20 idle ones) got no answer: %v", i, err)
+		}
+		resp.Body.Close()
+	}
+	if status, _ := s.call(t, "ListQueues", map[string]any{}); status != http.StatusOK {
+		t.Errorf("a new client after 60 idle connections: %d", status)
+	}
+}
+
+// --tls-cert and --tls-key: the AWS CLI talks HTTPS to it with the
+// certificate as its CA bundle, and queue URLs say https.
+func TestSecurityTLS(t *testing.T) {
+	t.Parallel()
+	requireAWS(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeSelfSigned(t, certFile, keyFile)
+	s := startTLSServer(t, certFile, keyFile)
+	cli := newCLI(t, s)
+	var out queueURLOut
+	cli.ok(t, &out, "--ca-bundle", certFile, "create-queue", "--queue-name", "over-tls")
+	if !strings.HasPrefix(out.QueueUrl, "https://") {
+		t.Errorf("queue URL over TLS = %q, want https://", out.QueueUrl)
+	}
+	if r := cli.run(t, "list-queues"); r.code == 0 {
+		t.Errorf("the AWS CLI trusted a self-signed certificate without --ca-bundle: %s", r)
+	}
+}
+
+// startTLSServer starts tidemq with TLS and points s.url at https. It
+// cannot use launch's health wait, which speaks plain HTTP.
+func startTLSServer(t *testing.T, certFile, keyFile string) *server {
+	t.Helper()
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	s := launchNoWait(t, []string{"serve", "--listen", "127.0.0.1:0", "--in-memory", "--tls-cert", certFile, "--tls-key", keyFile}, nil)
+	s.url = "https://" + s.addr
+	deadline := time.Now().Add(startTimeout)
+	for {
+		resp, err := client.Get(s.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s/health over TLS: %v", s.url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s
+}
+
+// writeSelfSigned writes a certificate for 127.0.0.1 and its key.
+func writeSelfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tidemq-e2e"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createQueueSigned creates a queue with the AWS CLI signed by the
+// security tests' keys.
+func (s *server) createQueueSigned(t *testing.T, name string) {
+	t.Helper()
+	requireAWS(t)
+	newCLI(t, s).withKeys(secKey, secSecret).ok(t, nil, "create-queue", "--queue-name", name)
+}
