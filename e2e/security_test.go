@@ -184,6 +184,14 @@ func TestSecurityTLS(t *testing.T) {
 	if r := cli.run(t, "list-queues"); r.code == 0 {
 		t.Errorf("the AWS CLI trusted a self-signed certificate without --ca-bundle: %s", r)
 	}
+	// tidemq's own commands honour AWS_CA_BUNDLE like the SDKs.
+	env := append(clientEnv("any", "any"), "AWS_CA_BUNDLE="+certFile)
+	if _, errOut, code := runTidemq(t, env, "alarms", "--endpoint", s.url); code != 0 {
+		t.Errorf("tidemq alarms over TLS with AWS_CA_BUNDLE: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runTidemq(t, env, "top", "--once", "--endpoint", s.url); code != 0 {
+		t.Errorf("tidemq top over TLS with AWS_CA_BUNDLE: exit %d: %s", code, errOut)
+	}
 }
 
 // startTLSServer starts tidemq with TLS and points s.url at https. It
