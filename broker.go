@@ -66,8 +66,29 @@ type Broker interface {
 	// newest first.
 	ListMessageMoveTasks(ctx context.Context, p ListMoveTasksParams) ([]MessageMoveTask, error)
 
+	Snapshotter
+	FailureRecorder
+	HealthChecker
+
+	// Drain answers every waiting long poll (empty) and makes later
+	// receives return without waiting: a server calls it when it begins to
+	// shut down, so that open long polls do not hold the shutdown up.
+	Drain()
 	// Close stops the broker and releases its storage.
 	Close() error
+}
+
+// Snapshotter reports every queue's state in one call: what /metrics, the
+// alarms, tidemq top and the ListQueueStats extension read. It is part of
+// Broker; it has a name of its own for the readers that need nothing else.
+type Snapshotter interface {
+	Snapshot() []QueueSnapshot
+}
+
+// HealthChecker is part of Broker: Healthy reports nil while the broker can
+// serve, or why it cannot (GET /health answers 503 with it).
+type HealthChecker interface {
+	Healthy() error
 }
 
 // QueueInfo names a queue.

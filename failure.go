@@ -8,9 +8,9 @@ import "context"
 // says which consumer and why.
 const HistoryConsumerFailed = "consumer-failed"
 
-// FailureRecorder is implemented by brokers that can add a consumer's
-// failure to the story of the messages it received. It is optional: a
-// consumer checks for it with a type assertion and does without it.
+// FailureRecorder adds a consumer's failure to the story of the messages it
+// received. It is part of Broker, named for the consumers (triggers) that
+// need nothing else.
 //
 // Recording a failure changes nothing else about a message: its
 // visibility, receive count and place in the queue stay as they are, and

@@ -100,6 +100,7 @@ func groups() []group {
 		{"Restart", restartChecks()},
 		{"Concurrency", concurrencyChecks()},
 		{"Limits", limitChecks()},
+		{"Operations", operationChecks()},
 	}
 }
 

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -329,13 +330,42 @@ var _ tidemq.Broker = (*engine.Engine)(nil)
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
-// TestBrokerUnwrap checks that the size-observing wrapper gives its broker
-// back to whoever looks for optional methods.
-func TestBrokerUnwrap(t *testing.T) {
+// TestBrokerForwards checks that the size-observing wrapper is the whole
+// broker to its readers: Snapshot, Healthy and RecordFailure reach the
+// engine (a trigger records failures through it).
+func TestBrokerForwards(t *testing.T) {
 	r := newRig(t)
 	w := r.m.Broker(r.eng)
-	u, ok := w.(interface{ Unwrap() tidemq.Broker })
-	if !ok || u.Unwrap() != tidemq.Broker(r.eng) {
-		t.Fatal("no Unwrap to the engine")
+	ctx := context.Background()
+	if _, err := w.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Snapshot(); len(s) != 1 || s[0].Name != "q" || s[0].Visible != 1 {
+		t.Errorf("Snapshot through the wrapper = %+v", s)
+	}
+	if err := w.Healthy(); err != nil {
+		t.Errorf("Healthy through the wrapper = %v", err)
+	}
+	msgs, err := w.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %v, %d messages", err, len(msgs))
+	}
+	errs, err := w.RecordFailure(ctx, tidemq.RecordFailureParams{Queue: "q", ReceiptHandles: []string{msgs[0].ReceiptHandle}, Detail: "boom"})
+	if err != nil || len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("RecordFailure through the wrapper: %v %v", err, errs)
+	}
+	peek, err := r.eng.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 1, IncludeInflight: true})
+	if err != nil || len(peek) != 1 {
+		t.Fatalf("peek: %v", err)
+	}
+	found := false
+	for _, ev := range peek[0].History {
+		found = found || ev.Kind == tidemq.HistoryConsumerFailed && strings.Contains(ev.Detail, "boom")
+	}
+	if !found {
+		t.Errorf("the failure recorded through the wrapper is not in the history: %+v", peek[0].History)
 	}
 }

@@ -350,21 +350,17 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 }
 
 // fail records a failure of the messages with the given handles: counted,
-// logged, and written into each message's story when the broker can.
+// logged, and written into each message's story.
 // Nothing is deleted; the messages come back after their visibility
 // timeout.
 func (r *runner) fail(handles []string, why string) {
 	r.stats.failed.Add(uint64(len(handles)))
 	r.setError(why)
 	r.logFailure(len(handles), why)
-	rec, ok := r.m.o.Broker.(tidemq.FailureRecorder)
-	if !ok {
-		return
-	}
 	// The story must be written even while the trigger is stopping.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := rec.RecordFailure(ctx, tidemq.RecordFailureParams{Queue: r.cfg.Queue, ReceiptHandles: handles,
+	if _, err := r.m.o.Broker.RecordFailure(ctx, tidemq.RecordFailureParams{Queue: r.cfg.Queue, ReceiptHandles: handles,
 		Detail: fmt.Sprintf("trigger %s: %s", r.cfg.Name, why), Client: r.client()}); err != nil {
 		r.m.log.Warn("trigger cannot record a failure", "trigger", r.cfg.Name, "err", err)
 	}

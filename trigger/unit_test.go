@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -173,7 +174,8 @@ func TestValidate(t *testing.T) {
 // failLogEvery, counting the failures in between.
 func TestFailureWarningsArePaced(t *testing.T) {
 	var buf bytes.Buffer
-	m := &Manager{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	rec := &failureRecorder{}
+	m := &Manager{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), o: Options{Broker: rec}}
 	r := m.newRunner(&Config{Name: "t", Queue: "q"}, QueueFacts{}, "", filters{})
 	for i := 0; i < 5; i++ {
 		r.fail([]string{"h"}, "connection refused")
@@ -188,4 +190,18 @@ func TestFailureWarningsArePaced(t *testing.T) {
 	if n := strings.Count(buf.String(), "trigger invocation failed"); n != 2 || !strings.Contains(buf.String(), "failures_since_last_warning=5") {
 		t.Fatalf("after the pause: %d warnings, want 2, the second counting 5 failures:\n%s", n, &buf)
 	}
+	if rec.calls != 6 {
+		t.Errorf("%d failures written into the messages' stories, want every one of 6", rec.calls)
+	}
+}
+
+// failureRecorder is a Broker that only counts RecordFailure calls.
+type failureRecorder struct {
+	tidemq.Broker
+	calls int
+}
+
+func (f *failureRecorder) RecordFailure(_ context.Context, p tidemq.RecordFailureParams) ([]error, error) {
+	f.calls++
+	return make([]error, len(p.ReceiptHandles)), nil
 }

@@ -1,10 +1,7 @@
 package sqs
 
 import (
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -207,90 +204,19 @@ type extListStatsOutput struct {
 	Queues []extQueueStats `json:"Queues"`
 }
 
-// snapshotter is implemented by brokers that can report every queue's state
-// in one call (the engine); the Broker interface does not require it.
-type snapshotter interface {
-	Snapshot() []tidemq.QueueSnapshot
-}
-
-// snapshots finds a Snapshot method on the broker or on a broker it wraps
-// (a wrapper exposes what it wraps with Unwrap() tidemq.Broker).
-func snapshots(b tidemq.Broker) (snapshotter, bool) {
-	for range 8 {
-		if s, ok := b.(snapshotter); ok {
-			return s, true
-		}
-		u, ok := b.(interface{ Unwrap() tidemq.Broker })
-		if !ok {
-			return nil, false
-		}
-		b = u.Unwrap()
-	}
-	return nil, false
-}
-
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 	out := &extListStatsOutput{Queues: []extQueueStats{}}
-	if s, ok := snapshots(c.broker()); ok {
-		for _, q := range s.Snapshot() {
-			if !strings.HasPrefix(q.Name, in.QueueNamePrefix) {
-				continue
-			}
-			age := q.OldestAgeSeconds
-			out.Queues = append(out.Queues, extQueueStats{
-				QueueURL: c.queueURL(q.Name), QueueArn: q.ARN, Fifo: q.FIFO,
-				Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed, OldestAgeSeconds: &age,
-				RetentionSeconds: q.RetentionSeconds, DeadLetterTargetArn: q.DeadLetterTarget,
-				MaxReceiveCount: q.MaxReceiveCount, IsDeadLetterQueue: q.IsDeadLetterQueue,
-			})
+	for _, q := range c.broker().Snapshot() {
+		if !strings.HasPrefix(q.Name, in.QueueNamePrefix) {
+			continue
 		}
-		return out, nil
+		age := q.OldestAgeSeconds
+		out.Queues = append(out.Queues, extQueueStats{
+			QueueURL: c.queueURL(q.Name), QueueArn: q.ARN, Fifo: q.FIFO,
+			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed, OldestAgeSeconds: &age,
+			RetentionSeconds: q.RetentionSeconds, DeadLetterTargetArn: q.DeadLetterTarget,
+			MaxReceiveCount: q.MaxReceiveCount, IsDeadLetterQueue: q.IsDeadLetterQueue,
+		})
 	}
-	return c.statsFromAttributes(in.QueueNamePrefix, out)
-}
-
-// statsFromAttributes builds the stats from ListQueues and
-// GetQueueAttributes, for brokers without Snapshot. The age of the oldest
-// message comes from a peek at it: its SentTimestamp (which, in a FIFO
-// dead-letter queue, is older than its arrival there).
-func (c *call) statsFromAttributes(prefix string, out *extListStatsOutput) (output, error) {
-	ctx := c.r.Context()
-	list, err := c.broker().ListQueues(ctx, tidemq.ListQueuesParams{Prefix: prefix})
-	if err != nil {
-		return nil, err
-	}
-	dlqs := make(map[string]bool)
-	for _, name := range list.Names {
-		attrs, err := c.broker().GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: name, Names: []string{"All"}})
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		n := func(k string) int { v, _ := strconv.Atoi(attrs[k]); return v }
-		s := extQueueStats{
-			QueueURL: c.queueURL(name), QueueArn: attrs["QueueArn"], Fifo: strings.HasSuffix(name, ".fifo"),
-			Visible: n("ApproximateNumberOfMessages"), InFlight: n("ApproximateNumberOfMessagesNotVisible"),
-			Delayed: n("ApproximateNumberOfMessagesDelayed"), RetentionSeconds: n("MessageRetentionPeriod"),
-		}
-		if rp, err := tidemq.ParseRedrivePolicy(attrs["RedrivePolicy"]); attrs["RedrivePolicy"] != "" && err == nil {
-			s.DeadLetterTargetArn = rp.DeadLetterTargetARN
-			s.MaxReceiveCount = rp.MaxReceiveCount
-			dlqs[rp.DeadLetterTargetARN] = true
-		}
-		if s.Visible+s.InFlight+s.Delayed > 0 {
-			if msgs, err := c.broker().PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: name, Max: 1, IncludeInflight: true}); err == nil &&
-				len(msgs) == 1 && msgs[0] != nil && !msgs[0].SentTimestamp.IsZero() {
-				age := max(0, time.Since(msgs[0].SentTimestamp).Seconds())
-				s.OldestAgeSeconds = &age
-			}
-		} else {
-			zero := 0.0
-			s.OldestAgeSeconds = &zero
-		}
-		out.Queues = append(out.Queues, s)
-	}
-	for i := range out.Queues {
-		out.Queues[i].IsDeadLetterQueue = dlqs[out.Queues[i].QueueArn]
-	}
-	sort.Slice(out.Queues, func(i, j int) bool { return out.Queues[i].QueueURL < out.Queues[j].QueueURL })
 	return out, nil
 }

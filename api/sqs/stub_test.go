@@ -119,7 +119,14 @@ func (b *stubBroker) MoveMessages(context.Context, tidemq.MoveMessagesParams) (*
 	b.check()
 	return &tidemq.MoveMessagesResult{}, nil
 }
-func (b *stubBroker) Close() error { return nil }
+func (b *stubBroker) Snapshot() []tidemq.QueueSnapshot { b.check(); return nil }
+func (b *stubBroker) RecordFailure(_ context.Context, p tidemq.RecordFailureParams) ([]error, error) {
+	b.check()
+	return make([]error, len(p.ReceiptHandles)), nil
+}
+func (b *stubBroker) Healthy() error { return nil }
+func (b *stubBroker) Drain()         {}
+func (b *stubBroker) Close() error   { return nil }
 
 // The move-task answers: a handle; a listing whose two tasks carry members
 // AWS would not show (a FAILED task's handle, a RUNNING task's failure
