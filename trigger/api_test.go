@@ -2,9 +2,12 @@ package trigger_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,5 +99,51 @@ func TestAdminAPIAndPersistence(t *testing.T) {
 	m3, _ := trigger.NewManager(trigger.Options{Broker: e, Path: path})
 	if l := m3.List(); len(l) != 0 {
 		t.Fatalf("deleted trigger came back: %+v", l)
+	}
+}
+
+// TestUpdateReplacesHeaders: an update that gives Target.Headers gives
+// them all: a header left out is removed, not kept from before; an update
+// that does not give them keeps them.
+func TestUpdateReplacesHeaders(t *testing.T) {
+	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "triggers.json")
+	m, err := trigger.NewManager(trigger.Options{Broker: e, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	ctx := context.Background()
+	if _, err := m.Create(ctx, trigger.Config{Name: "t", Queue: "q", Timeout: 1, Enabled: new(false),
+		Target: trigger.Target{URL: "http://h/", Headers: map[string]string{"A": "a-1", "B": "b-1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() map[string]string {
+		t.Helper()
+		var f struct{ Triggers []trigger.Config }
+		b, _ := os.ReadFile(path)
+		if err := json.Unmarshal(b, &f); err != nil || len(f.Triggers) != 1 {
+			t.Fatalf("triggers.json: %v\n%s", err, b)
+		}
+		return f.Triggers[0].Target.Headers
+	}
+	if _, err := m.Update(ctx, "t", []byte(`{"BatchSize":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if h := stored(); !maps.Equal(h, map[string]string{"A": "a-1", "B": "b-1"}) {
+		t.Errorf("headers after an update without them: %v", h)
+	}
+	if _, err := m.Update(ctx, "t", []byte(`{"Target":{"Headers":{"A":"a-2"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if h := stored(); !maps.Equal(h, map[string]string{"A": "a-2"}) {
+		t.Errorf("headers after an update giving A only: %v", h)
 	}
 }

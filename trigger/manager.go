@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,7 +216,8 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 
 // Update merges patch (a JSON object of Config fields) into the named
 // trigger's settings, validates the result and restarts the trigger. The
-// name and the queue cannot change.
+// name and the queue cannot change. Target.Headers, when given, replace
+// the trigger's headers as a whole.
 func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Status, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -224,6 +226,13 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 		return nil, &NotFoundError{Name: name}
 	}
 	cfg := old.cfg.clone()
+	headersGiven, err := patchGivesHeaders(patch)
+	if err != nil {
+		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if headersGiven {
+		cfg.Target.Headers = nil // replaced as a whole, not merged
+	}
 	if err := json.Unmarshal(patch, cfg); err != nil {
 		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
 	}
@@ -252,6 +261,24 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 		r.start(m.invokeCtx)
 	}
 	return r.status(), nil
+}
+
+// patchGivesHeaders reports whether an update gives Target.Headers, which
+// then replace the trigger's headers as a whole (a header left out is
+// removed), rather than being merged into them.
+func patchGivesHeaders(patch []byte) (bool, error) {
+	var p struct {
+		Target map[string]json.RawMessage `json:"Target"`
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return false, err
+	}
+	for k := range p.Target {
+		if strings.EqualFold(k, "Headers") { // as encoding/json matches names
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // SetEnabled enables or disables a trigger.
