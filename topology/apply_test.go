@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -206,7 +207,7 @@ func TestApplyAllInProcess(t *testing.T) {
 	must(s.topics.SetTopicAttribute(events0, "DisplayName", "changed"))
 	must(s.topics.SetSubscriptionAttribute(byQueue["orders"].ARN, "RawMessageDelivery", "false"))
 	must(s.topics.SetSubscriptionAttribute(byQueue["orders"].ARN, "FilterPolicy", `{"type":["other"]}`))
-	_, err = s.triggers.Update(ctx, "order-worker.orders", []byte(`{"BatchSize":2,"Enabled":false}`))
+	_, err = s.triggers.Update(ctx, "order-worker.orders", []byte(`{"BatchSize":2,"Enabled":false,"Target":{"Headers":{"Authorization":"Bearer drifted"}}}`))
 	must(err)
 	off := false
 	s.alarms.SetQueueOverride("orders-dlq", alarms.Override{DLQNotEmpty: &off})
@@ -216,7 +217,7 @@ func TestApplyAllInProcess(t *testing.T) {
 	for _, want := range []string{
 		"~ topic events (update)\n    DisplayName: changed -> Order events\n",
 		"~ subscription events -> sqs:orders (update)\n    RawMessageDelivery: false -> true\n    FilterPolicy: {\"type\":[\"other\"]} -> {\"type\":[\"order\"]}\n",
-		"~ trigger order-worker.orders (update)\n    BatchSize: 2 -> 5\n    Enabled: false -> true\n",
+		"~ trigger order-worker.orders (update)\n    BatchSize: 2 -> 5\n    Enabled: false -> true\n    Secrets: (hidden, digest ",
 		"~ alarm orders-dlq-depth (update)\n    orders-dlq dlq_not_empty: false -> true\n",
 		"0 to create, 4 to update, 10 unchanged, 4 not applied",
 	} {
@@ -237,6 +238,18 @@ func TestApplyAllInProcess(t *testing.T) {
 	}
 	if !s.alarms.Thresholds("orders-dlq").DLQNotEmpty {
 		t.Error("dlq_not_empty not restored")
+	}
+	// The secret put back is the one the target gets.
+	if _, err := s.eng.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "orders", Entries: []tidemq.SendEntry{{ID: "1", Body: `{"id":2}`}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		if ev["auth"] != "Bearer local" {
+			t.Errorf("after restore, the target got Authorization %q", ev["auth"])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the restored trigger did not deliver")
 	}
 }
 
@@ -513,15 +526,32 @@ func TestApplyTopicTags(t *testing.T) {
 	}
 }
 
-// TestPlanHidesHeaderValues: trigger headers carry secrets; the plan shows
-// a digest that still changes with the value.
-func TestPlanHidesHeaderValues(t *testing.T) {
-	a := triggerFields(&trigger.Config{Queue: "q", Target: trigger.Target{URL: "http://h", Headers: map[string]string{"Authorization": "Bearer s3cret"}}})
-	b := triggerFields(&trigger.Config{Queue: "q", Target: trigger.Target{URL: "http://h", Headers: map[string]string{"Authorization": "Bearer other"}}})
-	if strings.Contains(a["Headers"], "s3cret") || !strings.HasPrefix(a["Headers"], "Authorization: (hidden") {
-		t.Errorf("headers in the plan: %q", a["Headers"])
+// TestPlanHidesSecrets: trigger headers and URL userinfo carry secrets;
+// the plan shows the header names and a digest that still changes with any
+// value; a server that shows the secrets themselves (an older tidemq) and
+// one that gives their digest compare the same.
+func TestPlanHidesSecrets(t *testing.T) {
+	cfg := func(url, auth string) *trigger.Config {
+		return &trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: url, Headers: map[string]string{"Authorization": auth, "X-Key": "k"}}}
 	}
-	if a["Headers"] == b["Headers"] {
-		t.Errorf("a changed header value looks unchanged: %q", a["Headers"])
+	fields := func(c *trigger.Config) map[string]string { return triggerFields(c, trigger.SecretsDigest(c)) }
+	a := fields(cfg("http://u:pw-s3cret@h/", "Bearer s3cret"))
+	for k, v := range a {
+		if strings.Contains(v, "s3cret") {
+			t.Errorf("%s in the plan: %q", k, v)
+		}
+	}
+	if a["Headers"] != "Authorization, X-Key" || a["Target"] != "http://********@h/" || !strings.HasPrefix(a["Secrets"], "(hidden, digest ") {
+		t.Errorf("plan fields: %q", a)
+	}
+	if b := fields(cfg("http://u:pw-s3cret@h/", "Bearer other")); a["Secrets"] == b["Secrets"] {
+		t.Errorf("a changed header value looks unchanged: %q", a["Secrets"])
+	}
+	if b := fields(cfg("http://u:other@h/", "Bearer s3cret")); a["Secrets"] == b["Secrets"] {
+		t.Errorf("a changed password looks unchanged: %q", a["Secrets"])
+	}
+	old := &trigger.Status{Config: *cfg("http://u:pw-s3cret@h/", "Bearer s3cret")}
+	if d := currentSecretsDigest(old); !maps.Equal(triggerFields(&old.Config, d), a) {
+		t.Errorf("an older server's trigger compares as changed: %q", triggerFields(&old.Config, d))
 	}
 }

@@ -17,9 +17,9 @@ import (
 // ManagerTarget adapts a trigger.Manager (in process, for 'tidemq serve
 // --config'); the CLI adapts the /tidemq/triggers admin API.
 type TriggerTarget interface {
-	// Trigger returns the named trigger's settings, or nil when there is
-	// no such trigger.
-	Trigger(ctx context.Context, name string) (*trigger.Config, error)
+	// Trigger returns the named trigger as the admin API shows it (with
+	// the digest of its secrets), or nil when there is no such trigger.
+	Trigger(ctx context.Context, name string) (*trigger.Status, error)
 	// CreateTrigger creates a trigger and returns its warnings.
 	CreateTrigger(ctx context.Context, c trigger.Config) (warnings []string, err error)
 	// UpdateTrigger replaces every setting of the trigger c.Name with c's
@@ -117,9 +117,11 @@ func TriggerPatch(c trigger.Config) []byte {
 }
 
 // triggerFields renders the settings the applier compares, with Lambda's
-// defaults filled in.
-func triggerFields(c *trigger.Config) map[string]string {
-	target := c.Target.URL
+// defaults filled in. The secrets of the target (its header values and the
+// URL's userinfo) are compared by their digest (trigger.SecretsDigest):
+// plans and logs must not show them.
+func triggerFields(c *trigger.Config, secretsDigest string) map[string]string {
+	target := trigger.RedactURL(c.Target.URL)
 	if len(c.Target.Command) > 0 {
 		b, _ := json.Marshal(c.Target.Command)
 		target = "command " + string(b)
@@ -127,13 +129,10 @@ func triggerFields(c *trigger.Config) map[string]string {
 	if c.Target.Dir != "" {
 		target += " in " + c.Target.Dir
 	}
-	headers := ""
-	if len(c.Target.Headers) > 0 {
-		var hs []string
-		for _, k := range sortedKeys(c.Target.Headers) {
-			hs = append(hs, k+": "+hiddenValue(c.Target.Headers[k]))
-		}
-		headers = strings.Join(hs, ", ")
+	headers := strings.Join(sortedKeys(c.Target.Headers), ", ")
+	secrets := ""
+	if secretsDigest != "" {
+		secrets = hiddenValue(secretsDigest)
 	}
 	batch := c.BatchSize
 	if batch == 0 {
@@ -156,6 +155,7 @@ func triggerFields(c *trigger.Config) map[string]string {
 		"Queue":                          c.Queue,
 		"Target":                         target,
 		"Headers":                        headers,
+		"Secrets":                        secrets,
 		"Enabled":                        fmt.Sprint(c.IsEnabled()),
 		"BatchSize":                      fmt.Sprint(batch),
 		"MaximumBatchingWindowInSeconds": fmt.Sprint(c.MaximumBatchingWindowInSeconds),
@@ -166,12 +166,25 @@ func triggerFields(c *trigger.Config) map[string]string {
 	}
 }
 
-// hiddenValue stands for a header value in plans and logs: headers carry
-// secrets (Authorization), so the plan shows a digest, which still tells a
-// changed value from an unchanged one.
-func hiddenValue(v string) string {
-	sum := sha256.Sum256([]byte(v))
-	return "(hidden, sha256 " + hex.EncodeToString(sum[:4]) + ")"
+// hiddenValue stands for a target's secrets in plans and logs: a few
+// characters of their digest, which tell a changed value from an
+// unchanged one.
+func hiddenValue(digest string) string {
+	short := digest[strings.LastIndexByte(digest, ':')+1:]
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	return "(hidden, digest " + short + ")"
+}
+
+// currentSecretsDigest is the digest of the secrets of a trigger as a
+// server returned it: the one it gives, or, from a server that gives none
+// (an older tidemq), that of the secrets it shows.
+func currentSecretsDigest(cur *trigger.Status) string {
+	if cur.SecretsDigest != "" {
+		return cur.SecretsDigest
+	}
+	return trigger.SecretsDigest(&cur.Config)
 }
 
 // applyTriggers creates or updates a trigger for every event source whose
@@ -200,7 +213,7 @@ func applyTriggers(ctx context.Context, target TriggerTarget, c *Config, dryRun 
 			return fmt.Errorf("trigger %s: %w", name, err)
 		}
 		ch := Change{Kind: KindTrigger, Name: name, Notes: notes}
-		wf := triggerFields(&want)
+		wf := triggerFields(&want, trigger.SecretsDigest(&want))
 		if cur == nil {
 			ch.Action = ActionCreate
 			for _, k := range sortedKeys(wf) {
@@ -221,7 +234,7 @@ func applyTriggers(ctx context.Context, target TriggerTarget, c *Config, dryRun 
 		if cur.Queue != want.Queue {
 			return fmt.Errorf("trigger %s exists and polls queue %s, not %s: a trigger's queue cannot change (delete it, or name the event source)", name, cur.Queue, want.Queue)
 		}
-		hf := triggerFields(cur)
+		hf := triggerFields(&cur.Config, currentSecretsDigest(cur))
 		for _, k := range sortedKeys(wf) {
 			if hf[k] != wf[k] {
 				ch.Attributes = append(ch.Attributes, AttributeChange{Name: k, Old: hf[k], New: wf[k]})

@@ -111,7 +111,7 @@ type ManagerTarget struct {
 }
 
 // Trigger implements TriggerTarget.
-func (t ManagerTarget) Trigger(ctx context.Context, name string) (*trigger.Config, error) {
+func (t ManagerTarget) Trigger(ctx context.Context, name string) (*trigger.Status, error) {
 	s, err := t.Manager.Get(name)
 	if err != nil {
 		var nf *trigger.NotFoundError
@@ -120,7 +120,7 @@ func (t ManagerTarget) Trigger(ctx context.Context, name string) (*trigger.Confi
 		}
 		return nil, err
 	}
-	return &s.Config, nil
+	return s, nil
 }
 
 // CreateTrigger implements TriggerTarget.

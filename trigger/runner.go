@@ -68,7 +68,11 @@ type Status struct {
 	LastError     string     `json:"LastError,omitempty"`
 	LastErrorTime *time.Time `json:"LastErrorTime,omitempty"`
 	Warnings      []string   `json:"Warnings,omitempty"`
-	Stats         Stats      `json:"Stats"`
+	// SecretsDigest is SecretsDigest of the trigger's settings: it tells
+	// whether the secrets of its target are the ones a client has. Empty
+	// when the target has none.
+	SecretsDigest string `json:"SecretsDigest,omitempty"`
+	Stats         Stats  `json:"Stats"`
 }
 
 // runner runs one trigger: a supervisor that resolves the queue, then
@@ -80,6 +84,8 @@ type runner struct {
 	m     *Manager
 	cfg   *Config
 	stats *counters
+	// digest is SecretsDigest(cfg), computed once: it costs PBKDF2.
+	digest string
 
 	mu        sync.Mutex
 	facts     QueueFacts
@@ -97,14 +103,14 @@ type runner struct {
 }
 
 func (m *Manager) newRunner(cfg *Config, facts QueueFacts, arn string, fs filters) *runner {
-	return &runner{m: m, cfg: cfg, stats: &counters{}, facts: facts, arn: arn, filters: fs}
+	return &runner{m: m, cfg: cfg, stats: &counters{}, digest: SecretsDigest(cfg), facts: facts, arn: arn, filters: fs}
 }
 
 func (r *runner) status() *Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := &Status{Config: *r.cfg.clone(), State: "Disabled", QueueARN: r.arn, LastError: r.lastErr,
-		Warnings: r.warnings, Stats: r.stats.snapshot()}
+		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot()}
 	if r.cfg.IsEnabled() {
 		s.State = "Enabled"
 	}

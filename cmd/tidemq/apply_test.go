@@ -179,7 +179,7 @@ func TestApplyCommandTopology(t *testing.T) {
 	if _, err := cl.SetSubscriptionAttributes(ctx, &awssns.SetSubscriptionAttributesInput{SubscriptionArn: aws.String(ordersSub), AttributeName: aws.String("RawMessageDelivery"), AttributeValue: aws.String("false")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.triggers.Update(ctx, "order-worker.orders", []byte(`{"Timeout":10,"Target":{"URL":"http://127.0.0.1:2/"}}`)); err != nil {
+	if _, err := s.triggers.Update(ctx, "order-worker.orders", []byte(`{"Timeout":10,"Target":{"URL":"http://127.0.0.1:2/","Headers":{"Authorization":"Bearer drifted"}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	out, err = run(newApplyCommand(), file, "--endpoint", s.url, "--dry-run")
@@ -189,7 +189,8 @@ func TestApplyCommandTopology(t *testing.T) {
 	for _, want := range []string{
 		"~ topic events (update)\n    DisplayName: x -> Order events\n",
 		"~ subscription events -> sqs:orders (update)\n    RawMessageDelivery: false -> true\n",
-		"~ trigger order-worker.orders (update)\n    Target: http://127.0.0.1:2/ -> http://127.0.0.1:1/fn\n    Timeout: 10 -> 30\n",
+		"~ trigger order-worker.orders (update)\n    Secrets: (hidden, digest ",
+		"\n    Target: http://127.0.0.1:2/ -> http://127.0.0.1:1/fn\n    Timeout: 10 -> 30\n",
 		"0 to create, 3 to update, 9 unchanged, 6 not applied\ndry run: nothing changed\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -204,5 +205,14 @@ func TestApplyCommandTopology(t *testing.T) {
 	if st := s.trigger(t, "order-worker.orders"); a.Attributes["RawMessageDelivery"] != "true" || ta.Attributes["DisplayName"] != "Order events" ||
 		st.Timeout != 30 || st.Target.URL != "http://127.0.0.1:1/fn" {
 		t.Errorf("not put back: %v %v %+v", a.Attributes, ta.Attributes, st)
+	}
+	// The secret too: the server's digest is that of the file's header.
+	local := trigger.Config{Name: "order-worker.orders", Target: trigger.Target{URL: "http://127.0.0.1:1/fn", Headers: map[string]string{"Authorization": "Bearer local"}}}
+	if st := s.trigger(t, "order-worker.orders"); st.SecretsDigest != trigger.SecretsDigest(&local) {
+		t.Errorf("secret not put back: %+v", st)
+	}
+	out, err = run(newApplyCommand(), file, "--endpoint", s.url)
+	if err != nil || !strings.Contains(out, "0 to create, 0 to update, 12 unchanged, 6 not applied\n") || strings.Contains(out, "Bearer") {
+		t.Fatalf("apply after the drift was put back: %v\n%s", err, out)
 	}
 }

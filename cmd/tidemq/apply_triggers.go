@@ -73,7 +73,7 @@ func (t *triggerAPITarget) do(ctx context.Context, method, path string, body []b
 	return &s, nil
 }
 
-func (t *triggerAPITarget) Trigger(ctx context.Context, name string) (*trigger.Config, error) {
+func (t *triggerAPITarget) Trigger(ctx context.Context, name string) (*trigger.Status, error) {
 	s, err := t.do(ctx, http.MethodGet, "/"+url.PathEscape(name), nil)
 	if errors.Is(err, errNoTrigger) {
 		return nil, nil
@@ -81,7 +81,7 @@ func (t *triggerAPITarget) Trigger(ctx context.Context, name string) (*trigger.C
 	if err != nil {
 		return nil, err
 	}
-	return &s.Config, nil
+	return s, nil
 }
 
 func (t *triggerAPITarget) CreateTrigger(ctx context.Context, c trigger.Config) ([]string, error) {
