@@ -156,7 +156,7 @@ func TestApplyAllInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Target.URL != fn.URL || st.Target.Headers["Authorization"] != "Bearer local" || st.BatchSize != 5 || st.Timeout != 30 ||
+	if st.Target.URL != fn.URL || st.Target.Headers["Authorization"] != trigger.Redacted || st.BatchSize != 5 || st.Timeout != 30 ||
 		st.ScalingConfig.MaximumConcurrency != 3 || st.FunctionResponseTypes[0] != trigger.ReportBatchItemFailures || st.State != "Enabled" {
 		t.Errorf("order-worker trigger: %+v", st)
 	}
@@ -529,7 +529,7 @@ func TestApplyTopicTags(t *testing.T) {
 // TestPlanHidesSecrets: trigger headers and URL userinfo carry secrets;
 // the plan shows the header names and a digest that still changes with any
 // value; a server that shows the secrets themselves (an older tidemq) and
-// one that gives their digest compare the same.
+// one that redacts them compare the same.
 func TestPlanHidesSecrets(t *testing.T) {
 	cfg := func(url, auth string) *trigger.Config {
 		return &trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: url, Headers: map[string]string{"Authorization": auth, "X-Key": "k"}}}

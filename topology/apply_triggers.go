@@ -17,8 +17,9 @@ import (
 // ManagerTarget adapts a trigger.Manager (in process, for 'tidemq serve
 // --config'); the CLI adapts the /tidemq/triggers admin API.
 type TriggerTarget interface {
-	// Trigger returns the named trigger as the admin API shows it (with
-	// the digest of its secrets), or nil when there is no such trigger.
+	// Trigger returns the named trigger as the admin API shows it (its
+	// secrets redacted, their digest beside them), or nil when there is no
+	// such trigger.
 	Trigger(ctx context.Context, name string) (*trigger.Status, error)
 	// CreateTrigger creates a trigger and returns its warnings.
 	CreateTrigger(ctx context.Context, c trigger.Config) (warnings []string, err error)
@@ -119,7 +120,7 @@ func TriggerPatch(c trigger.Config) []byte {
 // triggerFields renders the settings the applier compares, with Lambda's
 // defaults filled in. The secrets of the target (its header values and the
 // URL's userinfo) are compared by their digest (trigger.SecretsDigest):
-// plans and logs must not show them.
+// the server shows them redacted, and plans and logs must not show them.
 func triggerFields(c *trigger.Config, secretsDigest string) map[string]string {
 	target := trigger.RedactURL(c.Target.URL)
 	if len(c.Target.Command) > 0 {
@@ -178,8 +179,8 @@ func hiddenValue(digest string) string {
 }
 
 // currentSecretsDigest is the digest of the secrets of a trigger as a
-// server returned it: the one it gives, or, from a server that gives none
-// (an older tidemq), that of the secrets it shows.
+// server returned it: the one it gives, or, from a server that shows the
+// secrets themselves (tidemq before they were redacted), their digest.
 func currentSecretsDigest(cur *trigger.Status) string {
 	if cur.SecretsDigest != "" {
 		return cur.SecretsDigest

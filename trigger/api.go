@@ -26,6 +26,17 @@ const APIPath = "/tidemq/triggers"
 //
 // Errors are {"error":"..."} with 400 (invalid settings, unknown queue),
 // 404 (no such trigger) or 409 (the name is taken).
+//
+// No response shows a secret of a target: each header value and the
+// userinfo of the URL read "********" (Redacted), and SecretsDigest tells
+// whether the secrets are those a client has (see SecretsDigest):
+//
+//	"Target": {"URL": "https://********@fn.example/", "Headers": {"Authorization": "********"}},
+//	"SecretsDigest": "pbkdf2-sha256:3f0c...",
+//
+// An update that gives Target.Headers replaces the headers as a whole (one
+// left out is removed); "********" as a header value or as the URL's
+// userinfo keeps the stored secret, so GET-modify-PUT works.
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {

@@ -25,9 +25,12 @@ package trigger
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,6 +86,8 @@ type Target struct {
 	// function error, 429 counted as a throttle.
 	URL string `json:"URL,omitempty"`
 	// Headers are added to every POST (an Authorization header, say).
+	// Their values, like the URL's userinfo, are secrets: the admin API
+	// shows them as Redacted (see secrets.go).
 	Headers map[string]string `json:"Headers,omitempty"`
 	// Command is run once per batch, the event on its standard input and
 	// the response read from its standard output. A non-zero exit is a
@@ -175,7 +180,25 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 	case c.Target.URL != "" && len(c.Target.Command) > 0:
 		return nil, invalid("Target takes a URL or a Command, not both")
 	case c.Target.URL != "" && !regexp.MustCompile(`^https?://`).MatchString(c.Target.URL):
-		return nil, invalid("Target.URL must be an http:// or https:// URL, not %q", c.Target.URL)
+		// Only the scheme is quoted: the rest may hold a secret.
+		if scheme, _, ok := strings.Cut(c.Target.URL, "://"); ok {
+			return nil, invalid("Target.URL must be an http:// or https:// URL, not a %s:// one", scheme)
+		}
+		return nil, invalid("Target.URL must be an http:// or https:// URL, with its scheme")
+	}
+	if c.Target.URL != "" {
+		// Checked here so that an invocation never fails to parse it: the
+		// error of net/url quotes the whole URL, userinfo included.
+		if _, err := url.Parse(c.Target.URL); err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, invalid("Target.URL %q is not a valid URL: %v", RedactURL(c.Target.URL), err)
+		}
+	}
+	if where, ok := c.Target.hasRedacted(); ok {
+		return nil, invalid("%s is %s, the placeholder of a secret the admin API does not show: give its value", where, Redacted)
 	}
 	bs := c.batchSize()
 	if bs < 1 || bs > MaxBatchSize {

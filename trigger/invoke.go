@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ type httpInvoker struct {
 func (h *httpInvoker) invoke(ctx context.Context, event []byte) outcome {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.t.URL, bytes.NewReader(event))
 	if err != nil {
-		return outcome{err: err}
+		return outcome{err: redactURLError(err)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "tidemq-trigger")
@@ -53,7 +54,7 @@ func (h *httpInvoker) invoke(ctx context.Context, event []byte) outcome {
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return timedOut(ctx, err)
+		return timedOut(ctx, redactURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
@@ -92,6 +93,18 @@ func (c *commandInvoker) invoke(ctx context.Context, event []byte) outcome {
 		return outcome{err: fmt.Errorf("response is larger than %d bytes", maxResponse)}
 	}
 	return outcome{resp: stdout.Bytes()}
+}
+
+// redactURLError hides the userinfo in the URL a *url.Error quotes: net/http
+// hides a password, but not a user, which may be a token
+// (https://TOKEN@host/). The error becomes the trigger's LastError and is
+// logged.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = RedactURL(ue.URL)
+	}
+	return err
 }
 
 // timedOut turns an error into a timeout when ctx's deadline passed.

@@ -217,7 +217,8 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 // Update merges patch (a JSON object of Config fields) into the named
 // trigger's settings, validates the result and restarts the trigger. The
 // name and the queue cannot change. Target.Headers, when given, replace
-// the trigger's headers as a whole.
+// the trigger's headers as a whole; a secret given as Redacted keeps its
+// stored value (see keepSecrets).
 func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Status, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -235,6 +236,9 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 	}
 	if err := json.Unmarshal(patch, cfg); err != nil {
 		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if err := cfg.Target.keepSecrets(&old.cfg.Target, headersGiven); err != nil {
+		return nil, err
 	}
 	if cfg.Name != name {
 		return nil, invalid("a trigger cannot be renamed")

@@ -58,8 +58,8 @@ func (c *counters) snapshot() Stats {
 	}
 }
 
-// Status is a trigger as the admin API shows it: its settings, its state
-// and its counters.
+// Status is a trigger as the admin API shows it: its settings, with the
+// secrets of its target shown as Redacted, its state and its counters.
 type Status struct {
 	Config
 	State    string `json:"State"` // Enabled or Disabled
@@ -68,9 +68,9 @@ type Status struct {
 	LastError     string     `json:"LastError,omitempty"`
 	LastErrorTime *time.Time `json:"LastErrorTime,omitempty"`
 	Warnings      []string   `json:"Warnings,omitempty"`
-	// SecretsDigest is SecretsDigest of the trigger's settings: it tells
-	// whether the secrets of its target are the ones a client has. Empty
-	// when the target has none.
+	// SecretsDigest is SecretsDigest of the trigger's settings: the
+	// secrets of its target are shown as Redacted, and this tells whether
+	// they are the ones a client has. Empty when the target has none.
 	SecretsDigest string `json:"SecretsDigest,omitempty"`
 	Stats         Stats  `json:"Stats"`
 }
@@ -111,6 +111,7 @@ func (r *runner) status() *Status {
 	defer r.mu.Unlock()
 	s := &Status{Config: *r.cfg.clone(), State: "Disabled", QueueARN: r.arn, LastError: r.lastErr,
 		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot()}
+	s.Target = s.Target.WithoutSecrets() // every response is made here: none shows a secret
 	if r.cfg.IsEnabled() {
 		s.State = "Enabled"
 	}

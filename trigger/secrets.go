@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -16,11 +18,18 @@ import (
 // (user:password@, or a token given as the user). A command target has
 // none: Target has no environment, and its arguments are shown as given.
 //
-// SecretsDigest stands for them where they must not be shown but a client
-// that knows them (tidemq apply) must tell whether the server's are the
-// same; RedactURL shows a URL without its userinfo.
+// The server needs the secrets, so triggers.json keeps them (a file only
+// the server's user can read, 0600). Nothing else shows them: every Status
+// the Manager returns, and so every admin API response, shows each header
+// value and the URL's userinfo as Redacted, and carries SecretsDigest so
+// that a client that knows the secrets (tidemq apply) can tell whether the
+// server's are the same. No error message or log line quotes them.
+//
+// An update may give Redacted where a secret was (a client that did
+// GET-modify-PUT): the stored value is kept.
 
-// Redacted stands for a secret where it is not shown.
+// Redacted stands for a secret in what the admin API returns; given back in
+// an update, it keeps the stored value.
 const Redacted = "********"
 
 // digestIterations is the PBKDF2 work factor of SecretsDigest: the
@@ -69,6 +78,34 @@ func userinfo(raw string) string {
 	return raw[i:j]
 }
 
+// WithoutSecrets returns a copy of t that shows no secret: header values
+// and the URL's userinfo replaced by Redacted.
+func (t Target) WithoutSecrets() Target {
+	out := t
+	out.URL = RedactURL(t.URL)
+	if t.Headers != nil {
+		out.Headers = make(map[string]string, len(t.Headers))
+		for k := range t.Headers {
+			out.Headers[k] = Redacted
+		}
+	}
+	out.Command = slices.Clone(t.Command)
+	return out
+}
+
+// hasRedacted reports where t still holds Redacted in place of a secret.
+func (t *Target) hasRedacted() (where string, ok bool) {
+	for _, k := range sortedHeaderNames(t.Headers) {
+		if t.Headers[k] == Redacted {
+			return fmt.Sprintf("Target.Headers[%q]", k), true
+		}
+	}
+	if userinfo(t.URL) == Redacted {
+		return "the userinfo of Target.URL", true
+	}
+	return "", false
+}
+
 // SecretsDigest is a salted, iterated digest (PBKDF2-SHA256, salted with
 // the trigger's name) of the secrets of c's target, "" when it has none.
 // Equal digests mean equal secrets; the digest does not give the secrets
@@ -89,4 +126,53 @@ func SecretsDigest(c *Config) string {
 		return "unavailable: " + err.Error()
 	}
 	return "pbkdf2-sha256:" + hex.EncodeToString(key)
+}
+
+// keepSecrets resolves, in t (a target being updated), each Redacted value
+// to the stored one of old. headersGiven says whether the update gave
+// Target.Headers (when it did not, t has old's).
+func (t *Target) keepSecrets(old *Target, headersGiven bool) error {
+	if headersGiven {
+		for _, k := range sortedHeaderNames(t.Headers) {
+			if t.Headers[k] != Redacted {
+				continue
+			}
+			v, ok := lookupHeader(old.Headers, k)
+			if !ok {
+				return invalid("Target.Headers[%q] is %s, the placeholder of a stored secret, but the trigger has no such header: give its value", k, Redacted)
+			}
+			t.Headers[k] = v
+		}
+	}
+	if i, j, ok := userinfoSpan(t.URL); ok && t.URL[i:j] == Redacted {
+		ui := userinfo(old.URL)
+		if ui == "" {
+			return invalid("the userinfo of Target.URL is %s, the placeholder of a stored secret, but the trigger's URL has none: give it", Redacted)
+		}
+		t.URL = t.URL[:i] + ui + t.URL[j:]
+	}
+	return nil
+}
+
+// lookupHeader finds a header by name, as HTTP compares names: without
+// regard to case.
+func lookupHeader(h map[string]string, name string) (string, bool) {
+	if v, ok := h[name]; ok {
+		return v, true
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func sortedHeaderNames(h map[string]string) []string {
+	ks := make([]string, 0, len(h))
+	for k := range h {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -1,10 +1,289 @@
 package trigger_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
+
+// lockedBuffer is a log sink that triggers may write to concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// adminEnv is a manager that keeps its triggers in a file, logs into a
+// buffer, and serves the admin API.
+type adminEnv struct {
+	t    *testing.T
+	e    *engine.Engine
+	m    *trigger.Manager
+	path string
+	logs *lockedBuffer
+	url  string
+}
+
+func newAdminEnv(t *testing.T) *adminEnv {
+	t.Helper()
+	e, err := engine.Open(engine.Options{Store: mem.New(), Clock: clocktest.New(time.Unix(1_700_000_000, 0)), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"q", "q2"} {
+		if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: q, Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := &adminEnv{t: t, e: e, path: filepath.Join(t.TempDir(), "triggers.json"), logs: &lockedBuffer{}}
+	log := slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	v.m, err = trigger.NewManager(trigger.Options{Broker: e, Path: v.path, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.m.Start()
+	srv := httptest.NewServer(v.m.Handler())
+	v.url = srv.URL
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := v.m.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		e.Close()
+	})
+	return v
+}
+
+// call makes an admin API request and returns the raw body.
+func (v *adminEnv) call(method, path, body string, want int) []byte {
+	v.t.Helper()
+	req, _ := http.NewRequest(method, v.url+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		v.t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, b, want)
+	}
+	return b
+}
+
+func (v *adminEnv) send(body string) { v.sendTo("q", body) }
+
+func (v *adminEnv) sendTo(queue, body string) {
+	v.t.Helper()
+	res, err := v.e.SendMessages(context.Background(), tidemq.SendMessagesParams{Queue: queue, Entries: []tidemq.SendEntry{{Body: body}}})
+	if err != nil || res[0].Err != nil {
+		v.t.Fatal(err, res)
+	}
+}
+
+// noSecret fails when b holds any of the secrets.
+func noSecret(t *testing.T, what string, b []byte, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s shows the secret %q:\n%s", what, s, b)
+		}
+	}
+}
+
+// TestAdminAPINeverShowsSecrets: no response of the admin API (created,
+// listed, read, updated, enabled, disabled, refused), no LastError and no
+// log line holds a header value or the userinfo of a target URL; the file
+// the server keeps them in holds them, readable by its user only.
+func TestAdminAPINeverShowsSecrets(t *testing.T) {
+	v := newAdminEnv(t)
+	secrets := []string{"tok-auth-1", "tok-custom-2", "tok-pass-3", "tok-user-4", "tok-asuser-5", "tok-refused-6"}
+	// Both targets refuse connections, so that their errors (which quote
+	// the URL) reach LastError and the log.
+	var bodies [][]byte
+	keep := func(b []byte) []byte { bodies = append(bodies, b); return b }
+	keep(v.call("POST", "/tidemq/triggers", `{"Name":"t","Queue":"q","Timeout":1,"Target":{"URL":"http://tok-user-4:tok-pass-3@127.0.0.1:1/fn",
+		"Headers":{"Authorization":"Bearer tok-auth-1","X-Api-Key":"tok-custom-2"}}}`, 201))
+	keep(v.call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"q2","Timeout":1,"Target":{"URL":"http://tok-asuser-5@127.0.0.1:1/"}}`, 201))
+	keep(v.call("POST", "/tidemq/triggers", `{"Name":"x","Queue":"q","Target":{"URL":"ftp://a:tok-refused-6@h/"}}`, 400))
+	keep(v.call("POST", "/tidemq/triggers", `{"Name":"x","Queue":"q","Target":{"URL":"http://a:tok-refused-6@h:port/"}}`, 400))
+	keep(v.call("POST", "/tidemq/triggers", `{"Name":"x","Queue":"q","Target":{"URL":"a:tok-refused-6@h/"}}`, 400))
+	v.send("m")
+	v.sendTo("q2", "m")
+	eventually(t, "both triggers' errors", func() bool {
+		a, _ := v.m.Get("t")
+		b, _ := v.m.Get("u")
+		return a.LastError != "" && b.LastError != ""
+	})
+	failed := keep(v.call("GET", "/tidemq/triggers/t", ``, 200))
+	keep(v.call("GET", "/tidemq/triggers/u", ``, 200))
+	keep(v.call("PATCH", "/tidemq/triggers/t", `{"BatchSize":3}`, 200))
+	keep(v.call("POST", "/tidemq/triggers/t/disable", ``, 200))
+	keep(v.call("POST", "/tidemq/triggers/t/enable", ``, 200))
+	keep(v.call("GET", "/tidemq/triggers", ``, 200))
+	one := keep(v.call("GET", "/tidemq/triggers/t", ``, 200))
+	for i, b := range bodies {
+		noSecret(t, "response "+string(rune('a'+i)), b, secrets...)
+	}
+	noSecret(t, "the log", []byte(v.logs.String()), secrets...)
+
+	// The names show, with the placeholder; the digest stands for the values.
+	var st trigger.Status
+	if err := json.Unmarshal(one, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Target.URL != "http://********@127.0.0.1:1/fn" || len(st.Target.Headers) != 2 ||
+		st.Target.Headers["Authorization"] != trigger.Redacted || st.Target.Headers["X-Api-Key"] != trigger.Redacted {
+		t.Errorf("target shown as %+v", st.Target)
+	}
+	if !strings.HasPrefix(st.SecretsDigest, "pbkdf2-sha256:") {
+		t.Errorf("digest %q", st.SecretsDigest)
+	}
+	if !bytes.Contains(failed, []byte(`"LastError": "Post \"http://********@127.0.0.1:1/fn\": dial tcp`)) {
+		t.Errorf("LastError:\n%s", failed)
+	}
+
+	// The server keeps the real values, in a file only its user reads.
+	b, err := os.ReadFile(v.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets[:5] {
+		if !bytes.Contains(b, []byte(s)) {
+			t.Errorf("triggers.json lacks %q", s)
+		}
+	}
+	if fi, _ := os.Stat(v.path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("triggers.json is %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// seen are the credentials an invocation brought.
+type seen struct {
+	auth, key, other string
+	user, pass       string
+}
+
+// secretTarget is an HTTP target that reports what each invocation brought.
+func secretTarget(t *testing.T) (chan seen, string) {
+	ch := make(chan seen, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := seen{auth: r.Header.Get("Authorization"), key: r.Header.Get("X-Api-Key"), other: r.Header.Get("X-Other")}
+		s.user, s.pass, _ = r.BasicAuth()
+		ch <- s
+	}))
+	t.Cleanup(srv.Close)
+	return ch, srv.URL
+}
+
+func next(t *testing.T, ch chan seen) seen {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(15 * time.Second):
+		t.Fatal("the target was not invoked")
+		return seen{}
+	}
+}
+
+// configOf keeps, of a Status as the API returns it, what an update takes.
+func configOf(t *testing.T, status []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(status, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"State", "QueueArn", "LastError", "LastErrorTime", "Warnings", "SecretsDigest", "Stats"} {
+		delete(m, k)
+	}
+	return m
+}
+
+func marshal(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestGetModifyPutKeepsSecrets: a client that reads a trigger, changes a
+// setting and writes it all back keeps the secrets it was shown as
+// placeholders (the target still gets them); a new value replaces one, a
+// header left out is removed, and a placeholder with nothing stored behind
+// it is refused.
+func TestGetModifyPutKeepsSecrets(t *testing.T) {
+	v := newAdminEnv(t)
+	ch, fn := secretTarget(t)
+	withUser := strings.Replace(fn, "http://", "http://bob:pw-1@", 1)
+	v.call("POST", "/tidemq/triggers", marshal(t, map[string]any{"Name": "t", "Queue": "q",
+		"Target": map[string]any{"URL": withUser, "Headers": map[string]string{"X-Api-Key": "key-1", "X-Other": "other-1"}}}), 201)
+	v.send("1")
+	if s := next(t, ch); s.key != "key-1" || s.other != "other-1" || s.user != "bob" || s.pass != "pw-1" {
+		t.Fatalf("first invocation: %+v", s)
+	}
+
+	// GET, modify, PUT.
+	c := configOf(t, v.call("GET", "/tidemq/triggers/t", "", 200))
+	c["BatchSize"] = 3
+	v.call("PUT", "/tidemq/triggers/t", marshal(t, c), 200)
+	v.send("2")
+	if s := next(t, ch); s.key != "key-1" || s.other != "other-1" || s.user != "bob" || s.pass != "pw-1" {
+		t.Fatalf("after GET-modify-PUT: %+v", s)
+	}
+	if st, _ := v.m.Get("t"); st.BatchSize != 3 {
+		t.Fatalf("the PUT was not applied: %+v", st)
+	}
+
+	// A new value replaces one; a header left out is removed.
+	c = configOf(t, v.call("GET", "/tidemq/triggers/t", "", 200))
+	c["Target"].(map[string]any)["Headers"] = map[string]string{"X-Api-Key": "key-2"}
+	v.call("PUT", "/tidemq/triggers/t", marshal(t, c), 200)
+	v.send("3")
+	if s := next(t, ch); s.key != "key-2" || s.other != "" || s.user != "bob" || s.pass != "pw-1" {
+		t.Fatalf("after replacing a header and removing another: %+v", s)
+	}
+
+	// A placeholder stands for a stored value, or for nothing.
+	v.call("PATCH", "/tidemq/triggers/t", `{"Target":{"Headers":{"X-Api-Key":"********","X-New":"********"}}}`, 400)
+	v.call("POST", "/tidemq/triggers", `{"Name":"copy","Queue":"q","Target":{"URL":"http://h/","Headers":{"X-Api-Key":"********"}}}`, 400)
+	v.call("POST", "/tidemq/triggers", `{"Name":"copy","Queue":"q","Target":{"URL":"http://********@h/"}}`, 400)
+
+	// What the server keeps, restarted, is what the target got.
+	b, _ := os.ReadFile(v.path)
+	if !bytes.Contains(b, []byte(`"X-Api-Key": "key-2"`)) || bytes.Contains(b, []byte("X-Other")) || !bytes.Contains(b, []byte("bob:pw-1@")) {
+		t.Errorf("triggers.json:\n%s", b)
+	}
+}
 
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{

@@ -208,7 +208,7 @@ func TestApplyCommandTopology(t *testing.T) {
 	}
 	// The secret too: the server's digest is that of the file's header.
 	local := trigger.Config{Name: "order-worker.orders", Target: trigger.Target{URL: "http://127.0.0.1:1/fn", Headers: map[string]string{"Authorization": "Bearer local"}}}
-	if st := s.trigger(t, "order-worker.orders"); st.SecretsDigest != trigger.SecretsDigest(&local) {
+	if st := s.trigger(t, "order-worker.orders"); st.SecretsDigest != trigger.SecretsDigest(&local) || st.Target.Headers["Authorization"] != trigger.Redacted {
 		t.Errorf("secret not put back: %+v", st)
 	}
 	out, err = run(newApplyCommand(), file, "--endpoint", s.url)
