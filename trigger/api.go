@@ -36,7 +36,9 @@ const APIPath = "/tidemq/triggers"
 //
 // An update that gives Target.Headers replaces the headers as a whole (one
 // left out is removed); "********" as a header value or as the URL's
-// userinfo keeps the stored secret, so GET-modify-PUT works.
+// userinfo keeps the stored secret, so GET-modify-PUT works, as long as
+// the URL stays on the same origin (scheme, host and port): a target moved
+// to another origin must be given its secrets again.
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {

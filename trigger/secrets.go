@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -26,7 +27,10 @@ import (
 // server's are the same. No error message or log line quotes them.
 //
 // An update may give Redacted where a secret was (a client that did
-// GET-modify-PUT): the stored value is kept.
+// GET-modify-PUT): the stored value is kept. Kept secrets stay with the
+// origin (scheme, host and port) they were given for: an update that moves
+// an HTTP target to another origin must give them again, or whoever may
+// update a trigger could point it at their own server and receive them.
 
 // Redacted stands for a secret in what the admin API returns; given back in
 // an update, it keeps the stored value.
@@ -129,9 +133,11 @@ func SecretsDigest(c *Config) string {
 }
 
 // keepSecrets resolves, in t (a target being updated), each Redacted value
-// to the stored one of old. headersGiven says whether the update gave
-// Target.Headers (when it did not, t has old's).
+// to the stored one of old, and checks that the secrets kept (those, and
+// every header of old when the update did not give Target.Headers) stay
+// with the origin they were given for.
 func (t *Target) keepSecrets(old *Target, headersGiven bool) error {
+	var kept []string
 	if headersGiven {
 		for _, k := range sortedHeaderNames(t.Headers) {
 			if t.Headers[k] != Redacted {
@@ -142,6 +148,11 @@ func (t *Target) keepSecrets(old *Target, headersGiven bool) error {
 				return invalid("Target.Headers[%q] is %s, the placeholder of a stored secret, but the trigger has no such header: give its value", k, Redacted)
 			}
 			t.Headers[k] = v
+			kept = append(kept, fmt.Sprintf("header %s", k))
+		}
+	} else {
+		for _, k := range sortedHeaderNames(t.Headers) {
+			kept = append(kept, fmt.Sprintf("header %s", k))
 		}
 	}
 	if i, j, ok := userinfoSpan(t.URL); ok && t.URL[i:j] == Redacted {
@@ -150,8 +161,26 @@ func (t *Target) keepSecrets(old *Target, headersGiven bool) error {
 			return invalid("the userinfo of Target.URL is %s, the placeholder of a stored secret, but the trigger's URL has none: give it", Redacted)
 		}
 		t.URL = t.URL[:i] + ui + t.URL[j:]
+		kept = append(kept, "the URL's userinfo")
+	}
+	if len(kept) > 0 && t.URL != "" && origin(t.URL) != origin(old.URL) {
+		from := origin(old.URL)
+		if from == "" {
+			from = "a command"
+		}
+		return invalid("Target.URL moves from %s to %s: secrets given for one origin are not sent to another, so give the values of %s again", from, origin(t.URL), strings.Join(kept, ", "))
 	}
 	return nil
+}
+
+// origin is scheme://host[:port] of a URL, lower-cased; "" when raw is not
+// a URL.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
 // lookupHeader finds a header by name, as HTTP compares names: without

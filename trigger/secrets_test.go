@@ -285,6 +285,32 @@ func TestGetModifyPutKeepsSecrets(t *testing.T) {
 	}
 }
 
+// TestSecretsStayWithTheirOrigin: an update that moves a target to another
+// origin must give its secrets again, or whoever may update a trigger could
+// have the server send them to their own host.
+func TestSecretsStayWithTheirOrigin(t *testing.T) {
+	v := newAdminEnv(t)
+	ch, fn := secretTarget(t)
+	_, other := secretTarget(t)
+	v.call("POST", "/tidemq/triggers", marshal(t, map[string]any{"Name": "t", "Queue": "q",
+		"Target": map[string]any{"URL": fn + "/a", "Headers": map[string]string{"X-Api-Key": "key-1"}}}), 201)
+	for _, patch := range []string{
+		marshal(t, map[string]any{"Target": map[string]any{"URL": other}}),
+		marshal(t, map[string]any{"Target": map[string]any{"URL": other, "Headers": map[string]string{"X-Api-Key": trigger.Redacted}}}),
+	} {
+		if b := v.call("PATCH", "/tidemq/triggers/t", patch, 400); !strings.Contains(string(b), "give the values of header X-Api-Key again") {
+			t.Errorf("PATCH %s: %s", patch, b)
+		}
+	}
+	// The same origin keeps them; another one takes them given again.
+	v.call("PATCH", "/tidemq/triggers/t", marshal(t, map[string]any{"Target": map[string]any{"URL": fn + "/b"}}), 200)
+	v.send("1")
+	if s := next(t, ch); s.key != "key-1" {
+		t.Fatalf("after a move on the same origin: %+v", s)
+	}
+	v.call("PATCH", "/tidemq/triggers/t", marshal(t, map[string]any{"Target": map[string]any{"URL": other, "Headers": map[string]string{"X-Api-Key": "key-other"}}}), 200)
+}
+
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://h/p":                  "http://h/p",
