@@ -367,6 +367,7 @@ func (m *Manager) load() ([]*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
+	m.tightenFileMode()
 	var f file
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("trigger: %s: %w", m.o.Path, err)
@@ -374,8 +375,27 @@ func (m *Manager) load() ([]*Config, error) {
 	return f.Triggers, nil
 }
 
-// saveLocked writes every trigger's settings to o.Path, atomically: a
-// temporary file, synced, renamed over the old one.
+// fileMode is the mode of the triggers file: it holds the targets'
+// secrets, so only the server's user may read it.
+const fileMode os.FileMode = 0o600
+
+// tightenFileMode makes a triggers file that others may read (written by
+// hand, or restored from a backup) fileMode, as every save would.
+func (m *Manager) tightenFileMode() {
+	fi, err := os.Stat(m.o.Path)
+	if err != nil || fi.Mode().Perm()&^fileMode == 0 {
+		return
+	}
+	if err := os.Chmod(m.o.Path, fileMode); err != nil {
+		m.log.Warn("the triggers file holds secrets but others may read it", "path", m.o.Path, "mode", fi.Mode().Perm().String(), "err", err)
+		return
+	}
+	m.log.Warn("the triggers file holds secrets: made it readable by the server's user only", "path", m.o.Path, "was", fi.Mode().Perm().String())
+}
+
+// saveLocked writes every trigger's settings, secrets included, to o.Path,
+// atomically: a temporary file (fileMode), synced, renamed over the old
+// one.
 func (m *Manager) saveLocked() error {
 	if m.o.Path == "" {
 		return nil
@@ -394,6 +414,11 @@ func (m *Manager) saveLocked() error {
 		return fmt.Errorf("trigger: save: %w", err)
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600 already; this says it is wanted.
+	if err := tmp.Chmod(fileMode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trigger: save: %w", err)
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("trigger: save: %w", err)

@@ -311,6 +311,29 @@ func TestSecretsStayWithTheirOrigin(t *testing.T) {
 	v.call("PATCH", "/tidemq/triggers/t", marshal(t, map[string]any{"Target": map[string]any{"URL": other, "Headers": map[string]string{"X-Api-Key": "key-other"}}}), 200)
 }
 
+// TestTriggersFileIsTightened: a triggers file others may read (written
+// by hand, restored from a backup) is made 0600 when the server loads it.
+func TestTriggersFileIsTightened(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "triggers.json")
+	if err := os.WriteFile(path, []byte(`{"Triggers":[{"Name":"t","Queue":"q","Target":{"URL":"http://h/","Headers":{"A":"s"}}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := trigger.NewManager(trigger.Options{Broker: e, Path: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("triggers.json is %v, want 0600", fi.Mode().Perm())
+	}
+}
+
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://h/p":                  "http://h/p",
