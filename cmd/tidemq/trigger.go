@@ -35,7 +35,8 @@ only the listed messages.
 
 These commands talk to a running server's admin API (/tidemq/triggers), signing
 their requests with the AWS credentials of the standard chain (or --profile),
-as a server with --auth requires.`,
+as a server with --auth requires. It never shows a target's secrets: header
+values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 		Example: `  tidemq trigger create orders-fn --queue orders --url http://127.0.0.1:8080/ --batch-size 5 --report-batch-item-failures
   tidemq trigger create local --queue jobs.fifo --timeout 30 -- ./handler.sh
   tidemq trigger list
@@ -102,6 +103,10 @@ as a server with --auth requires.`,
 			if err := api().do(cmd.Context(), http.MethodGet, "", nil, &l); err != nil {
 				return err
 			}
+			for _, s := range l.Triggers {
+				// A server redacts them already; an older one did not.
+				s.Target = s.Target.WithoutSecrets()
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -145,7 +150,7 @@ func addTriggerFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.String("queue", "", "queue to poll (create only)")
 	f.String("url", "", "HTTP target: the event is POSTed here")
-	f.StringArray("header", nil, "header added to every POST, as Name=Value (repeatable)")
+	f.StringArray("header", nil, "header added to every POST, as Name=Value (repeatable); in an update, the headers given replace all the trigger's headers, and Name='"+trigger.Redacted+"' keeps a stored value")
 	f.String("dir", "", "working directory of a command target")
 	f.Int("batch-size", 0, "BatchSize: up to 10 on FIFO queues, over 10 needs --batching-window (default 10)")
 	f.Int("batching-window", 0, "MaximumBatchingWindowInSeconds, 0 to 300")
@@ -323,7 +328,7 @@ func printTriggers(w io.Writer, ts []*trigger.Status) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tQUEUE\tSTATE\tTARGET\tINVOCATIONS\tERRORS\tTIMEOUTS\tDELETED\tFAILED\tRUNNING\tLAST ERROR")
 	for _, s := range ts {
-		target := s.Target.URL
+		target := trigger.RedactURL(s.Target.URL)
 		if target == "" {
 			target = strings.Join(s.Target.Command, " ")
 		}
