@@ -24,7 +24,7 @@ type connLimiter struct {
 	mu    sync.Mutex
 	open  int
 	idle  map[net.Conn]time.Time // idle since, by the server's conn
-	freed chan struct{}          // a token when a connection closes
+	freed chan struct{}          // a token when a connection closes or turns idle
 	done  chan struct{}          // closed by Close
 	once  sync.Once
 }
@@ -82,6 +82,12 @@ func (l *connLimiter) release() {
 	l.mu.Lock()
 	l.open--
 	l.mu.Unlock()
+	l.wake()
+}
+
+// wake tells a waiting Accept to look again: a connection closed or became
+// idle (and can be closed).
+func (l *connLimiter) wake() {
 	select {
 	case l.freed <- struct{}{}:
 	default:
@@ -91,11 +97,14 @@ func (l *connLimiter) release() {
 // connState is the server's ConnState hook.
 func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if s == http.StateIdle {
 		l.idle[c] = time.Now()
 	} else {
 		delete(l.idle, c)
+	}
+	l.mu.Unlock()
+	if s == http.StateIdle {
+		l.wake()
 	}
 }
 

@@ -298,3 +298,41 @@ func TestBadTLSFilesFailAtStart(t *testing.T) {
 		t.Errorf("NewServer with a bad certificate: %v", err)
 	}
 }
+
+// A newcomer that arrives while every connection is busy is served as soon
+// as one of them turns idle: the idle one is closed for it.
+func TestNewcomerWaitsForAConnectionToTurnIdle(t *testing.T) {
+	release := make(chan struct{})
+	d := New(Config{})
+	d.Probe("GET /slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }), true)
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{MaxConns: 1})
+	busy, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	fmt.Fprint(busy, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: 15 * time.Second}).Get("http://" + addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the newcomer was served while the only connection was busy: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release) // the busy connection answers and turns idle
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the newcomer: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the newcomer was not served after the busy connection turned idle")
+	}
+}
