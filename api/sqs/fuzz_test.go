@@ -76,6 +76,12 @@ func FuzzQueryDecode(f *testing.F) {
 	f.Add("Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.99999999999999999999.Id=1")
 	f.Add("Action=GetQueueAttributes&AttributeName..1=x&AttributeName.=y&.=z&%zz")
 	f.Add("Action=ChangeMessageVisibility&ReceiptHandle=rh&VisibilityTimeout=-1")
+	// Names at and past the parser's bounds, escaped dots, and an item
+	// whose parameters are not adjacent once sorted.
+	f.Add("Action=ListQueues&a" + strings.Repeat(".a", MaxQueryParamDepth-1) + "=x&b" + strings.Repeat("%2Eb", MaxQueryParamDepth) + "=y")
+	f.Add("Action=ListQueues&" + strings.Repeat("n", MaxQueryParamNameLength+1) + "=x&a;b=c")
+	f.Add("Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.1=v&DeleteMessageBatchRequestEntry.1-=w" +
+		"&DeleteMessageBatchRequestEntry.1.Id=a&DeleteMessageBatchRequestEntry.01.Id=b&DeleteMessageBatchRequestEntry.1.Id=c")
 	h := quietHandler()
 	f.Fuzz(func(t *testing.T, form string) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form))
