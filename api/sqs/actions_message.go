@@ -10,9 +10,10 @@ import (
 // broker's batch-shaped methods with one entry and turn that entry's error
 // into the response's error.
 
-// client identifies the caller to the broker (SenderId, dead-letter stories).
+// client identifies the caller to the broker (SenderId, dead-letter stories),
+// within tidemq.NewClientInfo's bounds.
 func (c *call) client() tidemq.ClientInfo {
-	return tidemq.ClientInfo{Addr: c.r.RemoteAddr, UserAgent: c.r.UserAgent(), AccessKey: c.accessKey}
+	return tidemq.NewClientInfo(c.r.RemoteAddr, c.r.UserAgent(), c.accessKey)
 }
 
 // errBrokerResults is the internal error for a broker that answered a batch
