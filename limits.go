@@ -62,3 +62,14 @@ const (
 	// address with a zone included (about 70 bytes at most).
 	MaxClientAddrBytes = 128
 )
+
+// MaxTraceHeaderBytes bounds the AWSTraceHeader message system attribute.
+// AWS documents no bound for it in SQS, and its bytes do not count toward
+// the message size (AWS X-Ray guide, "Amazon SQS and AWS X-Ray": the trace
+// header is excluded from the message size and attribute quotas), so
+// without one a send could carry megabytes beside its 1 MiB. 256 is the
+// bound AWS documents for an X-Ray trace header passed in a request body
+// (Step Functions' StartExecution traceHeader, 0 to 256) and the one the
+// X-Ray propagators of OpenTelemetry and Datadog keep headers under; a
+// header that SDKs produce (Root, Parent, Sampled, Lineage) is under 120.
+const MaxTraceHeaderBytes = 256

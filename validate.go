@@ -51,7 +51,8 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue) error {
 }
 
 // ValidateSystemAttributes checks MessageSystemAttributes on a send: the only
-// name accepted is AWSTraceHeader, with a String value.
+// name accepted is AWSTraceHeader, with a String value that is an X-Ray
+// trace header (ValidateTraceHeader).
 func ValidateSystemAttributes(attrs map[string]MessageAttributeValue) error {
 	for name, v := range attrs {
 		if name != "AWSTraceHeader" {
@@ -61,6 +62,9 @@ func ValidateSystemAttributes(attrs map[string]MessageAttributeValue) error {
 			return Errorf(ErrInvalidParameterValue, "Message system attribute 'AWSTraceHeader' must be of type String.")
 		}
 		if err := validateAttributeValue(name, v, "message system attribute"); err != nil {
+			return err
+		}
+		if err := ValidateTraceHeader(v.StringValue); err != nil {
 			return err
 		}
 	}
