@@ -119,6 +119,11 @@ func validateAttributeValue(name string, v MessageAttributeValue, what string) e
 		if base == "Number" && !isNumber(v.StringValue) {
 			return Errorf(ErrInvalidParameterValue, "Could not cast message attribute '%s' value to number.", name)
 		}
+		// Bytes that are not UTF-8 are invalid characters too (ranging over
+		// them yields U+FFFD, which is allowed).
+		if !utf8.ValidString(v.StringValue) {
+			return Errorf(ErrInvalidParameterValue, "%s '%s' contains invalid characters.", what, name)
+		}
 		for _, r := range v.StringValue {
 			if !allowedRune(r) {
 				return Errorf(ErrInvalidParameterValue, "%s '%s' contains invalid characters.", what, name)

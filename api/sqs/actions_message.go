@@ -28,7 +28,7 @@ func toAttributes(m map[string]attributeValue) map[string]tidemq.MessageAttribut
 	}
 	out := make(map[string]tidemq.MessageAttributeValue, len(m))
 	for name, v := range m {
-		out[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+		out[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: string(v.StringValue), BinaryValue: v.BinaryValue}
 	}
 	return out
 }
@@ -36,7 +36,7 @@ func toAttributes(m map[string]attributeValue) map[string]tidemq.MessageAttribut
 func toSendEntry(id string, f *messageFields) tidemq.SendEntry {
 	return tidemq.SendEntry{
 		ID:                     id,
-		Body:                   f.MessageBody,
+		Body:                   string(f.MessageBody),
 		DelaySeconds:           f.DelaySeconds,
 		Attributes:             toAttributes(f.MessageAttributes),
 		SystemAttributes:       toAttributes(f.MessageSystemAttributes),
@@ -73,7 +73,7 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := required(in.MessageBody, "MessageBody"); err != nil {
+	if _, err := required(string(in.MessageBody), "MessageBody"); err != nil {
 		return nil, err
 	}
 	entry := toSendEntry("", &in.messageFields)

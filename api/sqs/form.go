@@ -3,6 +3,7 @@ package sqs
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidemq/tidemq"
 )
@@ -45,6 +46,10 @@ func appendForm(params []qparam, form, what string) ([]qparam, error) {
 		if err != nil {
 			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "%s is not a valid form: %v", what, err)
 		}
+		if !utf8.ValidString(value) && !keptForDomain(name) {
+			return nil, tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+				"Value for parameter %s is invalid. Reason: it is not valid UTF-8.", name)
+		}
 		params = append(params, qparam{name, value})
 	}
 	return params, nil
@@ -62,10 +67,36 @@ func countParams(forms ...string) int {
 	return n
 }
 
-// checkParamName checks a decoded parameter name against the bounds.
+// keptForDomain reports whether a parameter's value is left to the
+// domain's checks, which refuse text that is not UTF-8 with their own
+// errors (a message body's is InvalidMessageContents): a MessageBody, and
+// the StringValue of a MessageAttribute or MessageSystemAttribute. Any
+// other value that is not UTF-8 fails the request (appendForm); JSON does
+// the same (jsontext.go).
+func keptForDomain(name string) bool {
+	if name == "MessageBody" || strings.HasSuffix(name, ".MessageBody") {
+		return true
+	}
+	rest, ok := strings.CutSuffix(name, ".Value.StringValue")
+	if i := strings.LastIndexByte(rest, '.'); ok && i >= 0 {
+		rest = rest[:i] // the attribute's index
+		for _, list := range []string{"MessageAttribute", "MessageSystemAttribute"} {
+			if rest == list || strings.HasSuffix(rest, "."+list) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkParamName checks a decoded parameter name against the bounds, and
+// that it is UTF-8.
 func checkParamName(name string) error {
 	if len(name) > MaxQueryParamNameLength {
 		return errParamNameTooLong()
+	}
+	if !utf8.ValidString(name) {
+		return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "A parameter name is invalid. Reason: it is not valid UTF-8.")
 	}
 	if parts := strings.Count(name, ".") + 1; parts > MaxQueryParamDepth {
 		return tidemq.Errorf(tidemq.ErrInvalidQueryParameter,

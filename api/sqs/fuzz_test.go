@@ -51,6 +51,10 @@ func FuzzJSONDecode(f *testing.F) {
 	f.Add("DeleteMessage", []byte(`[1,2`))
 	f.Add("ListQueues", []byte(`{"MaxResults":1e99}`))
 	f.Add("Nope", []byte(``))
+	// Text that is not valid Unicode, where it is judged by the domain
+	// (bodies, attribute values) and where it is not.
+	f.Add("SendMessageBatch", []byte(`{"QueueUrl":"q","Entries":[{"Id":"1","MessageBody":"\ud800","MessageAttributes":{"a":{"DataType":"String","StringValue":"`+"\xff"+`"}}}]}`))
+	f.Add("TagQueue", []byte(`{"QueueUrl":"q","Tags":{"\udc00":"`+"\xc3"+`"}}`))
 	h := quietHandler()
 	f.Fuzz(func(t *testing.T, action string, body []byte) {
 		for _, name := range actionNames() {

@@ -197,7 +197,7 @@ func (n *qnode) attrMap(name string) (map[string]attributeValue, error) {
 	out := make(map[string]attributeValue, len(items))
 	for _, it := range items {
 		v := it.child("Value")
-		av := attributeValue{DataType: v.str("DataType"), StringValue: v.str("StringValue")}
+		av := attributeValue{DataType: v.str("DataType"), StringValue: exactString(v.str("StringValue"))}
 		if v.has("BinaryValue") {
 			b, err := base64.StdEncoding.DecodeString(v.str("BinaryValue"))
 			if err != nil {
