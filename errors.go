@@ -88,6 +88,12 @@ var (
 	ErrRequestEntityTooLarge   = generic("RequestEntityTooLarge", "RequestEntityTooLarge", http.StatusRequestEntityTooLarge, Sender)
 	ErrInternalFailure         = generic("InternalFailure", "InternalFailure", 500, Receiver)
 	ErrServiceUnavailable      = generic("ServiceUnavailable", "ServiceUnavailable", 503, Receiver)
+
+	// ErrInvalidQueryParameter is AWS's common error for a Query request
+	// whose query string "is malformed or does not adhere to AWS standards"
+	// (SQS API reference, Common Errors; HTTP 400). tidemq answers it for
+	// parameter names and counts beyond the Query parser's bounds.
+	ErrInvalidQueryParameter = generic("InvalidQueryParameter", "InvalidQueryParameter", 400, Sender)
 )
 
 // Error is an error from the catalogue with the message for this occurrence.

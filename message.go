@@ -3,6 +3,7 @@ package tidemq
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MessageAttributeValue is a typed message attribute. DataType starts with
@@ -71,11 +72,41 @@ const (
 const MaxHistoryEvents = 32
 
 // ClientInfo identifies who made a request, for SenderId and for the story of
-// a dead letter.
+// a dead letter. Transports build it with NewClientInfo, which bounds it.
 type ClientInfo struct {
 	Addr      string `json:",omitempty"`
 	UserAgent string `json:",omitempty"`
 	AccessKey string `json:",omitempty"`
+}
+
+// NewClientInfo returns the ClientInfo of a request: its remote address, its
+// User-Agent and the access key it was signed with (or claims). Each is cut
+// to its bound in limits.go, on a UTF-8 boundary, and copied, so that what
+// a message keeps is small and holds no request header alive (an access key
+// is a few bytes of an Authorization header that may be a megabyte long).
+func NewClientInfo(addr, userAgent, accessKey string) ClientInfo {
+	return ClientInfo{
+		Addr:      bounded(addr, MaxClientAddrBytes),
+		UserAgent: bounded(userAgent, MaxClientUserAgentBytes),
+		AccessKey: bounded(accessKey, MaxAccessKeyIDLength),
+	}
+}
+
+// bounded returns a copy of s cut to at most n bytes. The cut does not
+// split a UTF-8 sequence: it moves back (at most utf8.UTFMax-1 bytes) to
+// the start of the rune it would split.
+func bounded(s string, n int) string {
+	if len(s) > n {
+		cut := n
+		for cut > n-(utf8.UTFMax-1) && cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		if !utf8.RuneStart(s[cut]) { // not UTF-8 there anyway
+			cut = n
+		}
+		s = s[:cut]
+	}
+	return strings.Clone(s)
 }
 
 // MessageSize is the size that counts against MaximumMessageSize: the body

@@ -51,7 +51,8 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue) error {
 }
 
 // ValidateSystemAttributes checks MessageSystemAttributes on a send: the only
-// name accepted is AWSTraceHeader, with a String value.
+// name accepted is AWSTraceHeader, with a String value that is an X-Ray
+// trace header (ValidateTraceHeader).
 func ValidateSystemAttributes(attrs map[string]MessageAttributeValue) error {
 	for name, v := range attrs {
 		if name != "AWSTraceHeader" {
@@ -61,6 +62,9 @@ func ValidateSystemAttributes(attrs map[string]MessageAttributeValue) error {
 			return Errorf(ErrInvalidParameterValue, "Message system attribute 'AWSTraceHeader' must be of type String.")
 		}
 		if err := validateAttributeValue(name, v, "message system attribute"); err != nil {
+			return err
+		}
+		if err := ValidateTraceHeader(v.StringValue); err != nil {
 			return err
 		}
 	}
@@ -114,6 +118,11 @@ func validateAttributeValue(name string, v MessageAttributeValue, what string) e
 		}
 		if base == "Number" && !isNumber(v.StringValue) {
 			return Errorf(ErrInvalidParameterValue, "Could not cast message attribute '%s' value to number.", name)
+		}
+		// Bytes that are not UTF-8 are invalid characters too (ranging over
+		// them yields U+FFFD, which is allowed).
+		if !utf8.ValidString(v.StringValue) {
+			return Errorf(ErrInvalidParameterValue, "%s '%s' contains invalid characters.", what, name)
 		}
 		for _, r := range v.StringValue {
 			if !allowedRune(r) {

@@ -80,7 +80,7 @@ func dlqChecks() []check {
 			src := e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})
 			attrs := map[string]tidemq.MessageAttributeValue{"k": {DataType: "String", StringValue: "v"},
 				"b": {DataType: "Binary", BinaryValue: []byte{1, 2, 3}}}
-			trace := map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: "Root=1-abc"}}
+			trace := map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: "Root=1-abc-def"}}
 			sentAt := e.now()
 			sent := e.send("src", tidemq.SendEntry{Body: "poison", Attributes: attrs, SystemAttributes: trace})
 			first := e.receiveOne("src", withVisibility(10))

@@ -149,8 +149,34 @@ func standardChecks() []check {
 		}},
 		{"SystemAttributesDoNotCountTowardsSize", func(e *env) {
 			e.create("q", map[string]string{tidemq.AttrMaximumMessageSize: "1024"})
-			trace := map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: strings.Repeat("t", 500)}}
+			header := "Root=1-5759e988-bd862e3fe1be46a994272793;Pad="
+			header += strings.Repeat("t", tidemq.MaxTraceHeaderBytes-len(header))
+			trace := map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: header}}
 			e.send("q", tidemq.SendEntry{Body: strings.Repeat("a", 1024), SystemAttributes: trace})
+		}},
+		{"AWSTraceHeaderFormatAndSize", func(e *env) {
+			e.create("q", nil)
+			for _, bad := range []string{
+				strings.Repeat("t", 500),
+				"Root=1-5759e988-bd862e3fe1be46a994272793;Pad=" + strings.Repeat("t", tidemq.MaxTraceHeaderBytes),
+				"Root=dummy;Parent=53995c3f42cd8ad8;Sampled=0",
+				"Parent=53995c3f42cd8ad8;Sampled=1",
+				"1-5759e988-bd862e3fe1be46a994272793",
+				"Root=1-5759e988-bd862e3fe1be46a994272793;Service=café",
+			} {
+				_, err := e.trySend("q", tidemq.SendEntry{Body: "x", SystemAttributes: map[string]tidemq.MessageAttributeValue{
+					"AWSTraceHeader": {DataType: "String", StringValue: bad}}})
+				e.wantCode(err, tidemq.ErrInvalidParameterValue, "AWSTraceHeader %.40q", bad)
+			}
+			for _, good := range []string{
+				"Root=1-5759e988-bd862e3fe1be46a994272793",
+				"Root=1-abc-def",
+				"Root=1-5759e988-bd862e3fe1be46a994272793; Parent=53995c3f42cd8ad8; Sampled=?;Lineage=a87bd80c:1|68fd508a:5",
+			} {
+				e.send("q", tidemq.SendEntry{Body: "x", SystemAttributes: map[string]tidemq.MessageAttributeValue{
+					"AWSTraceHeader": {DataType: "String", StringValue: good}}})
+			}
+			e.wantCounts("q", 3, 0, 0, "after the good and the refused trace headers")
 		}},
 		{"MaxNumberOfMessages", func(e *env) {
 			e.create("q", nil)

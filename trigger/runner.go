@@ -202,7 +202,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (r *runner) client() tidemq.ClientInfo {
-	return tidemq.ClientInfo{UserAgent: "tidemq-trigger/" + r.cfg.Name}
+	return tidemq.NewClientInfo("", "tidemq-trigger/"+r.cfg.Name, "")
 }
 
 // work is one poller: receive a batch, deliver it, settle it, again.

@@ -130,15 +130,13 @@ func (q *request) serve() (any, error) {
 		return nil, sns.Errorf("MissingAction", http.StatusBadRequest, "The request must contain the parameter Action.")
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && form.Get("X-Amz-Signature") == "" && form.Get("Signature") == ""
+	var key string
 	if q.h.cfg.Auth != nil && !(q.anonymous && anonymousActions[q.action]) {
-		key, err := q.h.cfg.Auth.Authenticate(q.r, body)
-		if err != nil {
+		if key, err = q.h.cfg.Auth.Authenticate(q.r, body); err != nil {
 			return nil, authError(err)
 		}
-		q.client.AccessKey = key
 	}
-	q.client.Addr = q.r.RemoteAddr
-	q.client.UserAgent = q.r.UserAgent()
+	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
 		return nil, sns.Errorf("InvalidAction", http.StatusBadRequest, "The action %s is not valid for this endpoint.", q.action)

@@ -10,9 +10,10 @@ import (
 // broker's batch-shaped methods with one entry and turn that entry's error
 // into the response's error.
 
-// client identifies the caller to the broker (SenderId, dead-letter stories).
+// client identifies the caller to the broker (SenderId, dead-letter stories),
+// within tidemq.NewClientInfo's bounds.
 func (c *call) client() tidemq.ClientInfo {
-	return tidemq.ClientInfo{Addr: c.r.RemoteAddr, UserAgent: c.r.UserAgent(), AccessKey: c.accessKey}
+	return tidemq.NewClientInfo(c.r.RemoteAddr, c.r.UserAgent(), c.accessKey)
 }
 
 // errBrokerResults is the internal error for a broker that answered a batch
@@ -27,7 +28,7 @@ func toAttributes(m map[string]attributeValue) map[string]tidemq.MessageAttribut
 	}
 	out := make(map[string]tidemq.MessageAttributeValue, len(m))
 	for name, v := range m {
-		out[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+		out[name] = tidemq.MessageAttributeValue{DataType: v.DataType, StringValue: string(v.StringValue), BinaryValue: v.BinaryValue}
 	}
 	return out
 }
@@ -35,7 +36,7 @@ func toAttributes(m map[string]attributeValue) map[string]tidemq.MessageAttribut
 func toSendEntry(id string, f *messageFields) tidemq.SendEntry {
 	return tidemq.SendEntry{
 		ID:                     id,
-		Body:                   f.MessageBody,
+		Body:                   string(f.MessageBody),
 		DelaySeconds:           f.DelaySeconds,
 		Attributes:             toAttributes(f.MessageAttributes),
 		SystemAttributes:       toAttributes(f.MessageSystemAttributes),
@@ -72,7 +73,7 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := required(in.MessageBody, "MessageBody"); err != nil {
+	if _, err := required(string(in.MessageBody), "MessageBody"); err != nil {
 		return nil, err
 	}
 	entry := toSendEntry("", &in.messageFields)

@@ -167,7 +167,7 @@ func (s *scanner) end() bool {
 func (m *messageFields) member(s *scanner, key string) bool {
 	switch key {
 	case "MessageBody":
-		m.MessageBody = s.str()
+		m.MessageBody = exactString(s.str())
 	case "MessageGroupId":
 		m.MessageGroupID = s.str()
 	case "MessageDeduplicationId":

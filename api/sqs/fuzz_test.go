@@ -51,6 +51,10 @@ func FuzzJSONDecode(f *testing.F) {
 	f.Add("DeleteMessage", []byte(`[1,2`))
 	f.Add("ListQueues", []byte(`{"MaxResults":1e99}`))
 	f.Add("Nope", []byte(``))
+	// Text that is not valid Unicode, where it is judged by the domain
+	// (bodies, attribute values) and where it is not.
+	f.Add("SendMessageBatch", []byte(`{"QueueUrl":"q","Entries":[{"Id":"1","MessageBody":"\ud800","MessageAttributes":{"a":{"DataType":"String","StringValue":"`+"\xff"+`"}}}]}`))
+	f.Add("TagQueue", []byte(`{"QueueUrl":"q","Tags":{"\udc00":"`+"\xc3"+`"}}`))
 	h := quietHandler()
 	f.Fuzz(func(t *testing.T, action string, body []byte) {
 		for _, name := range actionNames() {
@@ -76,6 +80,12 @@ func FuzzQueryDecode(f *testing.F) {
 	f.Add("Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.99999999999999999999.Id=1")
 	f.Add("Action=GetQueueAttributes&AttributeName..1=x&AttributeName.=y&.=z&%zz")
 	f.Add("Action=ChangeMessageVisibility&ReceiptHandle=rh&VisibilityTimeout=-1")
+	// Names at and past the parser's bounds, escaped dots, and an item
+	// whose parameters are not adjacent once sorted.
+	f.Add("Action=ListQueues&a" + strings.Repeat(".a", MaxQueryParamDepth-1) + "=x&b" + strings.Repeat("%2Eb", MaxQueryParamDepth) + "=y")
+	f.Add("Action=ListQueues&" + strings.Repeat("n", MaxQueryParamNameLength+1) + "=x&a;b=c")
+	f.Add("Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.1=v&DeleteMessageBatchRequestEntry.1-=w" +
+		"&DeleteMessageBatchRequestEntry.1.Id=a&DeleteMessageBatchRequestEntry.01.Id=b&DeleteMessageBatchRequestEntry.1.Id=c")
 	h := quietHandler()
 	f.Fuzz(func(t *testing.T, form string) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form))

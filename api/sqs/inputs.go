@@ -66,18 +66,21 @@ type removePermissionInput struct {
 }
 
 // attributeValue is a MessageAttributeValue (and MessageSystemAttributeValue)
-// on the wire. The list members are reserved by AWS and ignored.
+// on the wire. The list members are reserved by AWS and ignored. StringValue
+// is decoded exactly as sent (jsontext.go): the domain judges its text.
 type attributeValue struct {
-	DataType         string   `json:"DataType"`
-	StringValue      string   `json:"StringValue"`
-	BinaryValue      []byte   `json:"BinaryValue"`
-	StringListValues []string `json:"StringListValues"`
-	BinaryListValues [][]byte `json:"BinaryListValues"`
+	DataType         string      `json:"DataType"`
+	StringValue      exactString `json:"StringValue"`
+	BinaryValue      []byte      `json:"BinaryValue"`
+	StringListValues []string    `json:"StringListValues"`
+	BinaryListValues [][]byte    `json:"BinaryListValues"`
 }
 
 // messageFields are the members SendMessage and a SendMessageBatch entry share.
+// MessageBody is decoded exactly as sent (jsontext.go): the domain judges
+// its text.
 type messageFields struct {
-	MessageBody             string                    `json:"MessageBody"`
+	MessageBody             exactString               `json:"MessageBody"`
 	DelaySeconds            *int                      `json:"DelaySeconds"`
 	MessageAttributes       map[string]attributeValue `json:"MessageAttributes"`
 	MessageSystemAttributes map[string]attributeValue `json:"MessageSystemAttributes"`

@@ -26,6 +26,9 @@ func decodeJSON(body []byte, in any) error {
 	if body[0] != '{' {
 		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body must be a JSON object.")
 	}
+	if err := checkJSONStrings(body); err != nil {
+		return err
+	}
 	err := json.Unmarshal(body, in)
 	if err == nil {
 		return nil

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"mime"
 	"net/http"
-	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,39 +12,54 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// qnode is the parameters of a Query request as a tree: the key
+// qnode is the parameters of a Query request seen as a tree: the key
 // "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType" is the
 // path SendMessageBatchRequestEntry → 2 → MessageAttribute → 1 → Value →
 // DataType. A node holds a value, children, or both. Lists and maps are
 // flattened (botocore's query serialiser with the SQS model's locationNames):
 // list items and map entries are children numbered from 1.
+//
+// The tree is never built: the parameters are one slice sorted by name, and
+// a node is a view of it, the names under the node's path, which are
+// contiguous. So what a request costs is its parameters, however many dots
+// their names hold, and nodes exist only for the paths a decoder asks for.
 type qnode struct {
+	prefix   string   // the node's path and a '.'; "" for the root
+	params   []qparam // the parameters whose names start with prefix, sorted
 	value    string
 	hasValue bool
-	children map[string]*qnode
 }
 
 // parseQueryParams collects the parameters of a Query request: the form body
 // of a POST (when it is a form, or has no content type) and the URL query
 // string. A key given twice keeps its first value, and the body wins over
-// the URL.
+// the URL. The bounds of limits.go are checked first: the number of
+// parameters before anything is decoded, each name before it is.
 func parseQueryParams(r *http.Request, body []byte) (*qnode, error) {
-	root := &qnode{}
+	var form, query string
 	if len(body) > 0 && isFormBody(r) {
-		values, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "The request body is not a valid form: %v", err)
-		}
-		root.addValues(values)
+		form = string(body)
 	}
-	if r.URL != nil && r.URL.RawQuery != "" {
-		values, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
-			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "The query string is malformed: %v", err)
-		}
-		root.addValues(values)
+	if r.URL != nil {
+		query = r.URL.RawQuery
 	}
-	return root, nil
+	n := countParams(form, query)
+	if n > MaxQueryParams {
+		return nil, errTooManyParams()
+	}
+	params := make([]qparam, 0, n)
+	params, err := appendForm(params, form, "The request body")
+	if err != nil {
+		return nil, err
+	}
+	if params, err = appendForm(params, query, "The query string"); err != nil {
+		return nil, err
+	}
+	// Stable, so that of equal names the first given comes first and is
+	// the one Compact keeps.
+	slices.SortStableFunc(params, func(a, b qparam) int { return strings.Compare(a.name, b.name) })
+	params = slices.CompactFunc(params, func(a, b qparam) bool { return a.name == b.name })
+	return &qnode{params: params}, nil
 }
 
 func isFormBody(r *http.Request) bool {
@@ -56,36 +71,27 @@ func isFormBody(r *http.Request) bool {
 	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
-// addValues adds parameters to the tree; keys already present are kept.
-func (n *qnode) addValues(values url.Values) {
-	for key, vs := range values {
-		if len(vs) == 0 {
-			continue
-		}
-		node := n
-		for part := range strings.SplitSeq(key, ".") {
-			child := node.children[part]
-			if child == nil {
-				if node.children == nil {
-					node.children = make(map[string]*qnode)
-				}
-				child = &qnode{}
-				node.children[part] = child
-			}
-			node = child
-		}
-		if !node.hasValue {
-			node.value, node.hasValue = vs[0], true
-		}
-	}
-}
-
 // child returns the child with the given name, or nil. It is safe on a nil node.
 func (n *qnode) child(name string) *qnode {
 	if n == nil {
 		return nil
 	}
-	return n.children[name]
+	path := n.prefix + name
+	c := &qnode{prefix: path + "."}
+	// n.params is sorted, so the parameter named path, if any, is the first
+	// not below it, and the names with c.prefix are one run.
+	i, found := slices.BinarySearchFunc(n.params, path, func(p qparam, name string) int { return strings.Compare(p.name, name) })
+	if found {
+		c.value, c.hasValue = n.params[i].value, true
+	}
+	rest := n.params[i:]
+	lo, _ := slices.BinarySearchFunc(rest, c.prefix, func(p qparam, prefix string) int { return strings.Compare(p.name, prefix) })
+	hi := lo + sort.Search(len(rest)-lo, func(j int) bool { return !strings.HasPrefix(rest[lo+j].name, c.prefix) })
+	c.params = rest[lo:hi:hi]
+	if !c.hasValue && len(c.params) == 0 {
+		return nil
+	}
+	return c
 }
 
 // str returns the value of a child, "" when absent.
@@ -120,25 +126,35 @@ func (n *qnode) int(name string) (*int, error) {
 // not items and are ignored.
 func (n *qnode) items(name string) []*qnode {
 	list := n.child(name)
-	if list == nil || len(list.children) == 0 {
+	if list == nil || len(list.params) == 0 {
 		return nil
 	}
 	type item struct {
 		index int
-		node  *qnode
+		name  string
 	}
-	found := make([]item, 0, len(list.children))
-	for k, c := range list.children {
+	var found []item
+	for _, p := range list.params {
+		k, _, _ := strings.Cut(p.name[len(list.prefix):], ".")
 		i, err := strconv.Atoi(k)
 		if err != nil || i < 1 || strings.HasPrefix(k, "+") {
 			continue
 		}
-		found = append(found, item{i, c})
+		found = append(found, item{i, k})
 	}
-	sort.Slice(found, func(a, b int) bool { return found[a].index < found[b].index })
+	// Every parameter under an item named its index once, and an item's
+	// parameters need not be adjacent ("1", "1-x", "1.Id" sort in that
+	// order), so the indexes are sorted and made unique here.
+	slices.SortFunc(found, func(a, b item) int {
+		if a.index != b.index {
+			return a.index - b.index
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	found = slices.Compact(found)
 	out := make([]*qnode, len(found))
 	for i, it := range found {
-		out[i] = it.node
+		out[i] = list.child(it.name)
 	}
 	return out
 }
@@ -181,7 +197,7 @@ func (n *qnode) attrMap(name string) (map[string]attributeValue, error) {
 	out := make(map[string]attributeValue, len(items))
 	for _, it := range items {
 		v := it.child("Value")
-		av := attributeValue{DataType: v.str("DataType"), StringValue: v.str("StringValue")}
+		av := attributeValue{DataType: v.str("DataType"), StringValue: exactString(v.str("StringValue"))}
 		if v.has("BinaryValue") {
 			b, err := base64.StdEncoding.DecodeString(v.str("BinaryValue"))
 			if err != nil {

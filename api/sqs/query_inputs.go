@@ -77,7 +77,7 @@ func queryRemovePermission(q *qnode, in *removePermissionInput) error {
 
 // queryMessageFields decodes the members SendMessage and a batch entry share.
 func queryMessageFields(q *qnode, m *messageFields) (err error) {
-	m.MessageBody = q.str("MessageBody")
+	m.MessageBody = exactString(q.str("MessageBody"))
 	if m.DelaySeconds, err = q.int("DelaySeconds"); err != nil {
 		return err
 	}

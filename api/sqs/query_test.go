@@ -144,6 +144,17 @@ func TestQueryDecode(t *testing.T) {
 		form: "Action=GetQueueAttributes&QueueUrl=q&AttributeName.10=C&AttributeName.2=B&AttributeName.1=A&AttributeName.x=Z&AttributeName.0=Y",
 		want: &getQueueAttributesInput{QueueURL: "q", AttributeNames: []string{"A", "B", "C"}},
 	}, {
+		name: "an item's parameters need not be adjacent, and each item is decoded once",
+		form: "Action=DeleteMessageBatch&QueueUrl=q&DeleteMessageBatchRequestEntry.2.Id=b&DeleteMessageBatchRequestEntry.1.Id=a" +
+			"&DeleteMessageBatchRequestEntry.1-=junk&DeleteMessageBatchRequestEntry.1=v&DeleteMessageBatchRequestEntry.1.ReceiptHandle=rh1" +
+			"&DeleteMessageBatchRequestEntry.2.ReceiptHandle=rh2",
+		want: &deleteMessageBatchInput{QueueURL: "q", Entries: []deleteMessageBatchEntry{
+			{ID: "a", ReceiptHandle: "rh1"}, {ID: "b", ReceiptHandle: "rh2"}}},
+	}, {
+		name: "a parameter given twice keeps its first value",
+		form: "Action=GetQueueUrl&QueueName=first&QueueName=second&QueueOwnerAWSAccountId=1&QueueOwnerAWSAccountId=2",
+		want: &getQueueURLInput{QueueName: "first", QueueOwnerAWSAccountID: "1"},
+	}, {
 		name: "an empty flattened list (botocore sends Name=) is no list",
 		form: "Action=GetQueueAttributes&QueueUrl=q&AttributeName=",
 		want: &getQueueAttributesInput{QueueURL: "q"},
@@ -204,6 +215,6 @@ func TestQueryParamsSources(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	q, err = parseQueryParams(r, []byte("{}"))
 	if err != nil || q.str("Action") != "ListQueues" || q.has("{}") {
-		t.Errorf("non-form body: %v %v", err, q.children)
+		t.Errorf("non-form body: %v %v", err, q.params)
 	}
 }

@@ -1,0 +1,30 @@
+package tidemq
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewClientInfoBounds(t *testing.T) {
+	long := strings.Repeat("a", MaxClientUserAgentBytes-1)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"short, kept", "aws-cli/2.15", "aws-cli/2.15"},
+		{"at the bound, kept", long + "b", long + "b"},
+		{"cut at the bound", long + "bc", long + "b"},
+		{"a 3-byte rune over the bound is left out whole", long + "€", long},
+		{"a 4-byte rune over the bound is left out whole", long[:MaxClientUserAgentBytes-3] + "😀", long[:MaxClientUserAgentBytes-3]},
+		{"a stray continuation byte is left out with the rune it would split", long + "\x80\x80", long[:MaxClientUserAgentBytes-2]},
+		{"bytes that are no UTF-8 at all are cut at the bound", long[:252] + strings.Repeat("\x80", 8), long[:252] + strings.Repeat("\x80", 4)},
+	}
+	for _, tt := range tests {
+		if got := NewClientInfo("", tt.in, "").UserAgent; got != tt.want {
+			t.Errorf("%s: got %q (%d bytes), want %d bytes", tt.name, got, len(got), len(tt.want))
+		}
+	}
+	c := NewClientInfo(strings.Repeat("1", 1000), "", strings.Repeat("K", 1000))
+	if len(c.Addr) != MaxClientAddrBytes || len(c.AccessKey) != MaxAccessKeyIDLength {
+		t.Errorf("Addr %d bytes, AccessKey %d bytes", len(c.Addr), len(c.AccessKey))
+	}
+}
