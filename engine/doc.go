@@ -20,7 +20,9 @@
 // while waiting for an fsync: an operation mutates memory and builds a batch
 // under the lock, commits the batch under the lock (which fixes its place in
 // the log, so disk order is lock order), releases the lock, and only then
-// waits for durability. Long polls wait without the lock.
+// waits for durability. Long polls wait without the lock. Every call takes
+// the lock through a hold that records whether it holds it, so that a panic
+// under the lock releases it instead of wedging the engine (lock.go).
 //
 // # Invariants
 //

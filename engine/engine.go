@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -38,7 +39,8 @@ type Engine struct {
 	log    *slog.Logger
 
 	// mu guards everything below and every queue and message. Never held
-	// while waiting for an fsync (see the package comment).
+	// while waiting for an fsync (see the package comment). Taken only
+	// through a hold (lock.go).
 	mu          sync.Mutex
 	queues      map[string]*queue // by name
 	byID        map[uint64]*queue
@@ -53,8 +55,11 @@ type Engine struct {
 	tasksBySource map[string][]*moveTask
 	// onTaskEnd, if set (by tests), is called when a task's runner exits.
 	onTaskEnd func(id, status string)
-	failed    error // a storage failure: the engine refuses all further work
-	closed    bool
+
+	// failure is set once the engine failed, and closed once Close began:
+	// both are written under mu and read without it.
+	failure atomic.Pointer[failure]
+	closed  atomic.Bool
 
 	closing  chan struct{} // closed by Close: the sweep stops
 	draining chan struct{} // closed by Drain (and Close): long polls return at once
@@ -128,11 +133,11 @@ func (e *Engine) Drain() {
 func (e *Engine) Close() error {
 	e.Drain()
 	e.mu.Lock()
-	if e.closed {
+	if e.closed.Load() {
 		e.mu.Unlock()
 		return nil
 	}
-	e.closed = true
+	e.closed.Store(true)
 	close(e.closing)
 	e.mu.Unlock()
 	e.wg.Wait()
@@ -141,9 +146,9 @@ func (e *Engine) Close() error {
 	return e.store.Close()
 }
 
+// countMessages counts the messages of every queue. Called by Open, before
+// the engine is shared.
 func (e *Engine) countMessages() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	n := 0
 	for _, q := range e.queues {
 		n += len(q.msgs)
@@ -151,14 +156,13 @@ func (e *Engine) countMessages() int {
 	return n
 }
 
-// Healthy reports nil while the engine can serve, or why it cannot.
+// Healthy reports nil while the engine can serve, or why it cannot. It
+// does not wait for the engine lock.
 func (e *Engine) Healthy() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.failed != nil {
-		return e.failed
+	if f := e.failure.Load(); f != nil {
+		return fmt.Errorf("engine failed: %w", f.err)
 	}
-	if e.closed {
+	if e.closed.Load() {
 		return errors.New("engine closed")
 	}
 	return nil
@@ -176,29 +180,51 @@ func (e *Engine) queueByARN(arn string) *queue {
 	return e.queues[a.Resource]
 }
 
-// lock takes e.mu and checks that the engine can work.
-func (e *Engine) lock() error {
-	e.mu.Lock()
-	if e.failed != nil || e.closed {
-		e.mu.Unlock()
-		if e.closed {
-			return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
-		}
-		return tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")
+// failure is why a failed engine refuses work.
+type failure struct {
+	err     error
+	refusal *tidemq.Error // what requests get
+}
+
+// refusal is the error a request gets from an engine that is failed or
+// closed, or nil. It reads no state guarded by e.mu.
+func (e *Engine) refusal() error {
+	if e.closed.Load() {
+		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+	}
+	if f := e.failure.Load(); f != nil {
+		return f.refusal
 	}
 	return nil
 }
 
-// lockQueue takes e.mu, finds the named queue and applies its due
-// deadlines. On success e.mu is held and the caller ends with e.finish(t);
-// on error e.mu is released.
-func (e *Engine) lockQueue(name string) (*queue, time.Time, *txn, error) {
-	if err := e.lock(); err != nil {
+// failLocked fails the engine for good, unless it is failed already: a
+// storage failure leaves memory ahead of disk, and a panic under the lock
+// may leave it half-changed, so it refuses all further work rather than
+// diverge. Called with e.mu held; it touches no queue, so it is safe after
+// a panic.
+func (e *Engine) failLocked(err error) {
+	if e.failure.Load() != nil {
+		return
+	}
+	f := &failure{err: err, refusal: tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")}
+	if _, ok := err.(panicError); ok {
+		f.refusal = tidemq.Errorf(tidemq.ErrInternalFailure, "The server hit an internal error.")
+	}
+	e.failure.Store(f)
+	e.log.Error("engine failed: refusing all further requests", "err", err.Error())
+}
+
+// lockQueue takes e.mu through h, finds the named queue and applies its
+// due deadlines. On success e.mu is held and the caller ends with
+// e.finish(h, t); on error e.mu is released.
+func (e *Engine) lockQueue(h *hold, name string) (*queue, time.Time, *txn, error) {
+	if err := h.lock(); err != nil {
 		return nil, time.Time{}, nil, err
 	}
 	q, err := e.queue(name)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return nil, time.Time{}, nil, err
 	}
 	now := e.clock.Now()
@@ -237,7 +263,9 @@ func (e *Engine) sweepLoop(interval time.Duration) {
 // silent: each queue whose messages expired since the last sweep gets one
 // log line with the count, and the counts are returned.
 func (e *Engine) Sweep() map[string]int {
-	if e.lock() != nil {
+	h := hold{e: e}
+	defer h.guard(nil)
+	if h.lock() != nil {
 		return nil
 	}
 	t := e.begin()
@@ -254,7 +282,7 @@ func (e *Engine) Sweep() map[string]int {
 			}
 		}
 	}
-	_ = e.finish(t)
+	_ = e.finish(&h, t)
 	for name, n := range expired {
 		if c, ok := captured[name]; ok {
 			e.log.Info("messages expired", "queue", name, "count", n, "reason", "retention period passed", "captured_into", c)

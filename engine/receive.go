@@ -19,7 +19,9 @@ type receiveAttempt struct {
 }
 
 // ReceiveMessages receives messages, long-polling up to the wait time.
-func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) (_ []*tidemq.Message, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	max := p.MaxNumberOfMessages
 	if max == 0 {
 		max = 1
@@ -42,7 +44,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	var w *waiter // while this call waits: its registration on wq
 	var wq *queue
 	for first := true; ; first = false {
-		if err := e.lock(); err != nil {
+		if err := h.lock(); err != nil {
 			return nil, err
 		}
 		if w != nil { // woken (it receives now) or its own timer ran out
@@ -51,7 +53,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		q, err := e.queue(p.Queue)
 		if err != nil {
-			e.mu.Unlock()
+			h.unlock()
 			return nil, err
 		}
 		now := e.clock.Now()
@@ -73,7 +75,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			if q.nReady > 0 {
 				q.wakeOne() // what this receive left behind is for the next waiter
 			}
-			if ferr := e.finish(t); ferr != nil {
+			if ferr := e.finish(&h, t); ferr != nil {
 				return nil, ferr
 			}
 			return msgs, err
@@ -85,7 +87,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
 			wakeAt = next
 		}
-		if err := e.finish(t); err != nil {
+		if err := e.finish(&h, t); err != nil {
 			return nil, err
 		}
 		timer := e.clock.NewTimer(wakeAt.Sub(now))
@@ -94,9 +96,9 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		case <-timer.C():
 		case <-ctx.Done():
 			timer.Stop()
-			e.mu.Lock()
+			h.relock()
 			wq.leave(w, false) // a wake it got goes to the next waiter
-			e.mu.Unlock()
+			h.unlock()
 			return nil, nil
 		case <-e.draining:
 		}
