@@ -24,6 +24,13 @@
 // the lock through a hold that records whether it holds it, so that a panic
 // under the lock releases it instead of wedging the engine (lock.go).
 //
+// # Failure
+//
+// A failed commit or fsync (a full disk), or a panic under the lock, fails
+// the engine: it refuses all work and Healthy reports why, while a
+// background loop reopens the store and reloads the state from it, with the
+// load that Open uses, until it succeeds (recover.go).
+//
 // # Invariants
 //
 //   - Durable before acknowledged: no operation returns before its batch is

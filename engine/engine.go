@@ -55,9 +55,15 @@ type Engine struct {
 	tasksBySource map[string][]*moveTask
 	// onTaskEnd, if set (by tests), is called when a task's runner exits.
 	onTaskEnd func(id, status string)
+	// epoch counts the reloads of the state (recover.go); broken is closed
+	// when the engine fails, and replaced when it recovers.
+	epoch  uint64
+	broken chan struct{}
+	// onRecovery, if set (by tests), is called after each recovery attempt.
+	onRecovery func(err error)
 
-	// failure is set once the engine failed, and closed once Close began:
-	// both are written under mu and read without it.
+	// failure is set while the engine is failed, and closed once Close
+	// began: both are written under mu and read without it (recover.go).
 	failure atomic.Pointer[failure]
 	closed  atomic.Bool
 
@@ -75,18 +81,16 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:         o.Store,
-		clock:         o.Clock,
-		region:        o.Region,
-		acct:          o.AccountID,
-		log:           o.Logger,
-		queues:        make(map[string]*queue),
-		byID:          make(map[uint64]*queue),
-		tasks:         make(map[string]*moveTask),
-		tasksBySource: make(map[string][]*moveTask),
-		closing:       make(chan struct{}),
-		draining:      make(chan struct{}),
+		store:    o.Store,
+		clock:    o.Clock,
+		region:   o.Region,
+		acct:     o.AccountID,
+		log:      o.Logger,
+		broken:   make(chan struct{}),
+		closing:  make(chan struct{}),
+		draining: make(chan struct{}),
 	}
+	e.resetState()
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
 	}
@@ -104,12 +108,7 @@ func Open(o Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: load state: %w", err)
 	}
 	e.log.Info("engine state loaded", "queues", len(e.queues), "messages", e.countMessages(), "took", time.Since(start).Round(time.Millisecond))
-	for _, t := range e.tasks {
-		if t.active() {
-			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
-			e.startTask(t)
-		}
-	}
+	e.resumeTasks()
 	interval := o.SweepInterval
 	if interval == 0 {
 		interval = time.Second
@@ -119,6 +118,27 @@ func Open(o Options) (*Engine, error) {
 		go e.sweepLoop(interval)
 	}
 	return e, nil
+}
+
+// resetState empties the in-memory state, for load to fill.
+func (e *Engine) resetState() {
+	e.queues = make(map[string]*queue)
+	e.byID = make(map[uint64]*queue)
+	e.nextQueueID = 0
+	e.handleKey = nil
+	e.lastCommit = nil
+	e.tasks = make(map[string]*moveTask)
+	e.tasksBySource = make(map[string][]*moveTask)
+}
+
+// resumeTasks starts a runner for every loaded task that was running.
+func (e *Engine) resumeTasks() {
+	for _, t := range e.tasks {
+		if t.active() {
+			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
+			e.startTask(t)
+		}
+	}
 }
 
 // Drain answers every waiting long poll (empty) and makes later receives
@@ -146,8 +166,8 @@ func (e *Engine) Close() error {
 	return e.store.Close()
 }
 
-// countMessages counts the messages of every queue. Called by Open, before
-// the engine is shared.
+// countMessages counts the messages of every queue. Called with e.mu held
+// (or by Open, before the engine is shared).
 func (e *Engine) countMessages() int {
 	n := 0
 	for _, q := range e.queues {
@@ -160,7 +180,7 @@ func (e *Engine) countMessages() int {
 // does not wait for the engine lock.
 func (e *Engine) Healthy() error {
 	if f := e.failure.Load(); f != nil {
-		return fmt.Errorf("engine failed: %w", f.err)
+		return fmt.Errorf("engine failed, recovering: %w", f.err)
 	}
 	if e.closed.Load() {
 		return errors.New("engine closed")
@@ -178,41 +198,6 @@ func (e *Engine) queueByARN(arn string) *queue {
 		return nil
 	}
 	return e.queues[a.Resource]
-}
-
-// failure is why a failed engine refuses work.
-type failure struct {
-	err     error
-	refusal *tidemq.Error // what requests get
-}
-
-// refusal is the error a request gets from an engine that is failed or
-// closed, or nil. It reads no state guarded by e.mu.
-func (e *Engine) refusal() error {
-	if e.closed.Load() {
-		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
-	}
-	if f := e.failure.Load(); f != nil {
-		return f.refusal
-	}
-	return nil
-}
-
-// failLocked fails the engine for good, unless it is failed already: a
-// storage failure leaves memory ahead of disk, and a panic under the lock
-// may leave it half-changed, so it refuses all further work rather than
-// diverge. Called with e.mu held; it touches no queue, so it is safe after
-// a panic.
-func (e *Engine) failLocked(err error) {
-	if e.failure.Load() != nil {
-		return
-	}
-	f := &failure{err: err, refusal: tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")}
-	if _, ok := err.(panicError); ok {
-		f.refusal = tidemq.Errorf(tidemq.ErrInternalFailure, "The server hit an internal error.")
-	}
-	e.failure.Store(f)
-	e.log.Error("engine failed: refusing all further requests", "err", err.Error())
 }
 
 // lockQueue takes e.mu through h, finds the named queue and applies its

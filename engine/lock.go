@@ -25,11 +25,11 @@ import (
 //   - e.mu is taken and released only through a hold (lock, relock,
 //     unlock; finish releases and retakes it through the hold it is given),
 //     except in Close, which defers its own unlock. Healthy does not take
-//     it at all.
+//     it at all, so that it answers even while a reload holds it.
 //   - A panic while the call holds e.mu fails the engine, since its memory
 //     may be half-changed, releases the lock and answers InternalFailure;
-//     the failed engine refuses all later work, as after a storage failure.
-//     A panic without the lock answers InternalFailure and changes nothing.
+//     the engine then reloads its state from the store (recover.go). A
+//     panic without the lock answers InternalFailure and changes nothing.
 //     Either way the panic is logged with its stack.
 //   - A call that returns while holding the lock has it released by guard,
 //     as with `defer mu.Unlock()`.
@@ -41,9 +41,13 @@ type hold struct {
 }
 
 // lock takes e.mu and checks that the engine can work; on error the lock
-// is not held.
+// is not held. A failed or closed engine is refused before the lock is
+// taken too, so that requests fail at once while a reload holds it.
 func (h *hold) lock() error {
 	e := h.e
+	if err := e.refusal(); err != nil {
+		return err
+	}
 	h.relock()
 	if err := e.refusal(); err != nil {
 		h.unlock()

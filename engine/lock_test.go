@@ -99,12 +99,14 @@ func (b panicBatch) Set(k, v []byte) {
 
 // TestPanicUnderLockDoesNotWedge: an operation that panics while it holds
 // the engine lock returns InternalFailure; Healthy reports the failure at
-// once instead of blocking, and later calls are refused instead of
-// blocking.
+// once instead of blocking, later calls are refused instead of blocking,
+// and the engine then reloads its state from the store (memory may have
+// been half-changed) and works again.
 func TestPanicUnderLockDoesNotWedge(t *testing.T) {
 	ctx := context.Background()
 	store := &panicStore{Store: mem.New()}
-	e, _, logs := openLogged(t, store)
+	env := openRecovery(t, store)
+	e := env.e
 	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}))
 	if err := send(t, e, "q", "before"); err != nil {
 		t.Fatal(err)
@@ -134,10 +136,29 @@ func TestPanicUnderLockDoesNotWedge(t *testing.T) {
 	if err := send(t, e, "q", "refused"); !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
 		t.Fatalf("send after a panic: %v", err)
 	}
-	if logs := logs.String(); !strings.Contains(logs, "panic in an operation") || !strings.Contains(logs, "panicBatch.Set") {
+	if logs := env.logs.String(); !strings.Contains(logs, "panic in an operation") || !strings.Contains(logs, "panicBatch.Set") {
 		t.Errorf("the panic is not logged with its stack:\n%s", logs)
 	}
 
+	store.armed.Store(false)
+	if err := env.attempt(t, time.Second); err != nil {
+		t.Fatalf("recovery: %v", err)
+	}
+	if err := e.Healthy(); err != nil {
+		t.Fatalf("Healthy after recovery: %v", err)
+	}
+	// "boom" was added to memory before its batch panicked: the reload
+	// dropped it, as it never reached the store.
+	if got := bodies(t, e, "q"); strings.Join(got, " ") != "before/0" {
+		t.Fatalf("after recovery: %v", got)
+	}
+	if err := send(t, e, "q", "after"); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 10})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("receive after recovery: %v %v", msgs, err)
+	}
 }
 
 // TestPanicWithoutLockFailsNothing: a panic outside the lock answers

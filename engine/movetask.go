@@ -245,9 +245,15 @@ func (e *Engine) runTask(t *moveTask, rate int) {
 func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 	h := hold{e: e}
 	defer h.guard(nil)
-	ended = true // what a panic returns: the runner stops
-
+	// What a panic returns: the runner stops. (A panic under the lock
+	// fails the engine, whose reload resumes the task.)
+	ended = true
 	if h.lock() != nil {
+		return true
+	}
+	if e.tasks[t.id] != t {
+		// A reload replaced the task and resumed it (recover.go).
+		h.unlock()
 		return true
 	}
 	now := e.clock.Now()
@@ -287,6 +293,10 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 		return true
 	}
 	h.relock()
+	if e.tasks[t.id] != t {
+		h.unlock()
+		return true
+	}
 	cancelled := t.Status == tidemq.MoveTaskCancelling && next.Status != tidemq.MoveTaskCancelled
 	if cancelled && next.Status == tidemq.MoveTaskRunning {
 		next.Status = tidemq.MoveTaskCancelling // cancelled while this step was syncing

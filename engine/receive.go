@@ -45,6 +45,11 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	var wq *queue
 	for first := true; ; first = false {
 		if err := h.lock(); err != nil {
+			if w != nil {
+				// The engine failed while this call waited (recover.go):
+				// the wait ends empty; the next request gets the error.
+				return nil, nil
+			}
 			return nil, err
 		}
 		if w != nil { // woken (it receives now) or its own timer ran out
@@ -83,6 +88,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		// Nothing yet: wait for a wake, the end of the wait, or the next
 		// deadline of this queue (a delay or visibility timeout ending).
 		w, wq = q.addWaiter(), q
+		broken := e.broken
 		wakeAt := deadline
 		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
 			wakeAt = next
@@ -101,6 +107,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			h.unlock()
 			return nil, nil
 		case <-e.draining:
+		case <-broken:
 		}
 		timer.Stop()
 	}

@@ -57,9 +57,11 @@ func (t *txn) addCreated(q *queue, m *message) {
 
 // finish commits t while e.mu is held through h (so that the log keeps
 // lock order), releases e.mu, waits until the batch is durable, and then
-// publishes the messages t created. A storage failure is fatal to the
-// engine: memory is ahead of disk, so it refuses all further work rather
-// than diverge.
+// publishes the messages t created. A storage failure fails the engine:
+// memory is ahead of disk, so it refuses all work until it has reloaded its
+// state from the store (recover.go). An operation that began before such a
+// reload neither fails the engine nor publishes: the reload read what is on
+// disk.
 func (e *Engine) finish(h *hold, t *txn) error {
 	var err error
 	wait := t.durable
@@ -75,24 +77,29 @@ func (e *Engine) finish(h *hold, t *txn) error {
 	if err != nil {
 		e.failLocked(err)
 	}
+	epoch := e.epoch
 	h.unlock()
 	if err == nil {
 		err = wait.wait()
 	}
 	if err != nil {
 		h.relock()
-		e.failLocked(err)
+		if e.epoch == epoch {
+			e.failLocked(err)
+		}
 		h.unlock()
 		return tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")
 	}
 	if len(t.created) > 0 {
 		h.relock()
-		for _, m := range t.created {
-			m.durable = true
-		}
-		now := e.clock.Now()
-		for _, q := range t.queues {
-			q.publish(now)
+		if e.epoch == epoch {
+			for _, m := range t.created {
+				m.durable = true
+			}
+			now := e.clock.Now()
+			for _, q := range t.queues {
+				q.publish(now)
+			}
 		}
 		h.unlock()
 	}
