@@ -82,23 +82,25 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 // p.Source to p.Destination, or back to each message's source queue when
 // Destination is "". Each message moves atomically. Messages whose source
 // queue no longer exists stay where they are.
-func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) (*tidemq.MoveMessagesResult, error) {
-	if err := e.lock(); err != nil {
+func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) (_ *tidemq.MoveMessagesResult, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	src, err := e.queue(p.Source)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return nil, err
 	}
 	var fixed *queue
 	if p.Destination != "" {
 		if fixed, err = e.queue(p.Destination); err != nil {
-			e.mu.Unlock()
+			h.unlock()
 			return nil, err
 		}
 		if fixed == src {
-			e.mu.Unlock()
+			h.unlock()
 			return nil, tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
 		}
 	}
@@ -107,7 +109,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 	e.advance(src, now, t)
 	moved, _ := e.moveSome(src, fixed, p.Max, now, t, true)
 	res := &tidemq.MoveMessagesResult{Moved: moved, Remaining: src.nReady}
-	return res, e.finish(t)
+	return res, e.finish(&h, t)
 }
 
 // oldestReady returns the receivable message with the lowest sequence.

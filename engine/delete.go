@@ -12,13 +12,15 @@ import (
 // even after its visibility timeout or while another consumer holds it; a
 // handle for a message already gone succeeds too. On a FIFO queue only the
 // latest handle works, and only while the message is in flight.
-func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
+func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) (_ []error, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
 		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
 			return nil, err
 		}
 	}
-	q, _, t, err := e.lockQueue(p.Queue)
+	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -37,5 +39,5 @@ func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 			q.stats.Deleted++
 		}
 	}
-	return errs, e.finish(t)
+	return errs, e.finish(&h, t)
 }

@@ -20,7 +20,16 @@
 // while waiting for an fsync: an operation mutates memory and builds a batch
 // under the lock, commits the batch under the lock (which fixes its place in
 // the log, so disk order is lock order), releases the lock, and only then
-// waits for durability. Long polls wait without the lock.
+// waits for durability. Long polls wait without the lock. Every call takes
+// the lock through a hold that records whether it holds it, so that a panic
+// under the lock releases it instead of wedging the engine (lock.go).
+//
+// # Failure
+//
+// A failed commit or fsync (a full disk), or a panic under the lock, fails
+// the engine: it refuses all work and Healthy reports why, while a
+// background loop reopens the store and reloads the state from it, with the
+// load that Open uses, until it succeeds (recover.go).
 //
 // # Invariants
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -38,7 +39,8 @@ type Engine struct {
 	log    *slog.Logger
 
 	// mu guards everything below and every queue and message. Never held
-	// while waiting for an fsync (see the package comment).
+	// while waiting for an fsync (see the package comment). Taken only
+	// through a hold (lock.go).
 	mu          sync.Mutex
 	queues      map[string]*queue // by name
 	byID        map[uint64]*queue
@@ -53,8 +55,17 @@ type Engine struct {
 	tasksBySource map[string][]*moveTask
 	// onTaskEnd, if set (by tests), is called when a task's runner exits.
 	onTaskEnd func(id, status string)
-	failed    error // a storage failure: the engine refuses all further work
-	closed    bool
+	// epoch counts the reloads of the state (recover.go); broken is closed
+	// when the engine fails, and replaced when it recovers.
+	epoch  uint64
+	broken chan struct{}
+	// onRecovery, if set (by tests), is called after each recovery attempt.
+	onRecovery func(err error)
+
+	// failure is set while the engine is failed, and closed once Close
+	// began: both are written under mu and read without it (recover.go).
+	failure atomic.Pointer[failure]
+	closed  atomic.Bool
 
 	closing  chan struct{} // closed by Close: the sweep stops
 	draining chan struct{} // closed by Drain (and Close): long polls return at once
@@ -70,18 +81,16 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:         o.Store,
-		clock:         o.Clock,
-		region:        o.Region,
-		acct:          o.AccountID,
-		log:           o.Logger,
-		queues:        make(map[string]*queue),
-		byID:          make(map[uint64]*queue),
-		tasks:         make(map[string]*moveTask),
-		tasksBySource: make(map[string][]*moveTask),
-		closing:       make(chan struct{}),
-		draining:      make(chan struct{}),
+		store:    o.Store,
+		clock:    o.Clock,
+		region:   o.Region,
+		acct:     o.AccountID,
+		log:      o.Logger,
+		broken:   make(chan struct{}),
+		closing:  make(chan struct{}),
+		draining: make(chan struct{}),
 	}
+	e.resetState()
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
 	}
@@ -99,12 +108,7 @@ func Open(o Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: load state: %w", err)
 	}
 	e.log.Info("engine state loaded", "queues", len(e.queues), "messages", e.countMessages(), "took", time.Since(start).Round(time.Millisecond))
-	for _, t := range e.tasks {
-		if t.active() {
-			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
-			e.startTask(t)
-		}
-	}
+	e.resumeTasks()
 	interval := o.SweepInterval
 	if interval == 0 {
 		interval = time.Second
@@ -114,6 +118,27 @@ func Open(o Options) (*Engine, error) {
 		go e.sweepLoop(interval)
 	}
 	return e, nil
+}
+
+// resetState empties the in-memory state, for load to fill.
+func (e *Engine) resetState() {
+	e.queues = make(map[string]*queue)
+	e.byID = make(map[uint64]*queue)
+	e.nextQueueID = 0
+	e.handleKey = nil
+	e.lastCommit = nil
+	e.tasks = make(map[string]*moveTask)
+	e.tasksBySource = make(map[string][]*moveTask)
+}
+
+// resumeTasks starts a runner for every loaded task that was running.
+func (e *Engine) resumeTasks() {
+	for _, t := range e.tasks {
+		if t.active() {
+			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
+			e.startTask(t)
+		}
+	}
 }
 
 // Drain answers every waiting long poll (empty) and makes later receives
@@ -128,11 +153,11 @@ func (e *Engine) Drain() {
 func (e *Engine) Close() error {
 	e.Drain()
 	e.mu.Lock()
-	if e.closed {
+	if e.closed.Load() {
 		e.mu.Unlock()
 		return nil
 	}
-	e.closed = true
+	e.closed.Store(true)
 	close(e.closing)
 	e.mu.Unlock()
 	e.wg.Wait()
@@ -141,9 +166,9 @@ func (e *Engine) Close() error {
 	return e.store.Close()
 }
 
+// countMessages counts the messages of every queue. Called with e.mu held
+// (or by Open, before the engine is shared).
 func (e *Engine) countMessages() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	n := 0
 	for _, q := range e.queues {
 		n += len(q.msgs)
@@ -151,14 +176,13 @@ func (e *Engine) countMessages() int {
 	return n
 }
 
-// Healthy reports nil while the engine can serve, or why it cannot.
+// Healthy reports nil while the engine can serve, or why it cannot. It
+// does not wait for the engine lock.
 func (e *Engine) Healthy() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.failed != nil {
-		return e.failed
+	if f := e.failure.Load(); f != nil {
+		return fmt.Errorf("engine failed, recovering: %w", f.err)
 	}
-	if e.closed {
+	if e.closed.Load() {
 		return errors.New("engine closed")
 	}
 	return nil
@@ -176,29 +200,16 @@ func (e *Engine) queueByARN(arn string) *queue {
 	return e.queues[a.Resource]
 }
 
-// lock takes e.mu and checks that the engine can work.
-func (e *Engine) lock() error {
-	e.mu.Lock()
-	if e.failed != nil || e.closed {
-		e.mu.Unlock()
-		if e.closed {
-			return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
-		}
-		return tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")
-	}
-	return nil
-}
-
-// lockQueue takes e.mu, finds the named queue and applies its due
-// deadlines. On success e.mu is held and the caller ends with e.finish(t);
-// on error e.mu is released.
-func (e *Engine) lockQueue(name string) (*queue, time.Time, *txn, error) {
-	if err := e.lock(); err != nil {
+// lockQueue takes e.mu through h, finds the named queue and applies its
+// due deadlines. On success e.mu is held and the caller ends with
+// e.finish(h, t); on error e.mu is released.
+func (e *Engine) lockQueue(h *hold, name string) (*queue, time.Time, *txn, error) {
+	if err := h.lock(); err != nil {
 		return nil, time.Time{}, nil, err
 	}
 	q, err := e.queue(name)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return nil, time.Time{}, nil, err
 	}
 	now := e.clock.Now()
@@ -237,7 +248,9 @@ func (e *Engine) sweepLoop(interval time.Duration) {
 // silent: each queue whose messages expired since the last sweep gets one
 // log line with the count, and the counts are returned.
 func (e *Engine) Sweep() map[string]int {
-	if e.lock() != nil {
+	h := hold{e: e}
+	defer h.guard(nil)
+	if h.lock() != nil {
 		return nil
 	}
 	t := e.begin()
@@ -254,7 +267,7 @@ func (e *Engine) Sweep() map[string]int {
 			}
 		}
 	}
-	_ = e.finish(t)
+	_ = e.finish(&h, t)
 	for name, n := range expired {
 		if c, ok := captured[name]; ok {
 			e.log.Info("messages expired", "queue", name, "count", n, "reason", "retention period passed", "captured_into", c)

@@ -19,11 +19,13 @@ const maxFailureHandles = 10000
 // Only the latest receive's handle counts, on every queue type: a failure
 // reported with an older handle belongs to a delivery that is over, and
 // writing it now would put it after events it happened before.
-func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams) ([]error, error) {
+func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams) (_ []error, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if len(p.ReceiptHandles) > maxFailureHandles {
 		return nil, tidemq.InvalidParameter("ReceiptHandles", len(p.ReceiptHandles), "Too many receipt handles.")
 	}
-	q, now, t, err := e.lockQueue(p.Queue)
+	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -43,5 +45,5 @@ func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 		}
 	}
-	return errs, e.finish(t)
+	return errs, e.finish(&h, t)
 }

@@ -75,32 +75,34 @@ func (e *Engine) isDeadLetterQueue(q *queue) bool {
 }
 
 // StartMessageMoveTask starts a redrive of a dead-letter queue.
-func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (string, error) {
+func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (_ string, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if p.SourceARN == "" {
 		return "", tidemq.MissingParameter("SourceArn")
 	}
 	if r := p.MaxNumberOfMessagesPerSecond; r < 0 || r > tidemq.MaxMoveTaskRate {
 		return "", tidemq.InvalidParameter("MaxNumberOfMessagesPerSecond", r, "Must be between 1 and 500.")
 	}
-	if err := e.lock(); err != nil {
+	if err := h.lock(); err != nil {
 		return "", err
 	}
 	src := e.queueByARN(p.SourceARN)
 	if src == nil {
-		e.mu.Unlock()
+		h.unlock()
 		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
 	}
 	if p.DestinationARN != "" && e.queueByARN(p.DestinationARN) == nil {
-		e.mu.Unlock()
+		h.unlock()
 		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
 	}
 	if !e.isDeadLetterQueue(src) {
-		e.mu.Unlock()
+		h.unlock()
 		return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
 	}
 	for _, t := range e.tasksBySource[src.arn] {
 		if t.active() {
-			e.mu.Unlock()
+			h.unlock()
 			return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 		}
 	}
@@ -122,7 +124,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	// written under e.mu only.
 	handle := tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode()
 	e.startTask(task)
-	if err := e.finish(tx); err != nil {
+	if err := e.finish(&h, tx); err != nil {
 		return "", err
 	}
 	return handle, nil
@@ -135,35 +137,39 @@ func (e *Engine) addTask(t *moveTask) {
 
 // CancelMessageMoveTask asks a running task to stop; messages already moved
 // stay moved.
-func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (int64, error) {
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (_ int64, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if handle == "" {
 		return 0, tidemq.MissingParameter("TaskHandle")
 	}
-	h, ok := tidemq.ParseMoveTaskHandle(handle)
+	th, ok := tidemq.ParseMoveTaskHandle(handle)
 	if !ok {
 		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
 	}
-	if err := e.lock(); err != nil {
+	if err := h.lock(); err != nil {
 		return 0, err
 	}
-	t := e.tasks[h.TaskID]
-	if t == nil || t.SourceARN != h.SourceARN {
-		e.mu.Unlock()
+	t := e.tasks[th.TaskID]
+	if t == nil || t.SourceARN != th.SourceARN {
+		h.unlock()
 		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
 	}
 	if t.Status != tidemq.MoveTaskRunning {
-		e.mu.Unlock()
+		h.unlock()
 		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
 	}
 	t.Status = tidemq.MoveTaskCancelling
 	moved := t.ApproximateNumberOfMessagesMoved
 	tx := e.begin()
 	tx.b.Set(append([]byte(prefixTask), t.id...), t.record())
-	return moved, e.finish(tx)
+	return moved, e.finish(&h, tx)
 }
 
 // ListMessageMoveTasks lists a source queue's tasks, newest first.
-func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
+func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTasksParams) (_ []tidemq.MessageMoveTask, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if p.SourceARN == "" {
 		return nil, tidemq.MissingParameter("SourceArn")
 	}
@@ -174,10 +180,10 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 	if max < 1 || max > 10 {
 		return nil, tidemq.InvalidParameter("MaxResults", max, "Must be between 1 and 10, if provided.")
 	}
-	if err := e.lock(); err != nil {
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
-	defer e.mu.Unlock()
+	// e.mu is released by the guard
 	if e.queueByARN(p.SourceARN) == nil {
 		return nil, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
 	}
@@ -236,8 +242,18 @@ func (e *Engine) runTask(t *moveTask, rate int) {
 // shown (to ListMessageMoveTasks) only once that batch is durable and the
 // moved messages are receivable: a client that sees COMPLETED finds every
 // message in its destination.
-func (e *Engine) taskStep(t *moveTask, chunk int) bool {
-	if e.lock() != nil {
+func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
+	h := hold{e: e}
+	defer h.guard(nil)
+	// What a panic returns: the runner stops. (A panic under the lock
+	// fails the engine, whose reload resumes the task.)
+	ended = true
+	if h.lock() != nil {
+		return true
+	}
+	if e.tasks[t.id] != t {
+		// A reload replaced the task and resumed it (recover.go).
+		h.unlock()
 		return true
 	}
 	now := e.clock.Now()
@@ -273,10 +289,14 @@ func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 		}
 	}
 	tx.b.Set(append([]byte(prefixTask), t.id...), next.record())
-	if err := e.finish(tx); err != nil {
+	if err := e.finish(&h, tx); err != nil {
 		return true
 	}
-	e.mu.Lock()
+	h.relock()
+	if e.tasks[t.id] != t {
+		h.unlock()
+		return true
+	}
 	cancelled := t.Status == tidemq.MoveTaskCancelling && next.Status != tidemq.MoveTaskCancelled
 	if cancelled && next.Status == tidemq.MoveTaskRunning {
 		next.Status = tidemq.MoveTaskCancelling // cancelled while this step was syncing
@@ -289,11 +309,11 @@ func (e *Engine) taskStep(t *moveTask, chunk int) bool {
 		// at the next Open and end CANCELLED).
 		tx := e.begin()
 		tx.b.Set(append([]byte(prefixTask), t.id...), next.record())
-		if err := e.finish(tx); err != nil {
+		if err := e.finish(&h, tx); err != nil {
 			return true
 		}
 	} else {
-		e.mu.Unlock()
+		h.unlock()
 	}
 	if next.active() {
 		return false

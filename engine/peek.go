@@ -11,7 +11,9 @@ const MaxPeek = 1000
 
 // PeekMessages returns messages, oldest first, without receiving them: no
 // receive count, visibility or history changes, and no receipt handles.
-func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) ([]*tidemq.Message, error) {
+func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) (_ []*tidemq.Message, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	max := p.Max
 	if max <= 0 {
 		max = 10
@@ -19,7 +21,7 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if max > MaxPeek {
 		return nil, tidemq.InvalidParameter("Max", max, "Must be between 1 and 1000.")
 	}
-	q, _, t, err := e.lockQueue(p.Queue)
+	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -32,5 +34,5 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		}
 		return len(out) < max
 	})
-	return out, e.finish(t)
+	return out, e.finish(&h, t)
 }

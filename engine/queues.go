@@ -38,7 +38,9 @@ func (q *queue) info() *tidemq.QueueInfo {
 
 // CreateQueue creates a queue, or returns the existing one when every given
 // attribute matches it.
-func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
+func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_ *tidemq.QueueInfo, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if p.Name == "" {
 		return nil, tidemq.MissingParameter("QueueName")
 	}
@@ -53,11 +55,11 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	if err := validateTags(p.Tags); err != nil {
 		return nil, err
 	}
-	if err := e.lock(); err != nil {
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	if q := e.queues[p.Name]; q != nil {
-		defer e.mu.Unlock()
+		// e.mu is released by the guard
 		for name, v := range attrs {
 			if q.attrs[name] != v {
 				return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
@@ -73,7 +75,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 		merged[k] = v
 	}
 	if err := e.checkRedrive(p.Name, fifo, merged); err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return nil, err
 	}
 	now := e.clock.Now()
@@ -92,7 +94,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	t.b.Set(queueKey(q.name), q.record())
 	t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
 	info := q.info()
-	return info, e.finish(t)
+	return info, e.finish(&h, t)
 }
 
 // checkRedrive validates a RedrivePolicy against the other queues: the
@@ -121,11 +123,13 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 }
 
 // GetQueue reports a queue by name.
-func (e *Engine) GetQueue(ctx context.Context, name string) (*tidemq.QueueInfo, error) {
-	if err := e.lock(); err != nil {
+func (e *Engine) GetQueue(ctx context.Context, name string) (_ *tidemq.QueueInfo, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
-	defer e.mu.Unlock()
+	// e.mu is released by the guard
 	q, err := e.queue(name)
 	if err != nil {
 		return nil, err
@@ -134,13 +138,15 @@ func (e *Engine) GetQueue(ctx context.Context, name string) (*tidemq.QueueInfo, 
 }
 
 // DeleteQueue deletes a queue and all its messages at once.
-func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
-	if err := e.lock(); err != nil {
+func (e *Engine) DeleteQueue(ctx context.Context, name string) (err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return err
 	}
 	q, err := e.queue(name)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return err
 	}
 	t := e.begin()
@@ -152,7 +158,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) error {
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
 	q.wakeAll() // each sees the queue is gone
-	return e.finish(t)
+	return e.finish(&h, t)
 }
 
 // dropMessages removes every message of q in O(pending): the indexes are
@@ -188,30 +194,34 @@ func rangeOf(prefix string, qid uint64) [2][]byte {
 }
 
 // PurgeQueue deletes every message, in flight or not; once per 60 seconds.
-func (e *Engine) PurgeQueue(ctx context.Context, name string) error {
-	if err := e.lock(); err != nil {
+func (e *Engine) PurgeQueue(ctx context.Context, name string) (err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return err
 	}
 	q, err := e.queue(name)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return err
 	}
 	now := e.clock.Now()
 	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
-		e.mu.Unlock()
+		h.unlock()
 		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", name)
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)
 	q.purged = now
 	t.b.Set(queueKey(q.name), q.record())
-	return e.finish(t)
+	return e.finish(&h, t)
 }
 
 // ListQueues lists queue names in order, optionally by prefix, in pages.
-func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
-	if err := e.lock(); err != nil {
+func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *tidemq.ListQueuesResult, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(e.queues))
@@ -220,19 +230,21 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*ti
 			names = append(names, name)
 		}
 	}
-	e.mu.Unlock()
+	h.unlock()
 	return page(names, p.MaxResults, p.NextToken)
 }
 
 // ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
 // the named queue.
-func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
-	if err := e.lock(); err != nil {
+func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (_ *tidemq.ListQueuesResult, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	dlq, err := e.queue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return nil, err
 	}
 	var names []string
@@ -241,7 +253,7 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 			names = append(names, name)
 		}
 	}
-	e.mu.Unlock()
+	h.unlock()
 	return page(names, p.MaxResults, p.NextToken)
 }
 
@@ -276,13 +288,15 @@ func page(names []string, max int, token string) (*tidemq.ListQueuesResult, erro
 
 // GetQueueAttributes returns the asked-for attributes, computed ones
 // included. No names, no attributes.
-func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
+func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (_ map[string]string, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	for _, n := range p.Names {
 		if !tidemq.IsQueueAttributeName(n) {
 			return nil, tidemq.Errorf(tidemq.ErrInvalidAttributeName, "Unknown Attribute %s.", n)
 		}
 	}
-	q, _, t, err := e.lockQueue(p.Queue)
+	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +312,7 @@ func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttrib
 	all[tidemq.AttrCreatedTimestamp] = strconv.FormatInt(q.created.Unix(), 10)
 	all[tidemq.AttrLastModifiedTimestamp] = strconv.FormatInt(q.modified.Unix(), 10)
 	all[tidemq.AttrQueueArn] = q.arn
-	if err := e.finish(t); err != nil {
+	if err := e.finish(&h, t); err != nil {
 		return nil, err
 	}
 	out := make(map[string]string)
@@ -314,13 +328,15 @@ func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttrib
 }
 
 // SetQueueAttributes changes settable attributes. Changes apply at once.
-func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) error {
-	if err := e.lock(); err != nil {
+func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) (err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return err
 	}
 	q, err := e.queue(p.Queue)
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return err
 	}
 	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
@@ -341,12 +357,12 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		err = tidemq.Errorf(tidemq.ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
 	}
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return err
 	}
 	q.applyAttributes(merged)
 	q.modified = e.clock.Now()
 	t := e.begin()
 	t.b.Set(queueKey(q.name), q.record())
-	return e.finish(t)
+	return e.finish(&h, t)
 }

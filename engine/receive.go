@@ -19,7 +19,9 @@ type receiveAttempt struct {
 }
 
 // ReceiveMessages receives messages, long-polling up to the wait time.
-func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) (_ []*tidemq.Message, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	max := p.MaxNumberOfMessages
 	if max == 0 {
 		max = 1
@@ -42,7 +44,12 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	var w *waiter // while this call waits: its registration on wq
 	var wq *queue
 	for first := true; ; first = false {
-		if err := e.lock(); err != nil {
+		if err := h.lock(); err != nil {
+			if w != nil {
+				// The engine failed while this call waited (recover.go):
+				// the wait ends empty; the next request gets the error.
+				return nil, nil
+			}
 			return nil, err
 		}
 		if w != nil { // woken (it receives now) or its own timer ran out
@@ -51,7 +58,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		q, err := e.queue(p.Queue)
 		if err != nil {
-			e.mu.Unlock()
+			h.unlock()
 			return nil, err
 		}
 		now := e.clock.Now()
@@ -73,7 +80,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			if q.nReady > 0 {
 				q.wakeOne() // what this receive left behind is for the next waiter
 			}
-			if ferr := e.finish(t); ferr != nil {
+			if ferr := e.finish(&h, t); ferr != nil {
 				return nil, ferr
 			}
 			return msgs, err
@@ -81,11 +88,12 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		// Nothing yet: wait for a wake, the end of the wait, or the next
 		// deadline of this queue (a delay or visibility timeout ending).
 		w, wq = q.addWaiter(), q
+		broken := e.broken
 		wakeAt := deadline
 		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
 			wakeAt = next
 		}
-		if err := e.finish(t); err != nil {
+		if err := e.finish(&h, t); err != nil {
 			return nil, err
 		}
 		timer := e.clock.NewTimer(wakeAt.Sub(now))
@@ -94,11 +102,12 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		case <-timer.C():
 		case <-ctx.Done():
 			timer.Stop()
-			e.mu.Lock()
+			h.relock()
 			wq.leave(w, false) // a wake it got goes to the next waiter
-			e.mu.Unlock()
+			h.unlock()
 			return nil, nil
 		case <-e.draining:
+		case <-broken:
 		}
 		timer.Stop()
 	}

@@ -30,19 +30,21 @@ type dedupRecord struct {
 }
 
 // SendMessages enqueues messages. See tidemq.Broker.
-func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) (_ []tidemq.SendResult, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if p.Batch || len(p.Entries) != 1 {
 		if err := checkSendBatch(p.Entries); err != nil {
 			return nil, err
 		}
 	}
-	q, now, t, err := e.lockQueue(p.Queue)
+	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
 	if q.fifo {
 		if err := checkFIFOEntries(q, p); err != nil {
-			_ = e.finish(t) // commits what advance did
+			_ = e.finish(&h, t) // commits what advance did
 			return nil, err
 		}
 	}
@@ -107,7 +109,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	if created {
 		t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
 	}
-	if err := e.finish(t); err != nil {
+	if err := e.finish(&h, t); err != nil {
 		return nil, err
 	}
 	for _, w := range waits {

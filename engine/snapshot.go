@@ -9,7 +9,9 @@ import (
 // Snapshot returns every queue's depth, age and counters, sorted by name.
 // Due deadlines are applied first, so the numbers are exact at this moment.
 func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
-	if e.lock() != nil {
+	h := hold{e: e}
+	defer h.guard(nil)
+	if h.lock() != nil {
 		return nil
 	}
 	now := e.clock.Now()
@@ -42,7 +44,7 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 		}
 		out = append(out, s)
 	}
-	_ = e.finish(t)
+	_ = e.finish(&h, t)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

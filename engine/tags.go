@@ -47,11 +47,13 @@ func (e *Engine) UntagQueue(ctx context.Context, name string, keys []string) err
 }
 
 // ListQueueTags returns a copy of the queue's tags.
-func (e *Engine) ListQueueTags(ctx context.Context, name string) (map[string]string, error) {
-	if err := e.lock(); err != nil {
+func (e *Engine) ListQueueTags(ctx context.Context, name string) (_ map[string]string, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return nil, err
 	}
-	defer e.mu.Unlock()
+	// e.mu is released by the guard
 	q, err := e.queue(name)
 	if err != nil {
 		return nil, err
@@ -65,8 +67,10 @@ func (e *Engine) ListQueueTags(ctx context.Context, name string) (map[string]str
 
 // updateQueue runs fn on a queue under the lock and stores the queue record
 // if fn succeeds.
-func (e *Engine) updateQueue(name string, fn func(q *queue) error) error {
-	if err := e.lock(); err != nil {
+func (e *Engine) updateQueue(name string, fn func(q *queue) error) (err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
 		return err
 	}
 	q, err := e.queue(name)
@@ -74,12 +78,12 @@ func (e *Engine) updateQueue(name string, fn func(q *queue) error) error {
 		err = fn(q)
 	}
 	if err != nil {
-		e.mu.Unlock()
+		h.unlock()
 		return err
 	}
 	t := e.begin()
 	t.b.Set(queueKey(q.name), q.record())
-	return e.finish(t)
+	return e.finish(&h, t)
 }
 
 // policyDocument is the queue policy that Add/RemovePermission edit.

@@ -55,11 +55,14 @@ func (t *txn) addCreated(q *queue, m *message) {
 	t.queues = append(t.queues, q)
 }
 
-// finish commits t while e.mu is held (so that the log keeps lock order),
-// releases e.mu, waits until the batch is durable, and then publishes the
-// messages t created. A storage failure is fatal to the engine: memory is
-// ahead of disk, so it refuses all further work rather than diverge.
-func (e *Engine) finish(t *txn) error {
+// finish commits t while e.mu is held through h (so that the log keeps
+// lock order), releases e.mu, waits until the batch is durable, and then
+// publishes the messages t created. A storage failure fails the engine:
+// memory is ahead of disk, so it refuses all work until it has reloaded its
+// state from the store (recover.go). An operation that began before such a
+// reload neither fails the engine nor publishes: the reload read what is on
+// disk.
+func (e *Engine) finish(h *hold, t *txn) error {
 	var err error
 	wait := t.durable
 	if !t.b.Empty() {
@@ -74,33 +77,31 @@ func (e *Engine) finish(t *txn) error {
 	if err != nil {
 		e.failLocked(err)
 	}
-	e.mu.Unlock()
+	epoch := e.epoch
+	h.unlock()
 	if err == nil {
 		err = wait.wait()
 	}
 	if err != nil {
-		e.mu.Lock()
-		e.failLocked(err)
-		e.mu.Unlock()
+		h.relock()
+		if e.epoch == epoch {
+			e.failLocked(err)
+		}
+		h.unlock()
 		return tidemq.Errorf(tidemq.ErrInternalFailure, "The server cannot write to its storage.")
 	}
 	if len(t.created) > 0 {
-		e.mu.Lock()
-		for _, m := range t.created {
-			m.durable = true
+		h.relock()
+		if e.epoch == epoch {
+			for _, m := range t.created {
+				m.durable = true
+			}
+			now := e.clock.Now()
+			for _, q := range t.queues {
+				q.publish(now)
+			}
 		}
-		now := e.clock.Now()
-		for _, q := range t.queues {
-			q.publish(now)
-		}
-		e.mu.Unlock()
+		h.unlock()
 	}
 	return nil
-}
-
-func (e *Engine) failLocked(err error) {
-	if e.failed == nil {
-		e.failed = err
-		e.log.Error("storage failure: refusing all further requests", "err", err)
-	}
 }

@@ -9,13 +9,15 @@ import (
 
 // ChangeMessageVisibility changes the visibility timeout of received
 // messages, counted from now. See tidemq.Broker.
-func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
+func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) (_ []error, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
 	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
 		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
 			return nil, err
 		}
 	}
-	q, now, t, err := e.lockQueue(p.Queue)
+	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +25,7 @@ func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVis
 	for i, entry := range p.Entries {
 		errs[i] = e.changeVisibility(q, entry, now, t)
 	}
-	return errs, e.finish(t)
+	return errs, e.finish(&h, t)
 }
 
 func (e *Engine) changeVisibility(q *queue, entry tidemq.ChangeVisibilityEntry, now time.Time, t *txn) error {

@@ -36,6 +36,23 @@ type Batch interface {
 	Commit() (Durable, error)
 }
 
+// Reopener is implemented by a store that can recover from a failed write
+// without the process restarting. A store may keep a write error for good
+// (Pebble's write-ahead log fails every commit after its first failed write
+// or sync), so recovering takes closing the store and opening it again.
+//
+// Reopen closes the store and opens the same data again. After it returns
+// nil the store holds every batch whose Durable reported success, and
+// perhaps some of those whose outcome was an error (written before the
+// failure was known): the caller must read its state again rather than
+// trust what it had in memory. While the cause persists (the disk is still
+// full) Reopen returns an error, and it may be called again later. Batches
+// made before a Reopen must not be committed after it; the caller must not
+// use the store concurrently with Reopen.
+type Reopener interface {
+	Reopen() error
+}
+
 // Durable waits until a committed batch is on stable storage.
 type Durable interface {
 	Wait() error

@@ -12,10 +12,20 @@ import (
 )
 
 // Store is an in-memory storage.Store. It is safe for concurrent use.
+//
+// For tests it can fail as a disk does (see Fail): a commit that fails
+// leaves the store broken, failing every later commit until Reopen, as
+// Pebble's write-ahead log does.
 type Store struct {
 	mu   sync.Mutex
 	data map[string][]byte
+	// fault, while set, fails every commit and every Reopen: the disk is
+	// full. broken is the first error a commit returned; it fails later
+	// commits until a Reopen clears it.
+	fault, broken error
 }
+
+var _ storage.Reopener = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store { return &Store{data: make(map[string][]byte)} }
@@ -56,6 +66,27 @@ func (s *Store) Len() int {
 // Close does nothing.
 func (s *Store) Close() error { return nil }
 
+// Fail makes every later commit fail with err, applying nothing, until
+// Fail(nil); the first such commit also breaks the store until Reopen.
+// Reopen fails with err while it is set. Tests use it as a full disk.
+func (s *Store) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = err
+}
+
+// Reopen clears the error a failed commit left, unless the fault that
+// caused it is still set. The data stays as it is: it is in memory.
+func (s *Store) Reopen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fault != nil {
+		return s.fault
+	}
+	s.broken = nil
+	return nil
+}
+
 type op struct {
 	kind       byte // 's' set, 'd' delete, 'r' range delete
 	key, value []byte
@@ -79,6 +110,12 @@ func (b *batch) Empty() bool { return len(b.ops) == 0 }
 func (b *batch) Commit() (storage.Durable, error) {
 	b.s.mu.Lock()
 	defer b.s.mu.Unlock()
+	if b.s.broken == nil && b.s.fault != nil {
+		b.s.broken = b.s.fault
+	}
+	if b.s.broken != nil {
+		return nil, b.s.broken
+	}
 	for _, o := range b.ops {
 		switch o.kind {
 		case 's':

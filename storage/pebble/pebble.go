@@ -1,10 +1,14 @@
 // Package pebble is the default storage.Store: a Pebble database whose
 // synced batches are group-committed, so concurrent requests share fsyncs.
+// After a failed write it can be reopened without restarting the process
+// (reopen.go).
 package pebble
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
@@ -13,15 +17,34 @@ import (
 	"github.com/tidemq/tidemq/storage"
 )
 
-// Store is a storage.Store on Pebble.
+// Store is a storage.Store on Pebble. It can reopen its database after a
+// failed write (see reopen.go).
 type Store struct {
-	db      *pebble.DB
+	dir string
+	o   Options
+	// db is the open database: replaced by Reopen (through retire), nil
+	// after a Reopen that failed to open it again, until one succeeds.
+	db atomic.Pointer[pebble.DB]
+	// commitMu orders Commit, Reopen and Close (see reopen.go).
+	commitMu sync.Mutex
+	// broken is the first error the write-ahead log returned; from then on
+	// Commit refuses rather than call into a commit pipeline that Pebble
+	// gives up on (see reopen.go). Reopen clears it.
+	broken  atomic.Pointer[error]
 	commits atomic.Uint64 // synced batches committed (see Stats)
+	// statsMu orders Stats with retire, so that the metrics of a database
+	// are never read while it closes; closedStats are the fsync counters
+	// of the databases closed so far.
+	statsMu     sync.Mutex
+	closedStats Stats
 }
 
 // Options tune the store.
 type Options struct {
 	Logger *slog.Logger
+	// FS is the file system the store is kept on. Default: the operating
+	// system's. Tests wrap it to inject faults (pebble/vfs/errorfs).
+	FS vfs.FS
 }
 
 // walFillAhead is how far ahead of the WAL writer the file is written
@@ -31,34 +54,52 @@ const walFillAhead = 1 << 20
 
 // Open opens (or creates) the database in dir.
 func Open(dir string, o Options) (*Store, error) {
+	s := &Store{dir: dir, o: o}
+	db, err := pebble.Open(dir, s.options())
+	if err != nil {
+		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
+	}
+	s.db.Store(db)
+	return s, nil
+}
+
+// options are the Pebble options of s, new for each open (Pebble keeps
+// state in some of them).
+func (s *Store) options() *pebble.Options {
+	fs := s.o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
 	opts := &pebble.Options{
-		Logger:       quietLogger{o.Logger},
+		Logger:       quietLogger{s.o.Logger},
 		MemTableSize: 64 << 20,
-		FS:           walFillFS{FS: vfs.Default, ahead: walFillAhead},
+		FS:           walWatchFS{FS: walFillFS{FS: fs, ahead: walFillAhead}, failed: s.walFailed},
 		EventListener: &pebble.EventListener{DiskSlow: func(info pebble.DiskSlowInfo) {
-			if o.Logger != nil {
-				o.Logger.Warn("storage: slow disk", "op", info.OpType.String(), "file", info.Path, "for", info.Duration)
+			if s.o.Logger != nil {
+				s.o.Logger.Warn("storage: slow disk", "op", info.OpType.String(), "file", info.Path, "for", info.Duration)
 			}
 		}},
 	}
 	// With its own FS set, Pebble leaves the disk-stall detector to the
 	// caller: keep it (it reports operations still running after 5 s).
 	opts.WithFSDefaults()
-	db, err := pebble.Open(dir, opts)
-	if err != nil {
-		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
-	}
-	return &Store{db: db}, nil
+	return opts
 }
 
-// NewBatch starts a batch.
+// NewBatch starts a batch. The store must be open (not after a failed
+// Reopen).
 func (s *Store) NewBatch() storage.Batch {
-	return &batch{db: s.db, b: s.db.NewBatch(), commits: &s.commits}
+	db := s.db.Load()
+	return &batch{s: s, db: db, b: db.NewBatch()}
 }
 
 // Scan visits the keys with the prefix in order.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	db := s.db.Load()
+	if db == nil {
+		return errClosed
+	}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
@@ -76,7 +117,15 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 }
 
 // Close flushes and closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	db := s.retire(nil)
+	if db == nil {
+		return nil // a Reopen failed to open it again
+	}
+	return db.Close()
+}
 
 // prefixEnd returns the smallest key greater than every key with the prefix.
 func prefixEnd(prefix []byte) []byte {
@@ -91,9 +140,9 @@ func prefixEnd(prefix []byte) []byte {
 }
 
 type batch struct {
-	db      *pebble.DB
-	b       *pebble.Batch
-	commits *atomic.Uint64
+	s  *Store
+	db *pebble.DB // the database b belongs to
+	b  *pebble.Batch
 }
 
 func (b *batch) Set(k, v []byte)               { _ = b.b.Set(k, v, nil) }
@@ -103,21 +152,46 @@ func (b *batch) DeleteRange(start, end []byte) { _ = b.b.DeleteRange(start, end,
 func (b *batch) Empty() bool                   { return b.b.Empty() }
 
 // Commit applies the batch to the memtable and the WAL in call order, then
-// lets the caller wait for the group-committed fsync.
-func (b *batch) Commit() (storage.Durable, error) {
+// lets the caller wait for the group-committed fsync. After a WAL failure
+// it refuses (see reopen.go).
+func (b *batch) Commit() (_ storage.Durable, err error) {
+	s := b.s
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if err := s.failure(); err != nil {
+		return nil, err
+	}
+	if b.db != s.db.Load() {
+		return nil, errors.New("storage: a batch made before the store was reopened")
+	}
+	defer func() {
+		// Pebble panics (or calls Fatalf, which panics in quietLogger) on
+		// a commit error it cannot recover from: report it, and let the
+		// store be reopened.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("pebble commit: %v", r)
+			s.walFailed(err)
+		}
+	}()
 	if err := b.db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
 		b.b.Close()
 		return nil, err
 	}
-	b.commits.Add(1)
-	return durable{b.b}, nil
+	s.commits.Add(1)
+	return durable{s, b.b}, nil
 }
 
-type durable struct{ b *pebble.Batch }
+type durable struct {
+	s *Store
+	b *pebble.Batch
+}
 
 func (d durable) Wait() error {
 	err := d.b.SyncWait()
 	d.b.Close()
+	if err != nil {
+		d.s.walFailed(err)
+	}
 	return err
 }
 

@@ -77,7 +77,7 @@ func TestCrashImageOpens(t *testing.T) {
 	const n = 3000
 	commit(t, s, 0, n/3)
 	for round := 0; round < 2; round++ { // rotate: the next WALs are new, then recycled
-		if err := s.db.Flush(); err != nil {
+		if err := s.db.Load().Flush(); err != nil {
 			t.Fatal(err)
 		}
 		commit(t, s, n/3*(round+1), n/3*(round+2))

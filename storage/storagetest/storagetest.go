@@ -116,6 +116,28 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *tes
 			t.Fatalf("err %v after %d calls", err, calls)
 		}
 	})
+	t.Run("a Reopener keeps its data and takes writes", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		r, ok := s.(storage.Reopener)
+		if !ok {
+			t.Skip("the store does not reopen in place")
+		}
+		b := s.NewBatch()
+		b.Set([]byte("r/1"), []byte("v"))
+		commit(t, b)
+		for range 2 {
+			if err := r.Reopen(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b = s.NewBatch()
+		b.Set([]byte("r/2"), []byte("v"))
+		commit(t, b)
+		if got := scan(t, s, "r/"); got != "r/1=v r/2=v" {
+			t.Fatalf("after Reopen: %q", got)
+		}
+	})
 	if reopen == nil {
 		return
 	}
