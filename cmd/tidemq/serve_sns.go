@@ -1,42 +1,30 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/metrics"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
-	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// openTopics opens the SNS topic service of `tidemq serve`: its topic store,
-// signing key and publish outbox in DATA_DIR/sns (in memory with
-// --in-memory). The outbox is a Pebble store of its own in
-// DATA_DIR/sns/outbox, opened here and handed to the service, which closes
-// it. Publishes left in the outbox by a crash are delivered before it
-// returns. SubscribeURLs sent to HTTP/HTTPS endpoints use --public-url or
-// the request's host; subscriptions made without a request (a --config
-// file) fall back to the --listen address.
-func openTopics(broker tidemq.Broker, o *serveOptions, log *slog.Logger) (*topicstore.Service, error) {
+// openTopics opens the SNS topic service of `tidemq serve` on store, the
+// one store it shares with the engine (in memory with --in-memory): topics,
+// subscriptions, the signing key and the publish outbox are kept there,
+// under sns/. The service closes store. Publishes left in the outbox by a
+// crash are delivered before it returns. SubscribeURLs sent to
+// HTTP/HTTPS endpoints use --public-url or the request's host;
+// subscriptions made without a request (a --config file) fall back to the
+// --listen address.
+func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, log *slog.Logger) (*topicstore.Service, error) {
 	public := o.publicURL
 	if public == "" {
 		public = "http://" + o.listen
 	}
-	dir := snsDir(o)
-	var outbox storage.Store // in memory with --in-memory
-	if dir != "" {
-		st, err := pebble.Open(filepath.Join(dir, topicstore.OutboxDir), pebble.Options{Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("open the SNS outbox: %w", err)
-		}
-		outbox = st
-	}
 	return topicstore.Open(topicstore.Options{
-		Broker: broker, Region: o.region, AccountID: o.accountID, Dir: dir, Logger: log,
-		PublicURL: public, Outbox: outbox,
+		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
+		PublicURL: public, Store: store,
 	})
 }
 

@@ -14,7 +14,9 @@ import (
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/metrics"
 	topicstore "github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 // refusingBroker refuses every send for a server-side reason, so that a
@@ -25,13 +27,23 @@ func (refusingBroker) SendMessages(context.Context, tidemq.SendMessagesParams) (
 	return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "down")
 }
 
-// serve opens the SNS outbox (Pebble, in DATA_DIR/sns/outbox) and hands it
-// to the topic service: a publish not yet delivered at Close is there at
-// the next start.
+// openPebble opens the one store of a data directory, as serve does.
+func openPebble(t *testing.T, dir string) storage.Store {
+	t.Helper()
+	st, err := pebble.Open(dir, pebble.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// serve keeps the SNS outbox in the one store of the data directory: a
+// publish not yet delivered at Close is there at the next start. No
+// DATA_DIR/sns is made.
 func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	o := &serveOptions{dataDir: t.TempDir(), listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
 	log := slog.New(slog.DiscardHandler)
-	topics, err := openTopics(refusingBroker{}, o, log)
+	topics, err := openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +57,13 @@ func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	if _, err := topics.Publish(context.Background(), topicstore.PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := topics.Close(); err != nil {
+	if err := topics.Close(); err != nil { // closes the store too
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(o.dataDir, "sns", topicstore.OutboxDir)); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(o.dataDir, "sns")); !os.IsNotExist(err) {
+		t.Fatalf("DATA_DIR/sns: %v", err)
 	}
-	topics, err = openTopics(refusingBroker{}, o, log)
+	topics, err = openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +82,7 @@ func TestTopicMetrics(t *testing.T) {
 	}
 	defer eng.Close()
 	o := &serveOptions{inMemory: true, listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
-	topics, err := openTopics(eng, o, slog.New(slog.DiscardHandler))
+	topics, err := openTopics(eng, mem.New(), o, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
