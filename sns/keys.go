@@ -17,6 +17,7 @@ const Namespace = "sns/"
 //	m/<id>                          outbox record: a publish with deliveries left (record, JSON)
 //	d/<id><index>                   outbox delivery still to be done → subscription ARN
 //	y/<expiry><dedup key>           FIFO deduplication entry (JSON: message id, sequence, expiry)
+//	imported                        the files of an older release were imported (upgrade.go)
 //
 // <id> is 8 bytes big endian, numbered in publish order, so records sort
 // oldest first; <index> 4 bytes big endian; <expiry> Unix milliseconds, 8
@@ -28,6 +29,12 @@ const Namespace = "sns/"
 // can never delete a newer entry for the same deduplication id: expiry
 // runs across topics, and the batch deleting topic A's expired entry may
 // commit after topic B's publish wrote a fresh one for the same id.
+//
+// Releases before the one store kept these in files of DATA_DIR/sns and
+// the outbox in a Pebble store of its own at DATA_DIR/sns/outbox, with
+// the outbox keys below without their "m/", "d/" and "y/" slashes ('m',
+// 'd', 'y', and 'x' + dedup key for the first release's dedup entries);
+// upgrade.go imports them.
 const (
 	prefixTopic        = "t/"
 	prefixSubscription = "s/"
@@ -36,6 +43,7 @@ const (
 	prefixRecord       = "m/"
 	prefixDelivery     = "d/"
 	prefixDedup        = "y/"
+	keyImported        = "imported"
 )
 
 func stringKey(prefix, s string) []byte { return append([]byte(prefix), s...) }

@@ -221,5 +221,17 @@ func (s kvState) StoreSigningKey(key []byte) ([]byte, error) {
 	return key, nil
 }
 
+// maxRecordID returns the highest outbox record id, or 0.
+func (s kvState) maxRecordID() (uint64, error) {
+	var max uint64
+	err := s.kv.Scan([]byte(prefixRecord), func(k, _ []byte) error {
+		if len(k) == len(prefixRecord)+8 {
+			max = binary.BigEndian.Uint64(k[len(prefixRecord):])
+		}
+		return nil
+	})
+	return max, err
+}
+
 // Close closes the store.
 func (s kvState) Close() error { return s.kv.Close() }

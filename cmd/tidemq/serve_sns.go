@@ -2,18 +2,23 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/metrics"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 // openTopics opens the SNS topic service of `tidemq serve` on store, the
 // one store it shares with the engine (in memory with --in-memory): topics,
 // subscriptions, the signing key and the publish outbox are kept there,
-// under sns/. The service closes store. Publishes left in the outbox by a
-// crash are delivered before it returns. SubscribeURLs sent to
+// under sns/. The service closes store. At the first start on the data
+// directory of a release that kept them in DATA_DIR/sns (files, and the
+// outbox in a Pebble store of its own), they are imported first and that
+// directory is moved aside (see sns.ImportFiles). Publishes left in the
+// outbox by a crash are delivered before it returns. SubscribeURLs sent to
 // HTTP/HTTPS endpoints use --public-url or the request's host;
 // subscriptions made without a request (a --config file) fall back to the
 // --listen address.
@@ -22,11 +27,22 @@ func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, log 
 	if public == "" {
 		public = "http://" + o.listen
 	}
+	if !o.inMemory {
+		openOutbox := func(path string) (storage.Store, error) { return pebble.Open(path, pebble.Options{Logger: log}) }
+		if err := topicstore.ImportFiles(store, legacySNSDir(o), openOutbox, log); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
 	return topicstore.Open(topicstore.Options{
 		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
 		PublicURL: public, Store: store,
 	})
 }
+
+// legacySNSDir is where releases before the one store kept the SNS state:
+// "sns" in the data directory.
+func legacySNSDir(o *serveOptions) string { return filepath.Join(o.dataDir, "sns") }
 
 // topicMetrics reads the topic service's delivery counters for /metrics.
 func topicMetrics(topics *topicstore.Service) func() metrics.TopicStats {
