@@ -95,17 +95,16 @@ func TestDeadLetterQueueRetried(t *testing.T) {
 	if st := s.Stats(); st.DeadLettered != 1 || st.Lost != 0 || st.Retries != 2 || b.count("dlq") != 1 {
 		t.Fatalf("stats = %+v, dlq got %d", st, b.count("dlq"))
 	}
-	waitFor(t, "an empty outbox", func() bool { return s.outbox.(*mem.Store).Len() == 0 })
+	waitFor(t, "an empty outbox", func() bool { return outboxLen(t, s.opt.Store) == 0 })
 }
 
 // A dead letter still failing when the service closes stays in the
 // outbox, and the next Open delivers it.
 func TestDeadLetterSurvivesClose(t *testing.T) {
-	dir := t.TempDir()
-	outbox := mem.New() // Close does not empty it: the next Open reads it
+	st := mem.New() // Close does not empty it: the next Open reads it
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := &fakeBroker{failDLQ: -1}
-	o := Options{Broker: b, Dir: dir, Outbox: outbox, Clock: clk, Logger: slog.New(slog.DiscardHandler),
+	o := Options{Broker: b, Store: st, Clock: clk, Logger: slog.New(slog.DiscardHandler),
 		SQSRetry: &RetryPolicy{NumRetries: 3, NumMinDelayRetries: 3, MinDelay: time.Second, MaxDelay: time.Second}}
 	s, err := Open(o)
 	if err != nil {
@@ -136,7 +135,7 @@ func TestDeadLetterSurvivesClose(t *testing.T) {
 	if st := s.Stats(); st.Recovered != 1 || st.DeadLettered != 1 || b.count("dlq") != 1 {
 		t.Fatalf("after reopening: stats = %+v, dlq got %d", s.Stats(), b.count("dlq"))
 	}
-	if n := outbox.Len(); n != 0 {
+	if n := outboxLen(t, st); n != 0 {
 		t.Fatalf("outbox holds %d keys", n)
 	}
 }
@@ -159,5 +158,5 @@ func TestDeadLetterQueueExhausted(t *testing.T) {
 	if st := s.Stats(); st.Lost != 1 || st.Retries != 2 || st.DeadLettered != 0 {
 		t.Fatalf("stats = %+v", st)
 	}
-	waitFor(t, "an empty outbox", func() bool { return s.outbox.(*mem.Store).Len() == 0 })
+	waitFor(t, "an empty outbox", func() bool { return outboxLen(t, s.opt.Store) == 0 })
 }

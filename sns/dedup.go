@@ -1,9 +1,6 @@
 package sns
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // DedupWindow is how long a FIFO topic remembers a deduplication id.
 const DedupWindow = 5 * time.Minute
@@ -17,20 +14,14 @@ const DedupWindow = 5 * time.Minute
 //
 // Entries expire in the order they were added (the window is constant), so
 // expiry pops from the head of a queue: O(1) per entry, no scan. Entries
-// are also written to the outbox store in the publish's own batch (no
-// extra fsync) and reloaded at Open, so a restart does not forget them.
+// are also written to the Outbox in the publish's own write (no extra
+// fsync) and reloaded at Open, so a restart does not forget them.
 // The cache is guarded by the service's dedupMu; FIFO publishes of one
 // topic are serialized by the topic lock, which is taken first.
 type dedupCache struct {
-	byKey map[string]dedupEntry
+	byKey map[string]DedupEntry
 	order []dedupItem // oldest first; head is the first live item
 	head  int
-}
-
-type dedupEntry struct {
-	MessageID string `json:"m"`
-	Sequence  string `json:"s"`
-	Expires   int64  `json:"e"` // Unix milliseconds
 }
 
 type dedupItem struct {
@@ -38,9 +29,9 @@ type dedupItem struct {
 	expires int64
 }
 
-func newDedupCache() *dedupCache { return &dedupCache{byKey: map[string]dedupEntry{}} }
+func newDedupCache() *dedupCache { return &dedupCache{byKey: map[string]DedupEntry{}} }
 
-// dedupKey is the cache (and outbox store) key of a deduplication id.
+// dedupKey is the cache (and Outbox) key of a deduplication id.
 func dedupKey(t *Topic, groupID, dedupID string) string {
 	k := t.ARN + "\x00"
 	if t.Attributes["FifoThroughputScope"] == "MessageGroup" {
@@ -50,22 +41,22 @@ func dedupKey(t *Topic, groupID, dedupID string) string {
 }
 
 // lookup returns the live entry of key.
-func (c *dedupCache) lookup(key string, nowMs int64) (dedupEntry, bool) {
+func (c *dedupCache) lookup(key string, nowMs int64) (DedupEntry, bool) {
 	e, ok := c.byKey[key]
 	if !ok || e.Expires <= nowMs {
-		return dedupEntry{}, false
+		return DedupEntry{}, false
 	}
 	return e, true
 }
 
-// add remembers key.
-func (c *dedupCache) add(key string, e dedupEntry) {
-	c.byKey[key] = e
-	c.order = append(c.order, dedupItem{key, e.Expires})
+// add remembers e.
+func (c *dedupCache) add(e DedupEntry) {
+	c.byKey[e.Key] = e
+	c.order = append(c.order, dedupItem{e.Key, e.Expires})
 }
 
 // expire forgets the entries that expired by nowMs and returns them, to be
-// deleted from the outbox store.
+// deleted from the Outbox.
 func (c *dedupCache) expire(nowMs int64) []dedupItem {
 	var gone []dedupItem
 	for c.head < len(c.order) && c.order[c.head].expires <= nowMs {
@@ -82,9 +73,4 @@ func (c *dedupCache) expire(nowMs int64) []dedupItem {
 		c.head = 0
 	}
 	return gone
-}
-
-func (e dedupEntry) encode() []byte {
-	b, _ := json.Marshal(e)
-	return b
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // A FIFO topic's deduplication ids survive a restart (they are kept in the
-// outbox store) and expire after DedupWindow.
+// outbox) and expire after DedupWindow.
 func TestDedupSurvivesRestart(t *testing.T) {
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	o := Options{Dir: t.TempDir(), Clock: clk, Outbox: mem.New()} // mem.Store.Close keeps the data
+	o := Options{Clock: clk, Store: mem.New()} // mem.Store.Close keeps the data
 	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +85,9 @@ func (b *gateBatch) Commit() (storage.Durable, error) {
 // must survive, on disk too (a restart within the window still
 // deduplicates).
 func TestDedupExpiryDoesNotDeleteAFreshEntry(t *testing.T) {
-	dir := t.TempDir()
 	outbox := &gateStore{Store: mem.New()}
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	o := Options{Dir: dir, Clock: clk, Outbox: outbox, Logger: slog.New(slog.DiscardHandler)}
+	o := Options{Clock: clk, Store: outbox, Logger: slog.New(slog.DiscardHandler)}
 	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -139,47 +138,5 @@ func TestDedupExpiryDoesNotDeleteAFreshEntry(t *testing.T) {
 	again, err := s.Publish(ctx, inA)
 	if err != nil || *again != *fresh {
 		t.Fatalf("after a restart: %+v %v, want %+v", again, err, fresh)
-	}
-}
-
-// A dedup entry in the first release's layout ('x' + key, no expiry in the
-// key) is read and rewritten at Open.
-func TestDedupLegacyKeys(t *testing.T) {
-	outbox := mem.New()
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	o := Options{Dir: t.TempDir(), Clock: clk, Outbox: outbox, Logger: slog.New(slog.DiscardHandler)}
-	s, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topic, err := s.CreateTopic("a.fifo", map[string]string{"FifoTopic": "true"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	live := dedupEntry{MessageID: "live", Sequence: "1", Expires: clk.Now().Add(time.Minute).UnixMilli()}
-	old := dedupEntry{MessageID: "old", Sequence: "2", Expires: clk.Now().UnixMilli()}
-	b := outbox.NewBatch()
-	b.Set([]byte("x"+topic.ARN+"\x00d"), live.encode())
-	b.Set([]byte("x"+topic.ARN+"\x00e"), old.encode())
-	if _, err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var keys []string
-	_ = outbox.Scan(nil, func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
-	want := string(dedupStoreKey(topic.ARN+"\x00d", live.Expires))
-	if len(keys) != 1 || keys[0] != want {
-		t.Fatalf("outbox keys = %q, want %q", keys, want)
-	}
-	got, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"})
-	if err != nil || got.MessageID != "live" {
-		t.Fatalf("publish = %+v %v", got, err)
 	}
 }

@@ -110,7 +110,7 @@ func TestFilterPolicyInvalid(t *testing.T) {
 }
 
 func TestStorePersists(t *testing.T) {
-	o := Options{Dir: t.TempDir(), Outbox: mem.New()}
+	o := Options{Store: mem.New()} // mem.Store.Close keeps the data
 	s, err := Open(o)
 	if err != nil {
 		t.Fatal(err)

@@ -319,7 +319,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	if t.FIFO {
 		s.dedupMu.Lock()
 		for _, r := range recs {
-			s.dedup.add(r.dedupKey, dedupEntry{MessageID: r.MessageID, Sequence: r.Sequence, Expires: r.dedupExpires})
+			s.dedup.add(r.dedupEntry())
 		}
 		s.dedupMu.Unlock()
 	}

@@ -2,10 +2,10 @@
 // (SQS queues, and HTTP/HTTPS endpoints with the confirmation handshake),
 // and publishing with fan-out through a tidemq.Broker.
 //
-// Topics and subscriptions are kept in memory and, unless the service is
-// opened without a directory, in a JSON file rewritten atomically on every
-// change. Publishing is crash-safe: a publish is first recorded durably in
-// an outbox (outbox.go), then delivered — to SQS queues before Publish
+// Topics and subscriptions are kept in memory and written through to the
+// service's store (state.go: what is kept; keys.go: where). Publishing is
+// crash-safe: a publish is first recorded durably in an outbox
+// (outbox.go), then delivered — to SQS queues before Publish
 // answers, to HTTP/HTTPS endpoints in the background with retries
 // (retry.go) — and removed from the outbox delivery by delivery. What cannot
 // be delivered goes to the subscription's dead-letter queue (redrive.go) or
@@ -13,18 +13,16 @@
 // (dedup.go).
 //
 // Lock order: a topic's FIFO lock (topicLock), then dedupMu, then the
-// store's mutex. closeMu is held for reading by every operation that
+// topic store's mutex. closeMu is held for reading by every operation that
 // writes the outbox, and for writing only by Close.
 package sns
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,25 +34,19 @@ import (
 	"github.com/tidemq/tidemq/storage/mem"
 )
 
-// OutboxDir is where, in Dir, the caller keeps the Outbox store (by
-// convention: the service does not open it itself).
-const OutboxDir = "outbox"
-
 // Options configure a Service.
 type Options struct {
 	Broker    tidemq.Broker
 	Region    string // default us-east-1
 	AccountID string // default 000000000000
-	// Dir is the data directory of the topic store and signing key; ""
-	// keeps everything in memory.
-	Dir    string
-	Logger *slog.Logger
-	// Outbox is the durable store of publishes not yet fully delivered,
-	// opened by the caller (tidemq serve: Pebble in Dir/OutboxDir). It is
-	// required with a Dir, so that a durable topic store never comes with
-	// an outbox that forgets; nil without a Dir means an in-memory store.
-	// The service owns it from Open on: Close (or a failed Open) closes it.
-	Outbox storage.Store
+	Logger    *slog.Logger
+	// Store keeps the service's state — topics, subscriptions, the signing
+	// key and the outbox of publishes not yet fully delivered — under the
+	// keys beginning with Namespace, and nothing else of it is touched:
+	// `tidemq serve` gives the one store it shares with the engine. nil
+	// means a store in memory. The service owns it from Open on: Close (or
+	// a failed Open) closes it.
+	Store storage.Store
 	// Clock drives retry timers, deduplication windows and token expiry;
 	// nil means the system clock.
 	Clock tidemq.Clock
@@ -98,6 +90,7 @@ type Service struct {
 	opt        Options
 	httpRetry  RetryPolicy
 	sqsRetry   RetryPolicy
+	state      kvState // the Store: Registry, Outbox and KeyStore
 	store      *store
 	signer     *signer
 	log        *slog.Logger
@@ -105,7 +98,7 @@ type Service struct {
 	locks      sync.Map // topic ARN -> *sync.Mutex, serializing FIFO publishes
 	filters    filterCache
 	httpQueued sync.Map // subscription ARN -> *atomic.Int64: HTTP deliveries held in memory
-	outbox     storage.Store
+	outbox     Outbox
 	nextRecord uint64 // guarded by recordMu
 	recordMu   sync.Mutex
 	dedupMu    sync.Mutex
@@ -120,13 +113,14 @@ type Service struct {
 	closed  bool // guarded by closeMu
 }
 
-// Open opens the topic store in o.Dir (or in memory) and delivers what the
-// outbox still holds from before a crash or shutdown: SQS deliveries before
-// Open returns, HTTP/HTTPS ones in the background.
+// Open loads the service's state from o.Store (or starts one in memory)
+// and delivers what the outbox still holds from before a crash or
+// shutdown: SQS deliveries before Open returns, HTTP/HTTPS ones in the
+// background.
 func Open(o Options) (*Service, error) {
 	s, err := open(o)
-	if err != nil && o.Outbox != nil {
-		o.Outbox.Close()
+	if err != nil && o.Store != nil {
+		o.Store.Close()
 	}
 	return s, err
 }
@@ -162,26 +156,19 @@ func open(o Options) (*Service, error) {
 	if o.MaxConcurrentPosts <= 0 {
 		o.MaxConcurrentPosts = 64
 	}
-	if o.Outbox == nil {
-		if o.Dir != "" {
-			return nil, errors.New("sns: Options.Outbox is required with Options.Dir: publishes must be recorded durably")
-		}
-		o.Outbox = mem.New()
+	if o.Store == nil {
+		o.Store = mem.New()
 	}
-	if o.Dir != "" {
-		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("sns: %w", err)
-		}
-	}
-	st, err := openStore(o.Dir)
+	state := newKVState(o.Store)
+	st, err := openStore(state)
 	if err != nil {
 		return nil, err
 	}
-	sg, err := loadSigner(o.Dir)
+	sg, err := loadSigner(state)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opt: o, store: st, signer: sg, log: o.Logger, outbox: o.Outbox, dedup: newDedupCache(),
+	s := &Service{opt: o, state: state, store: st, signer: sg, log: o.Logger, outbox: state, dedup: newDedupCache(),
 		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts)}
 	if o.HTTPRetry != nil {
 		s.httpRetry = *o.HTTPRetry
@@ -207,8 +194,8 @@ func open(o Options) (*Service, error) {
 }
 
 // Close stops background deliveries (what they had not finished stays in
-// the outbox for the next Open), waits for them and closes the outbox
-// store. Publishing after Close fails.
+// the outbox for the next Open), waits for them and closes the store.
+// Publishing after Close fails.
 func (s *Service) Close() error {
 	s.cancel()
 	s.closeMu.Lock()
@@ -218,7 +205,7 @@ func (s *Service) Close() error {
 	}
 	s.closed = true
 	s.wg.Wait()
-	return s.outbox.Close()
+	return s.state.Close()
 }
 
 // enter guards an operation that writes the outbox against Close; the

@@ -13,16 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"time"
 )
 
 // CertPath is the URL path at which the signing certificate is served.
 const CertPath = "/SimpleNotificationService-tidemq.pem"
-
-// keyFile holds the signing key and certificate in the data directory.
-const keyFile = "sns-signing.pem"
 
 // signer signs notifications with an RSA key whose self-signed certificate
 // tidemq serves at CertPath.
@@ -31,17 +26,16 @@ type signer struct {
 	certPEM []byte
 }
 
-// loadSigner reads the key and certificate from dir, or generates them (and
-// writes them to dir unless dir is "").
-func loadSigner(dir string) (*signer, error) {
-	var path string
-	if dir != "" {
-		path = filepath.Join(dir, keyFile)
-		if b, err := os.ReadFile(path); err == nil {
-			return parseSigner(b)
-		} else if !os.IsNotExist(err) {
-			return nil, fmt.Errorf("sns: read %s: %w", path, err)
-		}
+// loadSigner reads the key and certificate from keys, or generates and
+// stores them. The key is kept, so that the certificate subscribers
+// fetched from SigningCertURL still verifies after a restart.
+func loadSigner(keys KeyStore) (*signer, error) {
+	b, err := keys.SigningKey()
+	if err != nil {
+		return nil, fmt.Errorf("sns: read the signing key: %w", err)
+	}
+	if b != nil {
+		return parseSigner(b)
 	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -63,14 +57,12 @@ func loadSigner(dir string) (*signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &signer{key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-	if path != "" {
-		keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-		if err := writeFileAtomic(path, append(keyPEM, s.certPEM...), 0o600); err != nil {
-			return nil, fmt.Errorf("sns: write %s: %w", path, err)
-		}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if b, err = keys.StoreSigningKey(append(keyPEM, certPEM...)); err != nil {
+		return nil, fmt.Errorf("sns: store the signing key: %w", err)
 	}
-	return s, nil
+	return parseSigner(b)
 }
 
 func parseSigner(b []byte) (*signer, error) {
@@ -93,7 +85,7 @@ func parseSigner(b []byte) (*signer, error) {
 		}
 	}
 	if s.key == nil || s.certPEM == nil {
-		return nil, errors.New("sns: " + keyFile + " must hold an RSA PRIVATE KEY and a CERTIFICATE")
+		return nil, errors.New("sns: the signing key must hold an RSA PRIVATE KEY and a CERTIFICATE")
 	}
 	return s, nil
 }

@@ -1,10 +1,7 @@
 package sns
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -51,113 +48,61 @@ type Subscription struct {
 // endpoint.
 func (s *Subscription) IsHTTP() bool { return s.Protocol == "http" || s.Protocol == "https" }
 
-// state is what the store persists.
-type state struct {
-	Topics        []*Topic
-	Subscriptions []*Subscription
-	// Unsubscribed are HTTP/HTTPS subscriptions deleted recently, kept
-	// until their token expires so that the UnsubscribeConfirmation's
-	// SubscribeURL can restore them.
-	Unsubscribed []*Subscription `json:",omitempty"`
-}
-
-// store keeps topics and subscriptions in memory and, when path is set,
-// rewrites a JSON file atomically after every change.
+// store keeps topics and subscriptions in memory, for answering, and in
+// its Registry: a change is written to the Registry, durably, before it is
+// made in memory, so that what the service answers from has always been
+// acknowledged by the Registry.
 type store struct {
+	// mu is held for writing across the Registry write, so that changes
+	// reach the Registry in the order they are made in memory.
 	mu           sync.RWMutex
-	path         string
+	reg          Registry
 	topics       map[string]*Topic        // by ARN
 	subs         map[string]*Subscription // by ARN
 	unsubscribed map[string]*Subscription // by token
 }
 
-// stateFile is the file name of the topic store in the data directory.
-const stateFile = "sns-topics.json"
-
-func openStore(dir string) (*store, error) {
-	s := &store{topics: map[string]*Topic{}, subs: map[string]*Subscription{}, unsubscribed: map[string]*Subscription{}}
-	if dir == "" {
-		return s, nil
-	}
-	s.path = filepath.Join(dir, stateFile)
-	b, err := os.ReadFile(s.path)
-	if os.IsNotExist(err) {
-		return s, nil
-	}
+func openStore(reg Registry) (*store, error) {
+	r, err := reg.LoadRegistry()
 	if err != nil {
-		return nil, fmt.Errorf("sns: read %s: %w", s.path, err)
+		return nil, fmt.Errorf("sns: load topics and subscriptions: %w", err)
 	}
-	var st state
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("sns: parse %s: %w", s.path, err)
-	}
-	for _, t := range st.Topics {
+	s := &store{reg: reg, topics: map[string]*Topic{}, subs: map[string]*Subscription{}, unsubscribed: map[string]*Subscription{}}
+	for _, t := range r.Topics {
 		s.topics[t.ARN] = t
 	}
-	for _, sub := range st.Subscriptions {
+	for _, sub := range r.Subscriptions {
 		s.subs[sub.ARN] = sub
 	}
-	for _, sub := range st.Unsubscribed {
+	for _, sub := range r.Unsubscribed {
 		s.unsubscribed[sub.Token] = sub
 	}
 	return s, nil
 }
 
-// saveLocked writes the state file atomically: a temporary file, fsync,
-// rename, fsync of the directory. The caller holds mu for writing.
-func (s *store) saveLocked() error {
-	if s.path == "" {
-		return nil
-	}
-	st := state{Topics: make([]*Topic, 0, len(s.topics)), Subscriptions: make([]*Subscription, 0, len(s.subs))}
-	for _, t := range s.topics {
-		st.Topics = append(st.Topics, t)
-	}
-	for _, sub := range s.subs {
-		st.Subscriptions = append(st.Subscriptions, sub)
-	}
-	for _, sub := range s.unsubscribed {
-		st.Unsubscribed = append(st.Unsubscribed, sub)
-	}
-	sort.Slice(st.Unsubscribed, func(i, j int) bool { return st.Unsubscribed[i].Token < st.Unsubscribed[j].Token })
-	sort.Slice(st.Topics, func(i, j int) bool { return st.Topics[i].ARN < st.Topics[j].ARN })
-	sort.Slice(st.Subscriptions, func(i, j int) bool { return st.Subscriptions[i].ARN < st.Subscriptions[j].ARN })
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
+// applyLocked writes c to the Registry and, once it is durable, to memory.
+// The values put become the store's own. The caller holds mu for writing.
+func (s *store) applyLocked(c RegistryChange) error {
+	if err := s.reg.ApplyRegistry(c); err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, b, 0o600)
-}
-
-func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
+	for _, arn := range c.DeleteTopics {
+		delete(s.topics, arn)
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
+	for _, arn := range c.DeleteSubscriptions {
+		delete(s.subs, arn)
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
+	for _, tok := range c.DeleteUnsubscribed {
+		delete(s.unsubscribed, tok)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	for _, t := range c.PutTopics {
+		s.topics[t.ARN] = t
 	}
-	if err := f.Close(); err != nil {
-		return err
+	for _, sub := range c.PutSubscriptions {
+		s.subs[sub.ARN] = sub
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	for _, sub := range c.PutUnsubscribed {
+		s.unsubscribed[sub.Token] = sub
 	}
 	return nil
 }
@@ -219,9 +164,7 @@ func (s *store) createTopic(t *Topic) (*Topic, error) {
 	if old, ok := s.topics[t.ARN]; ok {
 		return old.clone(), nil
 	}
-	s.topics[t.ARN] = t
-	if err := s.saveLocked(); err != nil {
-		delete(s.topics, t.ARN)
+	if err := s.applyLocked(RegistryChange{PutTopics: []*Topic{t}}); err != nil {
 		return nil, err
 	}
 	return t.clone(), nil
@@ -230,26 +173,16 @@ func (s *store) createTopic(t *Topic) (*Topic, error) {
 func (s *store) deleteTopic(arn string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.topics[arn]
-	if !ok {
+	if _, ok := s.topics[arn]; !ok {
 		return nil // DeleteTopic of a missing topic succeeds
 	}
-	delete(s.topics, arn)
-	var removed []*Subscription
+	c := RegistryChange{DeleteTopics: []string{arn}}
 	for k, sub := range s.subs {
 		if sub.TopicARN == arn {
-			removed = append(removed, sub)
-			delete(s.subs, k)
+			c.DeleteSubscriptions = append(c.DeleteSubscriptions, k)
 		}
 	}
-	if err := s.saveLocked(); err != nil {
-		s.topics[arn] = t
-		for _, sub := range removed {
-			s.subs[sub.ARN] = sub
-		}
-		return err
-	}
-	return nil
+	return s.applyLocked(c)
 }
 
 // updateTopic applies f to a copy of the topic and stores it.
@@ -264,12 +197,7 @@ func (s *store) updateTopic(arn string, f func(t *Topic) error) error {
 	if err := f(t); err != nil {
 		return err
 	}
-	s.topics[arn] = t
-	if err := s.saveLocked(); err != nil {
-		s.topics[arn] = old
-		return err
-	}
-	return nil
+	return s.applyLocked(RegistryChange{PutTopics: []*Topic{t}})
 }
 
 func (s *store) listTopics() []*Topic {
@@ -297,9 +225,7 @@ func (s *store) subscribe(sub *Subscription) (*Subscription, bool, error) {
 		}
 	}
 	sub.ARN = sub.TopicARN + ":" + uuid.NewString()
-	s.subs[sub.ARN] = sub
-	if err := s.saveLocked(); err != nil {
-		delete(s.subs, sub.ARN)
+	if err := s.applyLocked(RegistryChange{PutSubscriptions: []*Subscription{sub}}); err != nil {
 		return nil, false, err
 	}
 	return sub.clone(), false, nil
@@ -311,22 +237,14 @@ func (s *store) subscribe(sub *Subscription) (*Subscription, bool, error) {
 func (s *store) unsubscribe(arn string, tombstone *Subscription) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sub, ok := s.subs[arn]
-	if !ok {
+	if _, ok := s.subs[arn]; !ok {
 		return NotFound("Subscription does not exist")
 	}
-	delete(s.subs, arn)
+	c := RegistryChange{DeleteSubscriptions: []string{arn}}
 	if tombstone != nil {
-		s.unsubscribed[tombstone.Token] = tombstone
+		c.PutUnsubscribed = []*Subscription{tombstone}
 	}
-	if err := s.saveLocked(); err != nil {
-		s.subs[arn] = sub
-		if tombstone != nil {
-			delete(s.unsubscribed, tombstone.Token)
-		}
-		return err
-	}
-	return nil
+	return s.applyLocked(c)
 }
 
 // confirm confirms the subscription to topicARN that token was sent for,
@@ -339,38 +257,36 @@ func (s *store) confirm(topicARN, token string, nowMs int64, anonymous, authOnUn
 		return nil, NotFound("Topic does not exist")
 	}
 	var found *Subscription
+	var c RegistryChange
 	for _, sub := range s.subs {
 		if sub.Token == token && sub.TopicARN == topicARN {
-			found = sub
+			found = sub.clone()
 			break
 		}
 	}
 	if found == nil {
 		if t, ok := s.unsubscribed[token]; ok && t.TopicARN == topicARN && t.TokenExpires >= nowMs {
-			restored := t.clone()
-			restored.Pending = true
+			found = t.clone()
+			found.Pending = true
 			for _, old := range s.subs { // subscribed again meanwhile
 				if old.TopicARN == t.TopicARN && old.Protocol == t.Protocol && old.Endpoint == t.Endpoint {
-					delete(s.subs, old.ARN)
+					c.DeleteSubscriptions = append(c.DeleteSubscriptions, old.ARN)
 				}
 			}
-			delete(s.unsubscribed, token)
-			found = restored
-			s.subs[restored.ARN] = restored
+			c.DeleteUnsubscribed = []string{token}
 		}
 	}
 	if found == nil || found.TokenExpires < nowMs {
 		return nil, InvalidParameter("Token", "")
 	}
 	if !found.Pending {
-		return found.clone(), nil
+		return found, nil
 	}
-	old := found.clone()
 	found.Pending = false
 	found.ConfirmedAnonymously = anonymous
 	found.AuthenticateOnUnsubscribe = authOnUnsubscribe && !anonymous
-	if err := s.saveLocked(); err != nil {
-		s.subs[found.ARN] = old
+	c.PutSubscriptions = []*Subscription{found}
+	if err := s.applyLocked(c); err != nil {
 		return nil, err
 	}
 	return found.clone(), nil
@@ -381,21 +297,19 @@ func (s *store) confirm(topicARN, token string, nowMs int64, anonymous, authOnUn
 func (s *store) purgeExpired(nowMs int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := false
+	var c RegistryChange
 	for arn, sub := range s.subs {
 		if sub.Pending && sub.TokenExpires < nowMs {
-			delete(s.subs, arn)
-			changed = true
+			c.DeleteSubscriptions = append(c.DeleteSubscriptions, arn)
 		}
 	}
 	for tok, sub := range s.unsubscribed {
 		if sub.TokenExpires < nowMs {
-			delete(s.unsubscribed, tok)
-			changed = true
+			c.DeleteUnsubscribed = append(c.DeleteUnsubscribed, tok)
 		}
 	}
-	if changed {
-		_ = s.saveLocked() // retried by the next change if it fails
+	if len(c.DeleteSubscriptions)+len(c.DeleteUnsubscribed) > 0 {
+		_ = s.applyLocked(c) // tried again by the next purge if it fails
 	}
 }
 
@@ -420,12 +334,7 @@ func (s *store) updateSubscription(arn string, f func(sub *Subscription) error) 
 	if err := f(sub); err != nil {
 		return err
 	}
-	s.subs[arn] = sub
-	if err := s.saveLocked(); err != nil {
-		s.subs[arn] = old
-		return err
-	}
-	return nil
+	return s.applyLocked(RegistryChange{PutSubscriptions: []*Subscription{sub}})
 }
 
 // listSubscriptions lists the subscriptions of one topic, or of all topics

@@ -3,6 +3,17 @@
 // start-up. The engine owns the key layout and the encoding; a store only
 // keeps bytes. Implementations: storage/pebble (the default, on disk) and
 // storage/mem (tests and --in-memory).
+//
+// `tidemq serve` keeps all its state in one store. Each of its users owns
+// a namespace of top-level keys, and its layout is written where it is
+// kept:
+//
+//	n  k  q/  c/  m/  s/  d/  t/    the engine: queues, messages, move tasks (engine/keys.go)
+//	sns/                            the topic service: topics, subscriptions, signing key, outbox (sns/keys.go)
+//
+// A new user takes a prefix that neither begins nor is the beginning of
+// any of these, adds it here, and works through Prefix so that it cannot
+// stray. Share lets the users each close the store they are given.
 package storage
 
 // Store is an ordered key-value store written in atomic batches.

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,6 +26,7 @@ import (
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
@@ -73,15 +73,17 @@ func (b *crashBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesPar
 	return res, err
 }
 
-// openDurable serves an engine and a topic service kept in dir.
+// openDurable serves an engine and a topic service kept in one Pebble
+// store in dir, as tidemq serve keeps them.
 func openDurable(t *testing.T, dir string, wrap func(tidemq.Broker) tidemq.Broker, opts ...func(*sns.Options)) (*env, func()) {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	st, err := pebble.Open(filepath.Join(dir, "engine"), pebble.Options{Logger: log})
+	st, err := pebble.Open(dir, pebble.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(engine.Options{Store: st, Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log})
+	shared := storage.Share(st)
+	eng, err := engine.Open(engine.Options{Store: shared, Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +91,7 @@ func openDurable(t *testing.T, dir string, wrap func(tidemq.Broker) tidemq.Broke
 	if wrap != nil {
 		broker = wrap(eng)
 	}
-	outbox, err := pebble.Open(filepath.Join(dir, "sns", sns.OutboxDir), pebble.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := sns.Options{Broker: broker, Region: "us-east-1", AccountID: account, Dir: filepath.Join(dir, "sns"), Outbox: outbox, Logger: log}
+	o := sns.Options{Broker: broker, Region: "us-east-1", AccountID: account, Store: shared.Share(), Logger: log}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -222,7 +222,8 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
-	eng, err := engine.Open(engine.Options{Store: store, Region: o.region, AccountID: o.accountID, Logger: log})
+	shared := storage.Share(store) // the engine's; the topic service closes its own, and the last closes the store
+	eng, err := engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log})
 	if err != nil {
 		store.Close()
 		return err
@@ -238,7 +239,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		eng.Close()
 		return err
 	}
-	topics, err := openTopics(obs.metrics.Broker(eng), o, log)
+	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, log)
 	if err != nil {
 		eng.Close()
 		return err
@@ -325,15 +326,6 @@ func healthHandler(eng *engine.Engine) http.Handler {
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
-}
-
-// snsDir is where the SNS topic store and signing key live: "sns" in the
-// data directory, or nowhere with --in-memory.
-func snsDir(o *serveOptions) string {
-	if o.inMemory {
-		return ""
-	}
-	return filepath.Join(o.dataDir, "sns")
 }
 
 // snsAuth is the SQS authenticator accepting the "sns" signing scope.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -12,33 +11,38 @@ import (
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// openTopics opens the SNS topic service of `tidemq serve`: its topic store,
-// signing key and publish outbox in DATA_DIR/sns (in memory with
-// --in-memory). The outbox is a Pebble store of its own in
-// DATA_DIR/sns/outbox, opened here and handed to the service, which closes
-// it. Publishes left in the outbox by a crash are delivered before it
-// returns. SubscribeURLs sent to HTTP/HTTPS endpoints use --public-url or
-// the request's host; subscriptions made without a request (a --config
-// file) fall back to the --listen address.
-func openTopics(broker tidemq.Broker, o *serveOptions, log *slog.Logger) (*topicstore.Service, error) {
+// openTopics opens the SNS topic service of `tidemq serve` on store, the
+// one store it shares with the engine (in memory with --in-memory): topics,
+// subscriptions, the signing key and the publish outbox are kept there,
+// under sns/. The service closes store. At the first start on the data
+// directory of a release that kept them in DATA_DIR/sns (files, and the
+// outbox in a Pebble store of its own), they are imported first and that
+// directory is moved aside (see sns.ImportFiles). Publishes left in the
+// outbox by a crash are delivered before it returns. SubscribeURLs sent to
+// HTTP/HTTPS endpoints use --public-url or the request's host;
+// subscriptions made without a request (a --config file) fall back to the
+// --listen address.
+func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, log *slog.Logger) (*topicstore.Service, error) {
 	public := o.publicURL
 	if public == "" {
 		public = "http://" + o.listen
 	}
-	dir := snsDir(o)
-	var outbox storage.Store // in memory with --in-memory
-	if dir != "" {
-		st, err := pebble.Open(filepath.Join(dir, topicstore.OutboxDir), pebble.Options{Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("open the SNS outbox: %w", err)
+	if !o.inMemory {
+		openOutbox := func(path string) (storage.Store, error) { return pebble.Open(path, pebble.Options{Logger: log}) }
+		if err := topicstore.ImportFiles(store, legacySNSDir(o), openOutbox, log); err != nil {
+			store.Close()
+			return nil, err
 		}
-		outbox = st
 	}
 	return topicstore.Open(topicstore.Options{
-		Broker: broker, Region: o.region, AccountID: o.accountID, Dir: dir, Logger: log,
-		PublicURL: public, Outbox: outbox,
+		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
+		PublicURL: public, Store: store,
 	})
 }
+
+// legacySNSDir is where releases before the one store kept the SNS state:
+// "sns" in the data directory.
+func legacySNSDir(o *serveOptions) string { return filepath.Join(o.dataDir, "sns") }
 
 // topicMetrics reads the topic service's delivery counters for /metrics.
 func topicMetrics(topics *topicstore.Service) func() metrics.TopicStats {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/metrics"
 	topicstore "github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 // refusingBroker refuses every send for a server-side reason, so that a
@@ -25,13 +28,23 @@ func (refusingBroker) SendMessages(context.Context, tidemq.SendMessagesParams) (
 	return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "down")
 }
 
-// serve opens the SNS outbox (Pebble, in DATA_DIR/sns/outbox) and hands it
-// to the topic service: a publish not yet delivered at Close is there at
-// the next start.
+// openPebble opens the one store of a data directory, as serve does.
+func openPebble(t *testing.T, dir string) storage.Store {
+	t.Helper()
+	st, err := pebble.Open(dir, pebble.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// serve keeps the SNS outbox in the one store of the data directory: a
+// publish not yet delivered at Close is there at the next start. No
+// DATA_DIR/sns is made.
 func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	o := &serveOptions{dataDir: t.TempDir(), listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
 	log := slog.New(slog.DiscardHandler)
-	topics, err := openTopics(refusingBroker{}, o, log)
+	topics, err := openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,19 +58,146 @@ func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	if _, err := topics.Publish(context.Background(), topicstore.PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := topics.Close(); err != nil {
+	if err := topics.Close(); err != nil { // closes the store too
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(o.dataDir, "sns", topicstore.OutboxDir)); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(legacySNSDir(o)); !os.IsNotExist(err) {
+		t.Fatalf("%s: %v", legacySNSDir(o), err)
 	}
-	topics, err = openTopics(refusingBroker{}, o, log)
+	topics, err = openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer topics.Close()
 	if st := topics.Stats(); st.Recovered != 1 {
 		t.Fatalf("stats after a restart = %+v", st)
+	}
+}
+
+// The data directory of a release that kept the SNS state in DATA_DIR/sns
+// (sns/testdata/legacy: its files, and its outbox store written back into
+// Pebble) is imported at the first start: the publish left in the old
+// outbox reaches its queues, and topics, subscriptions and the signing key
+// are in the one store from then on, the next start importing nothing.
+func TestOpenTopicsImportsAnOlderDataDir(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	o := &serveOptions{dataDir: t.TempDir(), listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
+	fixture := filepath.Join("..", "..", "sns", "testdata", "legacy")
+	old := legacySNSDir(o)
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sns-topics.json", "sns-signing.pem"} {
+		b, err := os.ReadFile(filepath.Join(fixture, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outbox := openPebble(t, filepath.Join(old, topicstore.LegacyOutboxDir))
+	loadDump(t, outbox, filepath.Join(fixture, "outbox.kv"))
+	if err := outbox.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The queues, as the older release's engine kept them.
+	store := openPebble(t, o.dataDir)
+	eng, err := engine.Open(engine.Options{Store: store, SweepInterval: -1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"orders-q", "audit"} {
+		if _, err := eng.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	start := func() (*engine.Engine, *topicstore.Service) {
+		t.Helper()
+		shared := storage.Share(openPebble(t, o.dataDir))
+		eng, err := engine.Open(engine.Options{Store: shared, SweepInterval: -1, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		topics, err := openTopics(eng, shared.Share(), o, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eng, topics
+	}
+	eng, topics := start()
+	if st := topics.Stats(); st.Recovered != 2 || st.Delivered != 2 {
+		t.Errorf("stats after the import = %+v", st)
+	}
+	for q, want := range map[string]string{"orders-q": "order 1", "audit": `"Message" : "order 1"`} {
+		ms, err := eng.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: q, MaxNumberOfMessages: 10})
+		if err != nil || len(ms) != 1 || !strings.Contains(ms[0].Body, want) {
+			t.Errorf("queue %s: %v %v", q, ms, err)
+		}
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", old, err)
+	}
+	if _, err := os.Stat(filepath.Join(old+".imported", topicstore.LegacyOutboxDir)); err != nil {
+		t.Errorf("the old outbox was not moved aside: %v", err)
+	}
+	cert := string(topics.CertificatePEM())
+	if pemFile, _ := os.ReadFile(filepath.Join(fixture, "sns-signing.pem")); !strings.HasSuffix(string(pemFile), cert) {
+		t.Errorf("the certificate is not the old one:\n%s", cert)
+	}
+	topicsBefore := topics.ListTopics()
+	if len(topicsBefore) != 2 {
+		t.Errorf("topics after the import: %+v", topicsBefore)
+	}
+	if err := topics.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	eng, topics = start()
+	defer eng.Close()
+	defer topics.Close()
+	if st := topics.Stats(); st.Recovered != 0 {
+		t.Errorf("stats at the next start = %+v", st)
+	}
+	if got := topics.ListTopics(); len(got) != len(topicsBefore) || string(topics.CertificatePEM()) != cert {
+		t.Errorf("at the next start: topics %+v, certificate the same: %v", got, string(topics.CertificatePEM()) == cert)
+	}
+	if _, err := os.Stat(old + ".imported-2"); !os.IsNotExist(err) {
+		t.Errorf("a second import: %v", err)
+	}
+}
+
+// loadDump writes a dump of "hex(key) hex(value)" lines into st.
+func loadDump(t *testing.T, st storage.Store, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := st.NewBatch()
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		kb, err1 := hex.DecodeString(k)
+		vb, err2 := hex.DecodeString(v)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: bad line %q", path, line)
+		}
+		batch.Set(kb, vb)
+	}
+	d, err := batch.Commit()
+	if err == nil {
+		err = d.Wait()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -70,7 +210,7 @@ func TestTopicMetrics(t *testing.T) {
 	}
 	defer eng.Close()
 	o := &serveOptions{inMemory: true, listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
-	topics, err := openTopics(eng, o, slog.New(slog.DiscardHandler))
+	topics, err := openTopics(eng, mem.New(), o, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
