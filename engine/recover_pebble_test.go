@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs/errorfs"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
@@ -43,7 +44,9 @@ func TestRecoversFromFullDiskOnPebble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := openRecovery(t, store)
+	// Shared, as tidemq serve hands it to the engine: the handle must let
+	// the engine reopen the store.
+	env := openRecovery(t, storage.Share(store))
 	e := env.e
 	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}))
 	for i := range 4 {

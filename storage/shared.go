@@ -41,6 +41,18 @@ func (h *Shared) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return h.s.Scan(prefix, fn)
 }
 
+// Reopen reopens the shared store when it can be (Reopener): the engine
+// recovers from a failed write through its handle. The other owners keep
+// their handles; a batch they made before the Reopen is refused at Commit.
+func (h *Shared) Reopen() error {
+	if r, ok := h.s.(Reopener); ok {
+		return r.Reopen()
+	}
+	return nil
+}
+
+var _ Reopener = (*Shared)(nil)
+
 // Close releases the handle (a second Close does nothing). The last
 // handle's Close closes the store and returns its error.
 func (h *Shared) Close() error {

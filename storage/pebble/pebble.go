@@ -86,10 +86,14 @@ func (s *Store) options() *pebble.Options {
 	return opts
 }
 
-// NewBatch starts a batch. The store must be open (not after a failed
-// Reopen).
+// NewBatch starts a batch. While the store is closed (after a failed
+// Reopen, until one succeeds) the batch takes writes and refuses Commit, so
+// that a user sharing the store gets an error, not a panic.
 func (s *Store) NewBatch() storage.Batch {
 	db := s.db.Load()
+	if db == nil {
+		return &batch{s: s}
+	}
 	return &batch{s: s, db: db, b: db.NewBatch()}
 }
 
@@ -145,11 +149,29 @@ type batch struct {
 	b  *pebble.Batch
 }
 
-func (b *batch) Set(k, v []byte)               { _ = b.b.Set(k, v, nil) }
-func (b *batch) Delete(k []byte)               { _ = b.b.Delete(k, nil) }
-func (b *batch) SingleDelete(k []byte)         { _ = b.b.SingleDelete(k, nil) }
-func (b *batch) DeleteRange(start, end []byte) { _ = b.b.DeleteRange(start, end, nil) }
-func (b *batch) Empty() bool                   { return b.b.Empty() }
+// A batch made while the store was closed has no b: it drops its writes,
+// is never Empty (so that its caller commits) and fails at Commit.
+func (b *batch) Set(k, v []byte) {
+	if b.b != nil {
+		_ = b.b.Set(k, v, nil)
+	}
+}
+func (b *batch) Delete(k []byte) {
+	if b.b != nil {
+		_ = b.b.Delete(k, nil)
+	}
+}
+func (b *batch) SingleDelete(k []byte) {
+	if b.b != nil {
+		_ = b.b.SingleDelete(k, nil)
+	}
+}
+func (b *batch) DeleteRange(start, end []byte) {
+	if b.b != nil {
+		_ = b.b.DeleteRange(start, end, nil)
+	}
+}
+func (b *batch) Empty() bool { return b.b != nil && b.b.Empty() }
 
 // Commit applies the batch to the memtable and the WAL in call order, then
 // lets the caller wait for the group-committed fsync. After a WAL failure
@@ -160,6 +182,9 @@ func (b *batch) Commit() (_ storage.Durable, err error) {
 	defer s.commitMu.Unlock()
 	if err := s.failure(); err != nil {
 		return nil, err
+	}
+	if b.b == nil {
+		return nil, errClosed
 	}
 	if b.db != s.db.Load() {
 		return nil, errors.New("storage: a batch made before the store was reopened")
