@@ -174,8 +174,8 @@ func fetchAlarms(ctx context.Context, client *http.Client, endpoint string) (*al
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	if err := adminError(http.MethodGet, url, resp.StatusCode, body); err != nil {
+		return nil, err
 	}
 	var l alarms.List
 	if err := json.Unmarshal(body, &l); err != nil {

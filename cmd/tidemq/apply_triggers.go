@@ -59,12 +59,8 @@ func (t *triggerAPITarget) do(ctx context.Context, method, path string, body []b
 		}
 		return nil, fmt.Errorf("GET %s: 404: is this a tidemq server? (%s)", u, strings.TrimSpace(string(b)))
 	}
-	if resp.StatusCode >= 300 {
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return nil, errors.New(e.Error)
-		}
-		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, strings.TrimSpace(string(b)))
+	if err := adminError(method, u, resp.StatusCode, b); err != nil {
+		return nil, err
 	}
 	var s trigger.Status
 	if err := json.Unmarshal(b, &s); err != nil {

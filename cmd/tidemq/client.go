@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -132,3 +135,22 @@ func (o *adminOptions) httpClient(ctx context.Context, notes io.Writer) (*http.C
 
 // defaultEndpoint is the local tidemq server.
 const defaultEndpoint = "http://127.0.0.1:9324"
+
+// adminError turns an error answer of the admin API into one readable line:
+// the server's message (its first paragraph: a signature mismatch goes on
+// with the canonical request), and for a refused signature a hint about
+// credentials. It returns nil for a 2xx answer.
+func adminError(method, url string, status int, body []byte) error {
+	if status < 300 {
+		return nil
+	}
+	var e struct{ Error, Code string }
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		return fmt.Errorf("%s %s: %d %s: %s", method, url, status, http.StatusText(status), strings.TrimSpace(string(body)))
+	}
+	msg, _, _ := strings.Cut(e.Error, "\n\n")
+	if status == http.StatusForbidden && e.Code != "" && e.Code != "AccessDenied" {
+		return fmt.Errorf("%s: %s (the server runs with --auth: sign with its credentials, via AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile)", e.Code, msg)
+	}
+	return errors.New(msg)
+}

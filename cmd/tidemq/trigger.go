@@ -299,12 +299,8 @@ func (a *triggerAPI) do(ctx context.Context, method, path string, in, out any) e
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode >= 300 {
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s", e.Error)
-		}
-		return fmt.Errorf("%s %s: %s: %s", method, a.base+path, resp.Status, strings.TrimSpace(string(b)))
+	if err := adminError(method, a.base+path, resp.StatusCode, b); err != nil {
+		return err
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
