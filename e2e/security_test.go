@@ -2,16 +2,10 @@ package e2e
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidemq/tidemq/internal/testcert"
 )
 
 // The attacks of issue 14 against the binary, each of which worked before
@@ -173,7 +169,7 @@ func TestSecurityTLS(t *testing.T) {
 	requireAWS(t)
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writeSelfSigned(t, certFile, keyFile)
+	testcert.Write(t, certFile, keyFile, "tidemq-e2e")
 	s := startTLSServer(t, certFile, keyFile)
 	cli := newCLI(t, s)
 	var out queueURLOut
@@ -222,35 +218,6 @@ func startTLSServer(t *testing.T, certFile, keyFile string) *server {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s
-}
-
-// writeSelfSigned writes a certificate for 127.0.0.1 and its key.
-func writeSelfSigned(t *testing.T, certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tidemq-e2e"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // createQueueSigned creates a queue with the AWS CLI signed by the

@@ -39,16 +39,16 @@ func (b *prefixedBatch) SingleDelete(k []byte) { b.Batch.SingleDelete(b.s.key(k)
 // DeleteRange deletes [start, end) of the namespace; a nil end means its
 // end.
 func (b *prefixedBatch) DeleteRange(start, end []byte) {
-	e := prefixEnd(b.s.p)
+	e := PrefixEnd(b.s.p)
 	if end != nil {
 		e = b.s.key(end)
 	}
 	b.Batch.DeleteRange(b.s.key(start), e)
 }
 
-// prefixEnd returns the smallest key greater than every key with the
+// PrefixEnd returns the smallest key greater than every key with the
 // prefix, or nil if there is none (the prefix is empty or all 0xff).
-func prefixEnd(prefix []byte) []byte {
+func PrefixEnd(prefix []byte) []byte {
 	end := append([]byte(nil), prefix...)
 	for i := len(end) - 1; i >= 0; i-- {
 		end[i]++

@@ -2,16 +2,10 @@ package frontdoor
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidemq/tidemq/internal/testcert"
 )
 
 // serve runs h on a loopback listener with c (defaults filled in) and
@@ -199,44 +195,10 @@ func TestServerConfigChecked(t *testing.T) {
 	}
 }
 
-// writeCert writes a self-signed certificate for 127.0.0.1 named cn and
-// returns the pool that trusts it.
-func writeCert(t *testing.T, certFile, keyFile, cn string) *x509.CertPool {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return pool
-}
-
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	pool := writeCert(t, certFile, keyFile, "first")
+	pool := testcert.Write(t, certFile, keyFile, "first")
 	d := New(Config{})
 	d.Probe("GET /health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, r.TLS != nil)
@@ -277,7 +239,7 @@ func TestTLS(t *testing.T) {
 		}
 	}
 	// A renewed certificate is served without a restart.
-	pool2 := writeCert(t, certFile, keyFile, "second")
+	pool2 := testcert.Write(t, certFile, keyFile, "second")
 	future := time.Now().Add(time.Minute)
 	os.Chtimes(certFile, future, future)
 	s.certs.mu.Lock()

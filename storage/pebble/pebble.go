@@ -103,7 +103,7 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	if db == nil {
 		return errClosed
 	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: storage.PrefixEnd(prefix)})
 	if err != nil {
 		return err
 	}
@@ -129,18 +129,6 @@ func (s *Store) Close() error {
 		return nil // a Reopen failed to open it again
 	}
 	return db.Close()
-}
-
-// prefixEnd returns the smallest key greater than every key with the prefix.
-func prefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil // the prefix is all 0xff: no upper bound
 }
 
 type batch struct {
