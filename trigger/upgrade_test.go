@@ -1,14 +1,20 @@
 package trigger_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -179,5 +185,60 @@ func TestImportFileWithoutAFile(t *testing.T) {
 	}
 	if st.Len() != 0 {
 		t.Errorf("%d keys written", st.Len())
+	}
+}
+
+// The imported triggers run as the older release ran them: orders-fn
+// delivers with the secrets of its target, the disabled ones stay
+// disabled.
+func TestImportedTriggersRun(t *testing.T) {
+	got := make(chan *http.Request, 10)
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.Write([]byte(`{"batchItemFailures":[]}`))
+	}))
+	defer fn.Close()
+	path, _ := legacyFile(t, strings.TrimPrefix(fn.URL, "http://"))
+	st := mem.New()
+	quiet := slog.New(slog.DiscardHandler)
+	if err := trigger.ImportFile(st, path, quiet); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := context.Background()
+	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, q := range []string{"orders", "audit"} {
+		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q, Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := trigger.NewManager(trigger.Options{Broker: e, Store: st, WaitTimeSeconds: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	defer m.Close(ctx)
+	var states []string
+	for _, s := range m.List() {
+		states = append(states, s.Name+" "+s.State)
+	}
+	if want := []string{"audit-cmd Disabled", "audit-fn Disabled", "orders-fn Enabled"}; !reflect.DeepEqual(states, want) {
+		t.Errorf("triggers: %q, want %q", states, want)
+	}
+	if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "orders", Entries: []tidemq.SendEntry{{Body: `{"kind":"order"}`}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		// The Authorization header wins over the URL's userinfo, as it did.
+		if r.URL.Path != "/orders" || r.Header.Get("X-Api-Key") != "key-legacy" || r.Header.Get("Authorization") != "Bearer tok-legacy" {
+			t.Errorf("the target got %s with X-Api-Key %q, Authorization %q", r.URL.Path, r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the imported trigger did not invoke its target")
 	}
 }
