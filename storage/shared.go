@@ -5,8 +5,8 @@ import "sync"
 // Shared is one handle on a store that several owners share, each closing
 // its own handle when it is done: the store is closed with the last
 // handle, so it outlives every owner whatever order they close in.
-// `tidemq serve` shares its store between the engine and the topic
-// service, each of which closes the store it is given.
+// `tidemq serve` shares its store between the engine, the topic service
+// and the triggers, each of which closes the store it is given.
 type Shared struct {
 	s     Store
 	refs  *sharedRefs

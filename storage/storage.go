@@ -10,6 +10,7 @@
 //
 //	n  k  q/  c/  m/  s/  d/  t/    the engine: queues, messages, move tasks (engine/keys.go)
 //	sns/                            the topic service: topics, subscriptions, signing key, outbox (sns/keys.go)
+//	trg/                            the triggers: their settings, targets' secrets included (trigger/keys.go)
 //
 // A new user takes a prefix that neither begins nor is the beginning of
 // any of these, adds it here, and works through Prefix so that it cannot

@@ -2,13 +2,10 @@ package trigger_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +27,8 @@ func TestAdminAPIAndPersistence(t *testing.T) {
 	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "triggers.json")
-	m, err := trigger.NewManager(trigger.Options{Broker: e, Path: path})
+	st := mem.New() // kept across the managers: Close leaves it as it is
+	m, err := trigger.NewManager(trigger.Options{Broker: e, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +77,7 @@ func TestAdminAPIAndPersistence(t *testing.T) {
 	}
 
 	// A new manager (a restarted server) finds the trigger as it was left.
-	m2, err := trigger.NewManager(trigger.Options{Broker: e, Path: path})
+	m2, err := trigger.NewManager(trigger.Options{Broker: e, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +93,7 @@ func TestAdminAPIAndPersistence(t *testing.T) {
 	if err := m2.Delete("t"); err != nil {
 		t.Fatal(err)
 	}
-	m3, _ := trigger.NewManager(trigger.Options{Broker: e, Path: path})
+	m3, _ := trigger.NewManager(trigger.Options{Broker: e, Store: st})
 	if l := m3.List(); len(l) != 0 {
 		t.Fatalf("deleted trigger came back: %+v", l)
 	}
@@ -114,8 +111,8 @@ func TestUpdateReplacesHeaders(t *testing.T) {
 	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "triggers.json")
-	m, err := trigger.NewManager(trigger.Options{Broker: e, Path: path})
+	st := mem.New()
+	m, err := trigger.NewManager(trigger.Options{Broker: e, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +124,11 @@ func TestUpdateReplacesHeaders(t *testing.T) {
 	}
 	stored := func() map[string]string {
 		t.Helper()
-		var f struct{ Triggers []trigger.Config }
-		b, _ := os.ReadFile(path)
-		if err := json.Unmarshal(b, &f); err != nil || len(f.Triggers) != 1 {
-			t.Fatalf("triggers.json: %v\n%s", err, b)
+		cs, err := trigger.StoredTriggers(st)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("stored triggers: %v %+v", err, cs)
 		}
-		return f.Triggers[0].Target.Headers
+		return cs[0].Target.Headers
 	}
 	if _, err := m.Update(ctx, "t", []byte(`{"BatchSize":3}`)); err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,15 +16,20 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
 )
 
 // Options configure a Manager.
 type Options struct {
 	// Broker is the broker whose queues are polled. Required.
 	Broker tidemq.Broker
-	// Path is the JSON file the triggers are kept in; "" keeps them in
-	// memory only.
-	Path string
+	// Store keeps the triggers' settings, the secrets of their targets
+	// included, under the keys beginning with Namespace, and nothing else
+	// of it is touched: `tidemq serve` gives a share of the one store it
+	// shares with the engine. nil means a store in memory. The manager owns
+	// it from NewManager on: Close (or a failed NewManager) closes it.
+	Store storage.Store
 	// WaitTimeSeconds is the long-poll wait of each receive: 20 (Lambda's)
 	// when 0. A negative value short-polls (tests).
 	WaitTimeSeconds int
@@ -42,6 +45,10 @@ type Options struct {
 // Manager owns the triggers of one broker: it validates, persists, starts
 // and stops them. It is safe for concurrent use.
 //
+// Durable before acknowledged: a Create, Update or Delete is written to the
+// Registry, which returns once it is durable, before it changes what the
+// manager runs and answers; one that fails changes nothing.
+//
 // Lock order: Manager.mu, then runner.mu. Manager.mu is held across broker
 // calls made to validate a trigger and while a replaced trigger stops (at
 // most its function timeout).
@@ -49,6 +56,9 @@ type Manager struct {
 	o   Options
 	log *slog.Logger
 
+	// reg keeps the triggers durably, in o.Store; it is written under mu,
+	// before the change is made in triggers.
+	reg      Registry
 	mu       sync.Mutex
 	triggers map[string]*runner
 	started  bool
@@ -58,6 +68,9 @@ type Manager struct {
 	// trigger ends its polls at once but lets invocations finish.
 	invokeCtx    context.Context
 	cancelInvoke context.CancelFunc
+
+	closeStore sync.Once
+	storeErr   error
 }
 
 // NotFoundError names a trigger that does not exist.
@@ -70,10 +83,16 @@ type ExistsError struct{ Name string }
 
 func (e *ExistsError) Error() string { return fmt.Sprintf("a trigger named %q exists already", e.Name) }
 
-// NewManager loads the triggers kept at o.Path. They start with Start.
+// NewManager loads the triggers kept in o.Store. They start with Start.
 func NewManager(o Options) (*Manager, error) {
 	if o.Broker == nil {
+		if o.Store != nil {
+			o.Store.Close()
+		}
 		return nil, errors.New("trigger: Options.Broker is required")
+	}
+	if o.Store == nil {
+		o.Store = mem.New()
 	}
 	if o.WaitTimeSeconds == 0 {
 		o.WaitTimeSeconds = tidemq.MaxWaitTimeSeconds
@@ -84,11 +103,13 @@ func NewManager(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{o: o, log: o.Logger, triggers: make(map[string]*runner)}
+	m := &Manager{o: o, log: o.Logger, reg: newKVRegistry(o.Store), triggers: make(map[string]*runner)}
 	m.invokeCtx, m.cancelInvoke = context.WithCancel(context.Background())
-	cfgs, err := m.load()
+	cfgs, err := m.reg.LoadTriggers()
 	if err != nil {
-		return nil, err
+		m.cancelInvoke()
+		o.Store.Close()
+		return nil, fmt.Errorf("trigger: load the triggers: %w", err)
 	}
 	for _, c := range cfgs {
 		m.triggers[c.Name] = m.newRunner(c, QueueFacts{}, "", nil)
@@ -112,7 +133,8 @@ func (m *Manager) Start() {
 }
 
 // Close stops every trigger: polls end at once; invocations in flight may
-// finish until ctx is done, and are then cancelled.
+// finish until ctx is done, and are then cancelled. It then closes the
+// store. A second Close does nothing more.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
@@ -129,16 +151,25 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
-		m.cancelInvoke()
-		return nil
 	case <-ctx.Done():
 		m.cancelInvoke()
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	m.cancelInvoke()
+	// No write can follow: every change checks closed under mu.
+	m.closeStore.Do(func() { m.storeErr = m.o.Store.Close() })
+	if err == nil {
+		err = m.storeErr
+	}
+	return err
 }
+
+// errClosed refuses a change after Close.
+var errClosed = errors.New("trigger manager is closed")
 
 // queueFacts asks the broker about the queue.
 func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, string, error) {
@@ -185,7 +216,7 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return nil, errors.New("trigger manager is closed")
+		return nil, errClosed
 	}
 	if c.Name == "" {
 		c.Name = uuid.NewString()
@@ -198,13 +229,12 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.reg.PutTrigger(cfg); err != nil {
+		return nil, err
+	}
 	r := m.newRunner(cfg, facts, arn, fs)
 	r.warnings = warnings
 	m.triggers[cfg.Name] = r
-	if err := m.saveLocked(); err != nil {
-		delete(m.triggers, cfg.Name)
-		return nil, err
-	}
 	for _, w := range warnings {
 		m.log.Warn("trigger created with a risky setting", "trigger", cfg.Name, "warning", w)
 	}
@@ -222,6 +252,9 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Status, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
 	old, ok := m.triggers[name]
 	if !ok {
 		return nil, &NotFoundError{Name: name}
@@ -250,18 +283,16 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 	if err != nil {
 		return nil, err
 	}
+	if err := m.reg.PutTrigger(cfg); err != nil {
+		return nil, err
+	}
 	r := m.newRunner(cfg, facts, arn, fs)
 	r.warnings = warnings
 	r.stats = old.stats // counters carry on across updates
-	prev := m.triggers[name]
 	m.triggers[name] = r
-	if err := m.saveLocked(); err != nil {
-		m.triggers[name] = prev
-		return nil, err
-	}
 	old.stopPolling()
 	old.wait()
-	if m.started && !m.closed && cfg.IsEnabled() {
+	if m.started && cfg.IsEnabled() {
 		r.start(m.invokeCtx)
 	}
 	return r.status(), nil
@@ -294,15 +325,17 @@ func (m *Manager) SetEnabled(ctx context.Context, name string, on bool) (*Status
 func (m *Manager) Delete(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed
+	}
 	r, ok := m.triggers[name]
 	if !ok {
 		return &NotFoundError{Name: name}
 	}
-	delete(m.triggers, name)
-	if err := m.saveLocked(); err != nil {
-		m.triggers[name] = r
+	if err := m.reg.DeleteTrigger(name); err != nil {
 		return err
 	}
+	delete(m.triggers, name)
 	r.stopPolling()
 	r.wait()
 	return nil
@@ -349,89 +382,4 @@ type TriggerStats struct {
 	Name, Queue string
 	Enabled     bool
 	Stats
-}
-
-// file is the persisted form.
-type file struct {
-	Triggers []*Config `json:"Triggers"`
-}
-
-func (m *Manager) load() ([]*Config, error) {
-	if m.o.Path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(m.o.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("trigger: %w", err)
-	}
-	m.tightenFileMode()
-	var f file
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("trigger: %s: %w", m.o.Path, err)
-	}
-	return f.Triggers, nil
-}
-
-// fileMode is the mode of the triggers file: it holds the targets'
-// secrets, so only the server's user may read it.
-const fileMode os.FileMode = 0o600
-
-// tightenFileMode makes a triggers file that others may read (written by
-// hand, or restored from a backup) fileMode, as every save would.
-func (m *Manager) tightenFileMode() {
-	fi, err := os.Stat(m.o.Path)
-	if err != nil || fi.Mode().Perm()&^fileMode == 0 {
-		return
-	}
-	if err := os.Chmod(m.o.Path, fileMode); err != nil {
-		m.log.Warn("the triggers file holds secrets but others may read it", "path", m.o.Path, "mode", fi.Mode().Perm().String(), "err", err)
-		return
-	}
-	m.log.Warn("the triggers file holds secrets: made it readable by the server's user only", "path", m.o.Path, "was", fi.Mode().Perm().String())
-}
-
-// saveLocked writes every trigger's settings, secrets included, to o.Path,
-// atomically: a temporary file (fileMode), synced, renamed over the old
-// one.
-func (m *Manager) saveLocked() error {
-	if m.o.Path == "" {
-		return nil
-	}
-	var f file
-	for _, r := range m.triggers {
-		f.Triggers = append(f.Triggers, r.cfg)
-	}
-	sort.Slice(f.Triggers, func(i, j int) bool { return f.Triggers[i].Name < f.Triggers[j].Name })
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(m.o.Path), ".triggers-*.json")
-	if err != nil {
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600 already; this says it is wanted.
-	if err := tmp.Chmod(fileMode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), m.o.Path); err != nil {
-		return fmt.Errorf("trigger: save: %w", err)
-	}
-	return nil
 }

@@ -19,12 +19,16 @@ import (
 // (user:password@, or a token given as the user). A command target has
 // none: Target has no environment, and its arguments are shown as given.
 //
-// The server needs the secrets, so triggers.json keeps them (a file only
-// the server's user can read, 0600). Nothing else shows them: every Status
-// the Manager returns, and so every admin API response, shows each header
-// value and the URL's userinfo as Redacted, and carries SecretsDigest so
-// that a client that knows the secrets (tidemq apply) can tell whether the
-// server's are the same. No error message or log line quotes them.
+// The server needs the secrets, so its store keeps them as given (the
+// Registry, in the data directory for `tidemq serve`: whoever can read the
+// data directory is trusted, as they can read the messages). Releases
+// before the one store kept them in triggers.json (0600), which the
+// upgrade imports and renames (upgrade.go). Nothing else shows them: every
+// Status the Manager returns, and so every admin API response, shows each
+// header value and the URL's userinfo as Redacted, and carries
+// SecretsDigest so that a client that knows the secrets (tidemq apply) can
+// tell whether the server's are the same. No error message or log line
+// quotes them.
 //
 // An update may give Redacted where a secret was (a client that did
 // GET-modify-PUT): the stored value is kept. Kept secrets stay with the

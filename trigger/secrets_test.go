@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -40,13 +38,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// adminEnv is a manager that keeps its triggers in a file, logs into a
+// adminEnv is a manager that keeps its triggers in a store, logs into a
 // buffer, and serves the admin API.
 type adminEnv struct {
 	t    *testing.T
 	e    *engine.Engine
 	m    *trigger.Manager
-	path string
+	st   *mem.Store
 	logs *lockedBuffer
 	url  string
 }
@@ -62,9 +60,9 @@ func newAdminEnv(t *testing.T) *adminEnv {
 			t.Fatal(err)
 		}
 	}
-	v := &adminEnv{t: t, e: e, path: filepath.Join(t.TempDir(), "triggers.json"), logs: &lockedBuffer{}}
+	v := &adminEnv{t: t, e: e, st: mem.New(), logs: &lockedBuffer{}}
 	log := slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	v.m, err = trigger.NewManager(trigger.Options{Broker: e, Path: v.path, Logger: log})
+	v.m, err = trigger.NewManager(trigger.Options{Broker: e, Store: v.st, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +119,8 @@ func noSecret(t *testing.T, what string, b []byte, secrets ...string) {
 
 // TestAdminAPINeverShowsSecrets: no response of the admin API (created,
 // listed, read, updated, enabled, disabled, refused), no LastError and no
-// log line holds a header value or the userinfo of a target URL; the file
-// the server keeps them in holds them, readable by its user only.
+// log line holds a header value or the userinfo of a target URL; the store
+// the server keeps them in (the data directory) holds them.
 func TestAdminAPINeverShowsSecrets(t *testing.T) {
 	v := newAdminEnv(t)
 	secrets := []string{"tok-auth-1", "tok-custom-2", "tok-pass-3", "tok-user-4", "tok-asuser-5", "tok-refused-6"}
@@ -171,19 +169,27 @@ func TestAdminAPINeverShowsSecrets(t *testing.T) {
 		t.Errorf("LastError:\n%s", failed)
 	}
 
-	// The server keeps the real values, in a file only its user reads.
-	b, err := os.ReadFile(v.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The server keeps the real values, in its store.
+	b := v.stored()
 	for _, s := range secrets[:5] {
 		if !bytes.Contains(b, []byte(s)) {
-			t.Errorf("triggers.json lacks %q", s)
+			t.Errorf("the store lacks %q", s)
 		}
 	}
-	if fi, _ := os.Stat(v.path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("triggers.json is %v, want 0600", fi.Mode().Perm())
+}
+
+// stored returns every value the manager keeps in its store, one a line.
+func (v *adminEnv) stored() []byte {
+	v.t.Helper()
+	var b []byte
+	err := v.st.Scan([]byte(trigger.Namespace), func(k, val []byte) error {
+		b = append(append(b, val...), '\n')
+		return nil
+	})
+	if err != nil {
+		v.t.Fatal(err)
 	}
+	return b
 }
 
 // seen are the credentials an invocation brought.
@@ -279,9 +285,8 @@ func TestGetModifyPutKeepsSecrets(t *testing.T) {
 	v.call("POST", "/tidemq/triggers", `{"Name":"copy","Queue":"q","Target":{"URL":"http://********@h/"}}`, 400)
 
 	// What the server keeps, restarted, is what the target got.
-	b, _ := os.ReadFile(v.path)
-	if !bytes.Contains(b, []byte(`"X-Api-Key": "key-2"`)) || bytes.Contains(b, []byte("X-Other")) || !bytes.Contains(b, []byte("bob:pw-1@")) {
-		t.Errorf("triggers.json:\n%s", b)
+	if b := v.stored(); !bytes.Contains(b, []byte(`"X-Api-Key":"key-2"`)) || bytes.Contains(b, []byte("X-Other")) || !bytes.Contains(b, []byte("bob:pw-1@")) {
+		t.Errorf("stored:\n%s", b)
 	}
 }
 
@@ -309,29 +314,6 @@ func TestSecretsStayWithTheirOrigin(t *testing.T) {
 		t.Fatalf("after a move on the same origin: %+v", s)
 	}
 	v.call("PATCH", "/tidemq/triggers/t", marshal(t, map[string]any{"Target": map[string]any{"URL": other, "Headers": map[string]string{"X-Api-Key": "key-other"}}}), 200)
-}
-
-// TestTriggersFileIsTightened: a triggers file others may read (written
-// by hand, restored from a backup) is made 0600 when the server loads it.
-func TestTriggersFileIsTightened(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "triggers.json")
-	if err := os.WriteFile(path, []byte(`{"Triggers":[{"Name":"t","Queue":"q","Target":{"URL":"http://h/","Headers":{"A":"s"}}}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
-		t.Fatal(err)
-	}
-	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := trigger.NewManager(trigger.Options{Broker: e, Path: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("triggers.json is %v, want 0600", fi.Mode().Perm())
-	}
 }
 
 func TestRedactURL(t *testing.T) {

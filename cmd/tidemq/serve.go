@@ -222,7 +222,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
-	shared := storage.Share(store) // the engine's; the topic service closes its own, and the last closes the store
+	shared := storage.Share(store) // the engine's; the topic service and the triggers close their own, and the last closes the store
 	eng, err := engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log})
 	if err != nil {
 		store.Close()
@@ -234,11 +234,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(eng, obs.metrics.Registry(), o, log)
+	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, log)
 	if err != nil {
 		eng.Close()
 		return err
 	}
+	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
 	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, log)
 	if err != nil {
 		eng.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
 )
 
@@ -29,19 +30,26 @@ type triggers struct {
 	handler http.Handler // the admin API under trigger.APIPath
 }
 
-// startTriggers loads the triggers (from triggers.json in the data
-// directory, or none in memory), registers their metrics and starts them.
-func startTriggers(b tidemq.Broker, reg prometheus.Registerer, o *serveOptions, log *slog.Logger) (*triggers, error) {
-	path := ""
+// startTriggers starts the trigger manager on store, its share of the one
+// store of the server (in memory with --in-memory): the triggers, their
+// targets' secrets included, are kept there under trg/. The manager
+// closes store. At the first start on the data directory of a release
+// that kept them in DATA_DIR/triggers.json, that file is imported first
+// and renamed triggers.json.imported (see trigger.ImportFile).
+func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Registerer, o *serveOptions, log *slog.Logger) (*triggers, error) {
 	if !o.inMemory {
-		path = filepath.Join(o.dataDir, "triggers.json")
+		if err := trigger.ImportFile(store, legacyTriggersFile(o), log); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
-	m, err := trigger.NewManager(trigger.Options{Broker: b, Path: path, AllowCommands: o.triggers.allowCommands, Logger: log})
+	m, err := trigger.NewManager(trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	if reg != nil {
 		if err := reg.Register(&triggerCollector{m: m}); err != nil {
+			m.Close(context.Background())
 			return nil, err
 		}
 	}
@@ -49,7 +57,12 @@ func startTriggers(b tidemq.Broker, reg prometheus.Registerer, o *serveOptions, 
 	return &triggers{m: m, handler: m.Handler()}, nil
 }
 
-// stop ends the polls and waits up to d for invocations in flight.
+// legacyTriggersFile is where releases before the one store kept the
+// triggers: triggers.json in the data directory.
+func legacyTriggersFile(o *serveOptions) string { return filepath.Join(o.dataDir, trigger.LegacyFile) }
+
+// stop ends the polls and waits up to d for invocations in flight, and
+// closes the manager's share of the store. A second stop does nothing.
 func (t *triggers) stop(d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()

@@ -1,0 +1,110 @@
+package trigger
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tidemq/tidemq/storage"
+)
+
+// Registry is what the Manager keeps durably: every trigger's settings,
+// the secrets of its target included. The Manager keeps what it answers
+// from in memory and writes through the Registry first: a change is made
+// in memory, and acknowledged, only once the Registry returned, which it
+// does only once the change is durable. One implementation keeps the
+// triggers in a storage.Store (kvRegistry, in the key layout of keys.go):
+// `tidemq serve` gives the manager the one store it shares with the
+// engine.
+//
+// The secrets are kept as given: whoever can read the store (the data
+// directory) can read them, as they can read the messages (see secrets.go).
+type Registry interface {
+	// LoadTriggers returns every trigger, by name.
+	LoadTriggers() ([]*Config, error)
+	// PutTrigger stores c, replacing the trigger of the same name, and
+	// returns once that is durable. It does not keep or modify c.
+	PutTrigger(c *Config) error
+	// DeleteTrigger deletes the named trigger, and returns once that is
+	// durable. Deleting what is missing does nothing.
+	DeleteTrigger(name string) error
+}
+
+// kvRegistry keeps a Registry in a storage.Store, under Namespace. Every
+// method writes one batch and waits until it is durable.
+type kvRegistry struct {
+	kv storage.Store // the store's Namespace
+}
+
+var _ Registry = kvRegistry{}
+
+// newKVRegistry keeps the triggers in st, under Namespace.
+func newKVRegistry(st storage.Store) kvRegistry {
+	return kvRegistry{kv: storage.Prefix(st, Namespace)}
+}
+
+// commit commits b, if it holds anything, and waits until it is durable.
+func commit(b storage.Batch) error {
+	if b.Empty() {
+		return nil
+	}
+	d, err := b.Commit()
+	if err != nil {
+		return err
+	}
+	return d.Wait()
+}
+
+func (r kvRegistry) LoadTriggers() ([]*Config, error) {
+	var out []*Config
+	err := r.kv.Scan([]byte(prefixTrigger), func(k, v []byte) error {
+		name := string(k[len(prefixTrigger):])
+		c := new(Config)
+		if err := json.Unmarshal(v, c); err != nil {
+			return fmt.Errorf("trigger: stored trigger %q: %w", name, err)
+		}
+		if c.Name != name {
+			return fmt.Errorf("trigger: the trigger stored as %q is named %q", name, c.Name)
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (r kvRegistry) PutTrigger(c *Config) error {
+	b := r.kv.NewBatch()
+	if err := putTrigger(b, c); err != nil {
+		return err
+	}
+	return commit(b)
+}
+
+// putTrigger adds c to b.
+func putTrigger(b storage.Batch, c *Config) error {
+	v, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("trigger: %w", err)
+	}
+	b.Set(triggerKey(c.Name), v)
+	return nil
+}
+
+func (r kvRegistry) DeleteTrigger(name string) error {
+	b := r.kv.NewBatch()
+	b.Delete(triggerKey(name))
+	return commit(b)
+}
+
+// imported reports whether the triggers.json of an older release was
+// imported.
+func (r kvRegistry) imported() (bool, error) {
+	found := false
+	err := r.kv.Scan([]byte(keyImported), func(k, _ []byte) error {
+		found = found || string(k) == keyImported
+		return nil
+	})
+	return found, err
+}
