@@ -227,3 +227,25 @@ func (s *server) createQueueSigned(t *testing.T, name string) {
 	requireAWS(t)
 	newCLI(t, s).withKeys(secKey, secSecret).ok(t, nil, "create-queue", "--queue-name", name)
 }
+
+// The data directory holds message bodies, trigger secrets and the SNS
+// signing key: nothing in it is readable by other users of the machine.
+func TestSecurityDataDirIsPrivate(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "data") // does not exist yet
+	s := startServer(t, "--data-dir", dataDir)
+	s.send(t, s.createQueue(t, "q", nil), "secret body")
+	s.stop()
+	err := filepath.Walk(dataDir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %s: other users can read it", path, fi.Mode().Perm())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -125,9 +125,17 @@ func (m *Manager) Start() {
 	defer m.mu.Unlock()
 	m.started = true
 	for _, r := range m.triggers {
-		if r.cfg.IsEnabled() {
-			r.start(m.invokeCtx)
+		if !r.cfg.IsEnabled() {
+			continue
 		}
+		// A command trigger saved while commands were allowed does not
+		// outlive the flag: the server's operator decides at each start.
+		if len(r.cfg.Target.Command) > 0 && !m.o.AllowCommands {
+			r.setError(errCommandsOff)
+			m.log.Warn("trigger not started: it runs a command, and command targets are off", "trigger", r.cfg.Name)
+			continue
+		}
+		r.start(m.invokeCtx)
 	}
 	m.log.Info("triggers started", "count", len(m.triggers))
 }
@@ -168,6 +176,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	return err
 }
 
+// errCommandsOff says why a command trigger is refused or not started.
+const errCommandsOff = "command targets are off on this server (tidemq serve --allow-trigger-commands)"
+
 // errClosed refuses a change after Close.
 var errClosed = errors.New("trigger manager is closed")
 
@@ -191,7 +202,7 @@ func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, str
 // check validates c against its queue and this manager's policy.
 func (m *Manager) check(ctx context.Context, c *Config) (QueueFacts, string, []string, filters, error) {
 	if len(c.Target.Command) > 0 && !m.o.AllowCommands {
-		return QueueFacts{}, "", nil, nil, invalid("command targets are off on this server (tidemq serve --allow-trigger-commands)")
+		return QueueFacts{}, "", nil, nil, invalid("%s", errCommandsOff)
 	}
 	if c.Queue == "" {
 		return QueueFacts{}, "", nil, nil, invalid("Queue is required")

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -473,5 +474,44 @@ func TestThrottleAndHTTPError(t *testing.T) {
 	st, _ := v.m.Get("t")
 	if !strings.Contains(st.LastError, "429") || st.Stats.Errors != 1 || st.Stats.MessagesDeleted != 0 {
 		t.Fatalf("status = %+v", st)
+	}
+}
+
+// A command trigger saved while commands were allowed is not started by a
+// server that no longer allows them.
+func TestCommandTriggerDoesNotOutliveTheFlag(t *testing.T) {
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := engine.Open(engine.Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	store := storage.Share(mem.New())
+	defer store.Close()
+	open := func(allow bool) *trigger.Manager {
+		m, err := trigger.NewManager(trigger.Options{Broker: e, AllowCommands: allow, Store: store.Share()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Start()
+		return m
+	}
+	m := open(true)
+	if _, err := m.Create(context.Background(), trigger.Config{Name: "c", Queue: "q", Target: trigger.Target{Command: []string{"true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	m.Close(context.Background())
+
+	m = open(false)
+	defer m.Close(context.Background())
+	s, err := m.Get("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.LastError, "--allow-trigger-commands") {
+		t.Errorf("a command trigger on a server without --allow-trigger-commands: LastError %q, want it not started", s.LastError)
 	}
 }

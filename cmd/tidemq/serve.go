@@ -214,8 +214,13 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store = mem.New()
 		log.Warn("running in memory: nothing survives this process")
 	} else {
-		if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
+		privateFiles()
+		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 			return fmt.Errorf("create data directory: %w", err)
+		}
+		if fi, err := os.Stat(o.dataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("the data directory can be read by other users of this machine: it holds message bodies and secrets (chmod 700 it)",
+				"dir", o.dataDir, "mode", fi.Mode().Perm().String())
 		}
 		store, err = pebble.Open(o.dataDir, pebble.Options{Logger: log})
 		if err != nil {
