@@ -3,12 +3,12 @@ package sns
 import (
 	"encoding/base64"
 	"encoding/xml"
-	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/sns"
 )
 
@@ -454,6 +454,11 @@ type batchFailure struct {
 	SenderFault bool
 }
 
+// failure is the Failed entry of a batch entry that failed with e.
+func failure(id string, e *tidemq.Error) batchFailure {
+	return batchFailure{Id: id, Code: e.Code.Code, Message: e.Message, SenderFault: e.Code.Fault == tidemq.Sender}
+}
+
 func publishBatch(q *request) (any, error) {
 	topicARN, err := q.required("TopicArn")
 	if err != nil {
@@ -461,10 +466,10 @@ func publishBatch(q *request) (any, error) {
 	}
 	idx := q.indices("PublishBatchRequestEntries.member")
 	if len(idx) == 0 {
-		return nil, sns.Errorf("EmptyBatchRequest", http.StatusBadRequest, "The batch request doesn't contain any entries.")
+		return nil, tidemq.Errorf(tidemq.ErrSNSEmptyBatchRequest, "The batch request doesn't contain any entries.")
 	}
 	if len(idx) > 10 {
-		return nil, sns.Errorf("TooManyEntriesInBatchRequest", http.StatusBadRequest, "The batch request contains more entries than permissible.")
+		return nil, tidemq.Errorf(tidemq.ErrSNSTooManyEntriesInBatchRequest, "The batch request contains more entries than permissible.")
 	}
 	var entries []sns.PublishBatchEntry
 	var failed []batchFailure
@@ -474,16 +479,16 @@ func publishBatch(q *request) (any, error) {
 		prefix := "PublishBatchRequestEntries.member." + strconv.Itoa(n) + "."
 		id := q.form.Get(prefix + "Id")
 		if !batchIDPattern.MatchString(id) {
-			return nil, sns.Errorf("InvalidBatchEntryId", http.StatusBadRequest, "The batch entry id %q is not valid.", id)
+			return nil, tidemq.Errorf(tidemq.ErrSNSInvalidBatchEntryID, "The batch entry id %q is not valid.", id)
 		}
 		if seen[id] {
-			return nil, sns.Errorf("BatchEntryIdsNotDistinct", http.StatusBadRequest, "Two or more batch entries in the request have the same Id.")
+			return nil, tidemq.Errorf(tidemq.ErrSNSBatchEntryIdsNotDistinct, "Two or more batch entries in the request have the same Id.")
 		}
 		seen[id] = true
 		in, err := q.publishInput(prefix)
 		if err != nil {
 			e := sns.AsError(err)
-			failed = append(failed, batchFailure{Id: id, Code: e.Code, Message: e.Message, SenderFault: !e.Receiver})
+			failed = append(failed, failure(id, e))
 			continue
 		}
 		total += len(in.Message)
@@ -493,7 +498,7 @@ func publishBatch(q *request) (any, error) {
 		entries = append(entries, sns.PublishBatchEntry{ID: id, PublishInput: in})
 	}
 	if total > sns.MaxMessageSize {
-		return nil, sns.Errorf("BatchRequestTooLong", http.StatusBadRequest, "The length of all the messages put together is more than the limit.")
+		return nil, tidemq.Errorf(tidemq.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
 	}
 	results, err := q.h.svc.PublishBatch(q.r.Context(), topicARN, entries)
 	if err != nil {
@@ -506,7 +511,7 @@ func publishBatch(q *request) (any, error) {
 	}{Failed: failed}
 	for _, r := range results {
 		if r.Err != nil {
-			out.Failed = append(out.Failed, batchFailure{Id: r.ID, Code: r.Err.Code, Message: r.Err.Message, SenderFault: !r.Err.Receiver})
+			out.Failed = append(out.Failed, failure(r.ID, r.Err))
 			continue
 		}
 		out.Successful = append(out.Successful, batchSuccess{Id: r.ID, MessageId: r.MessageID, SequenceNumber: r.SequenceNumber})

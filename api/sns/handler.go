@@ -90,7 +90,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("sns: panic while serving a request", "action", q.action, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status = q.writeError(w, sns.AsError(errors.New("panic")))
+			status = q.writeError(w, sns.InternalError("An internal error occurred."))
 		}
 		level := slog.LevelDebug
 		if status >= 500 {
@@ -110,14 +110,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (q *request) serve() (any, error) {
 	body, err := io.ReadAll(io.LimitReader(q.r.Body, MaxRequestBytes+1))
 	if err != nil {
-		return nil, sns.Errorf("InvalidParameter", http.StatusBadRequest, "could not read the request body")
+		return nil, tidemq.Errorf(tidemq.ErrSNSInvalidParameter, "could not read the request body")
 	}
 	if len(body) > MaxRequestBytes {
-		return nil, sns.Errorf("RequestEntityTooLarge", http.StatusRequestEntityTooLarge, "Request body is too large")
+		return nil, tidemq.Errorf(tidemq.ErrRequestEntityTooLarge, "Request body is too large")
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, sns.Errorf("MalformedQueryString", http.StatusBadRequest, "The request body is not a valid query string")
+		return nil, tidemq.Errorf(tidemq.ErrMalformedQueryString, "The request body is not a valid query string")
 	}
 	for k, v := range q.r.URL.Query() {
 		if _, ok := form[k]; !ok {
@@ -127,28 +127,21 @@ func (q *request) serve() (any, error) {
 	q.form = form
 	q.action = form.Get("Action")
 	if q.action == "" {
-		return nil, sns.Errorf("MissingAction", http.StatusBadRequest, "The request must contain the parameter Action.")
+		return nil, tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && form.Get("X-Amz-Signature") == "" && form.Get("Signature") == ""
 	var key string
 	if q.h.cfg.Auth != nil && !(q.anonymous && anonymousActions[q.action]) {
 		if key, err = q.h.cfg.Auth.Authenticate(q.r, body); err != nil {
-			return nil, authError(err)
+			return nil, err
 		}
 	}
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, sns.Errorf("InvalidAction", http.StatusBadRequest, "The action %s is not valid for this endpoint.", q.action)
+		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", q.action)
 	}
 	return a(q)
-}
-
-func authError(err error) error {
-	if e := tidemq.AsError(err); e != nil && e.Code != nil {
-		return &sns.Error{Code: e.Code.Code, Status: e.Code.Status, Message: e.Message, Receiver: e.Code.Fault == tidemq.Receiver}
-	}
-	return sns.AsError(err)
 }
 
 // baseURL is the scheme and host notifications link to.
@@ -212,20 +205,22 @@ type errorBody struct {
 	Message string `xml:"Message"`
 }
 
+// writeError answers with err. Every *tidemq.Error is answered as it is
+// (the topic service's are the catalogue's SNS entries, an authenticator's
+// the common signature errors); anything else is logged and answered as
+// SNS's InternalError: its text may say things a client should not see.
 func (q *request) writeError(w http.ResponseWriter, err error) int {
-	e := sns.AsError(err)
-	if e.Code == "InternalError" && !errors.As(err, new(*sns.Error)) {
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code == nil {
 		q.h.log.Error("sns: internal error", "action", q.action, "err", err)
+		e = sns.AsError(err)
 	}
-	typ := "Sender"
-	if e.Receiver {
-		typ = "Receiver"
-	}
-	b, _ := xml.Marshal(errorResponse{Xmlns: Namespace, Error: errorBody{Type: typ, Code: e.Code, Message: e.Message}, RequestID: q.requestID})
+	typ := string(e.Code.Fault)
+	b, _ := xml.Marshal(errorResponse{Xmlns: Namespace, Error: errorBody{Type: typ, Code: e.Code.Code, Message: e.Message}, RequestID: q.requestID})
 	w.Header().Set("Content-Type", "text/xml")
 	w.Header().Set("x-amzn-RequestId", q.requestID)
-	w.Header().Set("x-amzn-query-error", e.Code+";"+typ)
-	w.WriteHeader(e.Status)
+	w.Header().Set("x-amzn-query-error", e.Code.Code+";"+typ)
+	w.WriteHeader(e.Code.Status)
 	_, _ = w.Write(append([]byte(xml.Header), b...))
-	return e.Status
+	return e.Code.Status
 }
