@@ -19,6 +19,7 @@
 //
 // What differs between the services is data in a Service: the XML
 // namespace, whether an error carries <Detail/>, which parameter values the
-// domain checks itself, and how an invalid parameter is worded. Errors are
-// *tidemq.Error values from the catalogue in the module root.
+// domain checks itself, and how an invalid parameter and a malformed form
+// are worded. Errors are *tidemq.Error values from the catalogue in the
+// module root.
 package awsquery

@@ -1,6 +1,7 @@
 package awsquery
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -18,14 +19,14 @@ type param struct {
 // It decodes as url.ParseQuery does, and fails where it would fail (a bad
 // escape, a ';' separator), but it checks every name against the bounds of
 // limits.go before decoding it: a name whose encoding alone is too long is
-// rejected without being copied. what names the source in errors ("The
-// request body", "The query string").
-func (s *Service) appendForm(params []param, form, what string) ([]param, error) {
+// rejected without being copied. source (FromBody, FromURL) names the
+// form in errors.
+func (s *Service) appendForm(params []param, form, source string) ([]param, error) {
 	for form != "" {
 		var pair string
 		pair, form, _ = strings.Cut(form, "&")
 		if strings.Contains(pair, ";") {
-			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "%s is not a valid form: invalid semicolon separator", what)
+			return nil, s.malformedForm(source, errors.New("invalid semicolon separator"))
 		}
 		if pair == "" {
 			continue
@@ -37,14 +38,14 @@ func (s *Service) appendForm(params []param, form, what string) ([]param, error)
 		}
 		name, err := url.QueryUnescape(rawName)
 		if err != nil {
-			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "%s is not a valid form: %v", what, err)
+			return nil, s.malformedForm(source, err)
 		}
 		if err := checkParamName(name); err != nil {
 			return nil, err
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil {
-			return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "%s is not a valid form: %v", what, err)
+			return nil, s.malformedForm(source, err)
 		}
 		if !utf8.ValidString(value) && (s.KeepValue == nil || !s.KeepValue(name)) {
 			return nil, s.invalidParameter(name, "it is not valid UTF-8.")

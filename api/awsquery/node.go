@@ -49,11 +49,11 @@ func (s *Service) Parse(r *http.Request, body []byte) (*Node, error) {
 		return nil, errTooManyParams()
 	}
 	params := make([]param, 0, n)
-	params, err := s.appendForm(params, form, "The request body")
+	params, err := s.appendForm(params, form, FromBody)
 	if err != nil {
 		return nil, err
 	}
-	if params, err = s.appendForm(params, query, "The query string"); err != nil {
+	if params, err = s.appendForm(params, query, FromURL); err != nil {
 		return nil, err
 	}
 	// Stable, so that of equal names the first given comes first and is

@@ -27,6 +27,24 @@ type Service struct {
 	// InvalidParameterValue, "Value for parameter <name> is invalid.
 	// Reason: <reason>".
 	InvalidParameter func(name, reason string) *tidemq.Error
+	// MalformedForm words the error for a form that does not decode: a
+	// bad escape or a ';' separator. source is FromBody or FromURL, cause
+	// says what is wrong. Nil means MalformedInput, "<source> is not a
+	// valid form: <cause>".
+	MalformedForm func(source string, cause error) *tidemq.Error
+}
+
+// The sources of a request's parameters, as errors name them.
+const (
+	FromBody = "The request body"
+	FromURL  = "The query string"
+)
+
+func (s *Service) malformedForm(source string, cause error) *tidemq.Error {
+	if s.MalformedForm != nil {
+		return s.MalformedForm(source, cause)
+	}
+	return tidemq.Errorf(tidemq.ErrMalformedInput, "%s is not a valid form: %v", source, cause)
 }
 
 func (s *Service) invalidParameter(name, reason string) *tidemq.Error {
