@@ -94,6 +94,40 @@ var (
 	// (SQS API reference, Common Errors; HTTP 400). tidemq answers it for
 	// parameter names and counts beyond the Query parser's bounds.
 	ErrInvalidQueryParameter = generic("InvalidQueryParameter", "InvalidQueryParameter", 400, Sender)
+	// ErrMalformedQueryString is AWS's common error for a query string
+	// with a syntax error. tidemq's SNS endpoint answers it for a form
+	// that does not decode, with HTTP 400 as it always has (AWS's common
+	// errors list it with 404).
+	ErrMalformedQueryString = generic("MalformedQueryString", "MalformedQueryString", 400, Sender)
+)
+
+const nsSNS = "com.amazonaws.sns"
+
+func snsModeled(shape, code string, status int) *ErrorCode {
+	return &ErrorCode{Shape: shape, Namespace: nsSNS, Code: code, Status: status, Fault: Sender}
+}
+
+// SNS's errors (API 2010-03-31): the exceptions of the SNS model, each with
+// the code, HTTP status and fault of its error trait (reference §7). SNS
+// speaks only the Query protocol, so the code is what clients see; Shape
+// and Namespace name the model's exception. The common errors (MissingAction,
+// InvalidAction, the signature errors, InvalidQueryParameter, ...) are the
+// generic entries above, shared with SQS.
+var (
+	ErrSNSInvalidParameter             = snsModeled("InvalidParameterException", "InvalidParameter", 400)
+	ErrSNSParameterValueInvalid        = snsModeled("InvalidParameterValueException", "ParameterValueInvalid", 400)
+	ErrSNSNotFound                     = snsModeled("NotFoundException", "NotFound", 404)
+	ErrSNSResourceNotFound             = snsModeled("ResourceNotFoundException", "ResourceNotFound", 404)
+	ErrSNSAuthorizationError           = snsModeled("AuthorizationErrorException", "AuthorizationError", 403)
+	ErrSNSTagLimitExceeded             = snsModeled("TagLimitExceededException", "TagLimitExceeded", 400)
+	ErrSNSEmptyBatchRequest            = snsModeled("EmptyBatchRequestException", "EmptyBatchRequest", 400)
+	ErrSNSTooManyEntriesInBatchRequest = snsModeled("TooManyEntriesInBatchRequestException", "TooManyEntriesInBatchRequest", 400)
+	ErrSNSInvalidBatchEntryID          = snsModeled("InvalidBatchEntryIdException", "InvalidBatchEntryId", 400)
+	ErrSNSBatchEntryIdsNotDistinct     = snsModeled("BatchEntryIdsNotDistinctException", "BatchEntryIdsNotDistinct", 400)
+	ErrSNSBatchRequestTooLong          = snsModeled("BatchRequestTooLongException", "BatchRequestTooLong", 400)
+	ErrSNSThrottled                    = snsModeled("ThrottledException", "Throttled", http.StatusTooManyRequests)
+	ErrSNSValidation                   = snsModeled("ValidationException", "ValidationException", 400)
+	ErrSNSInternalError                = &ErrorCode{Shape: "InternalErrorException", Namespace: nsSNS, Code: "InternalError", Status: 500, Fault: Receiver}
 )
 
 // Error is an error from the catalogue with the message for this occurrence.

@@ -2,69 +2,57 @@ package sns
 
 import (
 	"errors"
-	"fmt"
-	"net/http"
+
+	"github.com/tidemq/tidemq"
 )
 
-// Error is an SNS error: its Query error code, HTTP status and message.
-type Error struct {
-	Code    string
-	Status  int
-	Message string
-	// Receiver is true for server faults (the XML <Type> is then Receiver).
-	Receiver bool
-}
+// The topic service's errors are *tidemq.Error values with the SNS entries
+// of the error catalogue (tidemq.ErrSNS*); the functions here word the
+// common ones as SNS does.
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// Errorf returns an *Error.
-func Errorf(code string, status int, format string, args ...any) *Error {
-	return &Error{Code: code, Status: status, Message: fmt.Sprintf(format, args...)}
-}
-
-// InvalidParameter is SNS's InvalidParameter error (400) in its usual shape.
-func InvalidParameter(param, reason string) *Error {
+// InvalidParameter is SNS's InvalidParameter error (400) in its usual
+// shape: "Invalid parameter: P" or "Invalid parameter: P Reason: R".
+func InvalidParameter(param, reason string) *tidemq.Error {
 	if reason == "" {
-		return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: %s", param)
+		return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: " + param}
 	}
-	return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: %s Reason: %s", param, reason)
+	return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: " + param + " Reason: " + reason}
 }
 
 // NotFound is SNS's NotFound error (404).
-func NotFound(msg string) *Error { return Errorf("NotFound", http.StatusNotFound, "%s", msg) }
-
-// AsError returns err as an *Error, wrapping anything else as InternalError.
-func AsError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &Error{Code: "InternalError", Status: http.StatusInternalServerError, Message: "An internal error occurred.", Receiver: true}
+func NotFound(msg string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSNotFound, Message: msg}
 }
 
-// The rest of the catalogue: SNS's error codes as botocore models them
-// (code, HTTP status, sender or receiver fault).
-
 // ResourceNotFound is the tagging actions' error for a topic that does not
-// exist (ResourceNotFoundException: 404, sender fault).
-func ResourceNotFound(msg string) *Error {
-	return Errorf("ResourceNotFound", http.StatusNotFound, "%s", msg)
+// exist (404).
+func ResourceNotFound(msg string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSResourceNotFound, Message: msg}
 }
 
 // TagLimitExceeded is returned when a topic would have more than MaxTags
-// tags (TagLimitExceededException: 400, sender fault).
-func TagLimitExceeded() *Error {
-	return Errorf("TagLimitExceeded", http.StatusBadRequest, "Could not complete request: tag quota of per resource exceeded")
+// tags (400).
+func TagLimitExceeded() *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSTagLimitExceeded, Message: "Could not complete request: tag quota of per resource exceeded"}
 }
 
-// InternalError is a server fault (InternalErrorException: 500, receiver
-// fault).
-func InternalError(msg string) *Error {
-	return &Error{Code: "InternalError", Status: http.StatusInternalServerError, Message: msg, Receiver: true}
+// InternalError is a server fault (500).
+func InternalError(msg string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSInternalError, Message: msg}
 }
 
 // AuthorizationError is SNS's 403 for a request that lacks the
-// authentication it needs (AuthorizationErrorException).
-func AuthorizationError(msg string) *Error {
-	return Errorf("AuthorizationError", http.StatusForbidden, "%s", msg)
+// authentication it needs.
+func AuthorizationError(msg string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSAuthorizationError, Message: msg}
+}
+
+// AsError returns err as a *tidemq.Error, and anything that is not one as
+// SNS's InternalError (its text may say things a client should not see).
+func AsError(err error) *tidemq.Error {
+	var e *tidemq.Error
+	if errors.As(err, &e) && e.Code != nil {
+		return e
+	}
+	return InternalError("An internal error occurred.")
 }

@@ -3,11 +3,13 @@ package sns
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tidemq/tidemq"
 )
 
 // Filter policy scopes.
@@ -39,8 +41,8 @@ type condition interface {
 	match(v any, present bool) bool
 }
 
-func filterError(format string, args ...any) *Error {
-	return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: FilterPolicy: "+format, args...)
+func filterError(format string, args ...any) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: fmt.Sprintf("Invalid parameter: FilterPolicy: "+format, args...)}
 }
 
 // CompileFilterPolicy parses and checks a filter policy for a scope

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/tidemq/tidemq/storage/mem"
+
+	"github.com/tidemq/tidemq"
 )
 
 func TestFilterPolicyAttributes(t *testing.T) {
@@ -100,7 +102,7 @@ func TestFilterPolicyInvalid(t *testing.T) {
 	} {
 		if _, err := CompileFilterPolicy(policy, ""); err == nil {
 			t.Errorf("%s compiled", policy)
-		} else if e := AsError(err); e.Code != "InvalidParameter" {
+		} else if e := AsError(err); e.Code != tidemq.ErrSNSInvalidParameter {
 			t.Errorf("%s: %v", policy, err)
 		}
 	}
@@ -146,7 +148,7 @@ func TestStorePersists(t *testing.T) {
 	if err := s2.DeleteTopic(topic.ARN); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.GetSubscriptionAttributes(sub.ARN); AsError(err).Code != "NotFound" {
+	if _, err := s2.GetSubscriptionAttributes(sub.ARN); AsError(err).Code != tidemq.ErrSNSNotFound {
 		t.Fatalf("subscription survived its topic: %v", err)
 	}
 }

@@ -198,7 +198,7 @@ type PublishBatchEntry struct {
 type PublishBatchResult struct {
 	ID string
 	PublishResult
-	Err *Error
+	Err *tidemq.Error
 }
 
 // PublishBatch publishes entries in order, recording them in the outbox in

@@ -3,7 +3,6 @@ package sns
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"github.com/tidemq/tidemq"
@@ -22,8 +21,8 @@ type redrivePolicy struct {
 
 // redriveError words a RedrivePolicy problem as AWS does ("Invalid
 // parameter: RedrivePolicy: <reason>").
-func redriveError(reason string) *Error {
-	return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: RedrivePolicy: %s", reason)
+func redriveError(reason string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: RedrivePolicy: " + reason}
 }
 
 // checkRedrivePolicy validates a RedrivePolicy for a subscription to a

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"time"
+
+	"github.com/tidemq/tidemq"
 )
 
 // RetryPolicy is an SNS delivery retry policy: after the first attempt,
@@ -180,8 +181,8 @@ func (h *healthyRetryPolicy) policy(base RetryPolicy) (RetryPolicy, error) {
 
 // deliveryPolicyError words a DeliveryPolicy problem like the other
 // policies' ("Invalid parameter: DeliveryPolicy: <reason>").
-func deliveryPolicyError(reason string) *Error {
-	return Errorf("InvalidParameter", http.StatusBadRequest, "Invalid parameter: DeliveryPolicy: %s", reason)
+func deliveryPolicyError(reason string) *tidemq.Error {
+	return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: DeliveryPolicy: " + reason}
 }
 
 // jsonProblem words a JSON decoding error for a client, without Go's type

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tidemq/tidemq"
 )
 
 func TestRetryPolicySchedules(t *testing.T) {
@@ -53,7 +55,7 @@ func TestDeliveryPolicyValidation(t *testing.T) {
 		`{"healthyRetryPolicy":{"backoffFunction":"cubic"}}`,
 		`{"healthyRetryPolicy":{"numRetries":100,"minDelayTarget":60,"maxDelayTarget":60}}`, // 6000 s > 3600 s
 	} {
-		if err := checkSubscriptionDeliveryPolicy(p); err == nil || AsError(err).Code != "InvalidParameter" {
+		if err := checkSubscriptionDeliveryPolicy(p); err == nil || AsError(err).Code != tidemq.ErrSNSInvalidParameter {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -85,7 +87,7 @@ func TestDeliveryPolicyJSONErrors(t *testing.T) {
 		`{"http":{"defaultHealthyRetryPolicy":{"numRetries":"3"}}}`: "Invalid parameter: DeliveryPolicy: http.defaultHealthyRetryPolicy.numRetries must not be a JSON string",
 	} {
 		err := checkTopicDeliveryPolicy(policy)
-		if e := AsError(err); err == nil || e.Code != "InvalidParameter" || e.Status != 400 || e.Message != want {
+		if e := AsError(err); err == nil || e.Code != tidemq.ErrSNSInvalidParameter || e.Message != want {
 			t.Errorf("topic %s: %v, want %q", policy, err, want)
 		}
 	}

@@ -358,7 +358,7 @@ func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topi
 // topic succeeds.
 func (s *Service) DeleteTopic(arn string) error {
 	if _, err := s.topic("TopicArn", arn); err != nil {
-		if e, ok := err.(*Error); ok && e.Code == "NotFound" {
+		if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			return nil
 		}
 		return err

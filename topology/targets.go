@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -28,8 +29,7 @@ func (t SNSTarget) Topic(ctx context.Context, name string) (*TopicState, error) 
 	arn := t.Service.TopicARN(name)
 	attrs, err := t.Service.GetTopicAttributes(arn)
 	if err != nil {
-		var e *sns.Error
-		if errors.As(err, &e) && e.Code == "NotFound" {
+		if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			return nil, nil
 		}
 		return nil, err

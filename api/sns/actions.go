@@ -3,12 +3,13 @@ package sns
 import (
 	"encoding/base64"
 	"encoding/xml"
-	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/awsquery"
 	"github.com/tidemq/tidemq/sns"
 )
 
@@ -45,62 +46,29 @@ func IsAction(action string) bool {
 	return ok
 }
 
-// indices returns the sorted N of every parameter prefix.N.…
-func (q *request) indices(prefix string) []int {
-	seen := map[int]bool{}
-	for k := range q.form {
-		rest, ok := strings.CutPrefix(k, prefix+".")
-		if !ok {
-			continue
-		}
-		num, _, _ := strings.Cut(rest, ".")
-		if n, err := strconv.Atoi(num); err == nil && n > 0 {
-			seen[n] = true
-		}
-	}
-	out := make([]int, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Ints(out)
-	return out
-}
+// SNS's maps and lists are not flattened: a map is name.entry.N.key /
+// .value (or .Name / .Value.*), a list name.member.N, so their items are
+// the Items("entry") or Items("member") of the node called name.
 
-// stringMap reads a non-flattened map: prefix.entry.N.key / .value.
-func (q *request) stringMap(prefix string) map[string]string {
-	var m map[string]string
-	for _, n := range q.indices(prefix + ".entry") {
-		p := prefix + ".entry." + strconv.Itoa(n) + "."
-		if m == nil {
-			m = map[string]string{}
-		}
-		m[q.form.Get(p+"key")] = q.form.Get(p + "value")
-	}
-	return m
+// stringMap reads a map of strings: name.entry.N.key / .value.
+func stringMap(n *awsquery.Node, name string) map[string]string {
+	return n.Child(name).StrMap("entry", "key", "value")
 }
 
 // tags reads Tags.member.N.Key / .Value.
 func (q *request) tags() map[string]string {
-	var m map[string]string
-	for _, n := range q.indices("Tags.member") {
-		p := "Tags.member." + strconv.Itoa(n) + "."
-		if m == nil {
-			m = map[string]string{}
-		}
-		m[q.form.Get(p+"Key")] = q.form.Get(p + "Value")
-	}
-	return m
+	return q.params.Child("Tags").StrMap("member", "Key", "Value")
 }
 
-// messageAttributes reads prefix.entry.N.Name / .Value.DataType /
-// .Value.StringValue / .Value.BinaryValue.
-func (q *request) messageAttributes(prefix string) (map[string]sns.Attribute, error) {
+// messageAttributes reads a message's MessageAttributes.entry.N.Name /
+// .Value.DataType / .Value.StringValue / .Value.BinaryValue.
+func messageAttributes(n *awsquery.Node) (map[string]sns.Attribute, error) {
 	var m map[string]sns.Attribute
-	for _, n := range q.indices(prefix + ".entry") {
-		p := prefix + ".entry." + strconv.Itoa(n) + "."
-		name := q.form.Get(p + "Name")
-		a := sns.Attribute{DataType: q.form.Get(p + "Value.DataType"), StringValue: q.form.Get(p + "Value.StringValue")}
-		if b64 := q.form.Get(p + "Value.BinaryValue"); b64 != "" {
+	for _, it := range n.Child("MessageAttributes").Items("entry") {
+		name := it.Str("Name")
+		v := it.Child("Value")
+		a := sns.Attribute{DataType: v.Str("DataType"), StringValue: v.Str("StringValue")}
+		if b64 := v.Str("BinaryValue"); b64 != "" {
 			b, err := base64.StdEncoding.DecodeString(b64)
 			if err != nil {
 				return nil, sns.InvalidParameter("MessageAttributes", "The message attribute '"+name+"' has an invalid binary value.")
@@ -121,8 +89,11 @@ func (q *request) messageAttributes(prefix string) (map[string]sns.Attribute, er
 	return m, nil
 }
 
+// str returns a parameter's value, "" when absent.
+func (q *request) str(name string) string { return q.params.Str(name) }
+
 func (q *request) required(name string) (string, error) {
-	v := q.form.Get(name)
+	v := q.str(name)
 	if v == "" {
 		return "", sns.InvalidParameter(name, "")
 	}
@@ -163,7 +134,7 @@ func createTopic(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := q.h.svc.CreateTopic(name, q.stringMap("Attributes"), q.tags())
+	t, err := q.h.svc.CreateTopic(name, stringMap(q.params, "Attributes"), q.tags())
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +145,7 @@ func createTopic(q *request) (any, error) {
 }
 
 func deleteTopic(q *request) (any, error) {
-	return nil, q.h.svc.DeleteTopic(q.form.Get("TopicArn"))
+	return nil, q.h.svc.DeleteTopic(q.str("TopicArn"))
 }
 
 type topicMember struct {
@@ -183,7 +154,7 @@ type topicMember struct {
 
 func listTopics(q *request) (any, error) {
 	topics := q.h.svc.ListTopics()
-	from, to, next, err := page(len(topics), q.form.Get("NextToken"), 100)
+	from, to, next, err := page(len(topics), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +175,7 @@ type attributesResult struct {
 }
 
 func getTopicAttributes(q *request) (any, error) {
-	attrs, err := q.h.svc.GetTopicAttributes(q.form.Get("TopicArn"))
+	attrs, err := q.h.svc.GetTopicAttributes(q.str("TopicArn"))
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +187,7 @@ func setTopicAttributes(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, q.h.svc.SetTopicAttribute(q.form.Get("TopicArn"), name, q.form.Get("AttributeValue"))
+	return nil, q.h.svc.SetTopicAttribute(q.str("TopicArn"), name, q.str("AttributeValue"))
 }
 
 type subscriptionArnResult struct {
@@ -233,21 +204,21 @@ const (
 
 func subscribe(q *request) (any, error) {
 	sub, err := q.h.svc.SubscribeWith(sns.SubscribeInput{
-		TopicARN: q.form.Get("TopicArn"), Protocol: q.form.Get("Protocol"), Endpoint: q.form.Get("Endpoint"),
-		Attributes: q.stringMap("Attributes"), BaseURL: q.baseURL(),
+		TopicARN: q.str("TopicArn"), Protocol: q.str("Protocol"), Endpoint: q.str("Endpoint"),
+		Attributes: stringMap(q.params, "Attributes"), BaseURL: q.baseURL(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	arn := sub.ARN
-	if sub.Pending && !strings.EqualFold(q.form.Get("ReturnSubscriptionArn"), "true") {
+	if sub.Pending && !strings.EqualFold(q.str("ReturnSubscriptionArn"), "true") {
 		arn = pendingSubscribeARN
 	}
 	return subscriptionArnResult{SubscriptionArn: arn}, nil
 }
 
 func unsubscribe(q *request) (any, error) {
-	return nil, q.h.svc.UnsubscribeAs(q.form.Get("SubscriptionArn"), q.anonymous)
+	return nil, q.h.svc.UnsubscribeAs(q.str("SubscriptionArn"), q.anonymous)
 }
 
 func confirmSubscription(q *request) (any, error) {
@@ -260,7 +231,7 @@ func confirmSubscription(q *request) (any, error) {
 		return nil, err
 	}
 	authOnUnsub := false
-	switch v := strings.ToLower(q.form.Get("AuthenticateOnUnsubscribe")); v {
+	switch v := strings.ToLower(q.str("AuthenticateOnUnsubscribe")); v {
 	case "", "false":
 	case "true":
 		authOnUnsub = true
@@ -279,7 +250,7 @@ func tagResource(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(q.indices("Tags.member")) > sns.MaxTags {
+	if len(q.params.Child("Tags").Items("member")) > sns.MaxTags {
 		return nil, sns.TagLimitExceeded()
 	}
 	return emptyResult(q.h.svc.TagResource(arn, q.tags()))
@@ -301,11 +272,7 @@ func untagResource(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
-	for _, n := range q.indices("TagKeys.member") {
-		keys = append(keys, q.form.Get("TagKeys.member."+strconv.Itoa(n)))
-	}
-	return emptyResult(q.h.svc.UntagResource(arn, keys))
+	return emptyResult(q.h.svc.UntagResource(arn, q.params.Child("TagKeys").StrList("member")))
 }
 
 type tagMember struct {
@@ -351,7 +318,7 @@ func (q *request) listSubs(topicARN string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, to, next, err := page(len(subs), q.form.Get("NextToken"), 100)
+	from, to, next, err := page(len(subs), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +346,7 @@ func listSubscriptionsByTopic(q *request) (any, error) {
 }
 
 func getSubscriptionAttributes(q *request) (any, error) {
-	attrs, err := q.h.svc.GetSubscriptionAttributes(q.form.Get("SubscriptionArn"))
+	attrs, err := q.h.svc.GetSubscriptionAttributes(q.str("SubscriptionArn"))
 	if err != nil {
 		return nil, err
 	}
@@ -391,39 +358,39 @@ func setSubscriptionAttributes(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, q.h.svc.SetSubscriptionAttribute(q.form.Get("SubscriptionArn"), name, q.form.Get("AttributeValue"))
+	return nil, q.h.svc.SetSubscriptionAttribute(q.str("SubscriptionArn"), name, q.str("AttributeValue"))
 }
 
-// publishInput reads one message's parameters under prefix ("" or
-// "PublishBatchRequestEntries.member.N.").
-func (q *request) publishInput(prefix string) (sns.PublishInput, error) {
-	attrs, err := q.messageAttributes(prefix + "MessageAttributes")
+// publishInput reads one message's parameters from n: the request's, or a
+// PublishBatchRequestEntries.member.N.
+func (q *request) publishInput(n *awsquery.Node) (sns.PublishInput, error) {
+	attrs, err := messageAttributes(n)
 	if err != nil {
 		return sns.PublishInput{}, err
 	}
 	return sns.PublishInput{
-		Message:                q.form.Get(prefix + "Message"),
-		Subject:                q.form.Get(prefix + "Subject"),
-		MessageStructure:       q.form.Get(prefix + "MessageStructure"),
+		Message:                n.Str("Message"),
+		Subject:                n.Str("Subject"),
+		MessageStructure:       n.Str("MessageStructure"),
 		Attributes:             attrs,
-		MessageGroupID:         q.form.Get(prefix + "MessageGroupId"),
-		MessageDeduplicationID: q.form.Get(prefix + "MessageDeduplicationId"),
+		MessageGroupID:         n.Str("MessageGroupId"),
+		MessageDeduplicationID: n.Str("MessageDeduplicationId"),
 		BaseURL:                q.baseURL(),
 		Client:                 q.client,
 	}, nil
 }
 
 func publish(q *request) (any, error) {
-	in, err := q.publishInput("")
+	in, err := q.publishInput(q.params)
 	if err != nil {
 		return nil, err
 	}
-	in.TopicARN = q.form.Get("TopicArn")
+	in.TopicARN = q.str("TopicArn")
 	if in.TopicARN == "" {
-		in.TopicARN = q.form.Get("TargetArn")
+		in.TopicARN = q.str("TargetArn")
 	}
 	if in.TopicARN == "" {
-		if q.form.Get("PhoneNumber") != "" {
+		if q.str("PhoneNumber") != "" {
 			return nil, sns.InvalidParameter("PhoneNumber", "tidemq does not send SMS")
 		}
 		return nil, sns.InvalidParameter("TopicArn or TargetArn", "One of PhoneNumber, TopicArn or TargetArn must be specified.")
@@ -454,36 +421,40 @@ type batchFailure struct {
 	SenderFault bool
 }
 
+// failure is the Failed entry of a batch entry that failed with e.
+func failure(id string, e *tidemq.Error) batchFailure {
+	return batchFailure{Id: id, Code: e.Code.Code, Message: e.Message, SenderFault: e.Code.Fault == tidemq.Sender}
+}
+
 func publishBatch(q *request) (any, error) {
 	topicARN, err := q.required("TopicArn")
 	if err != nil {
 		return nil, err
 	}
-	idx := q.indices("PublishBatchRequestEntries.member")
-	if len(idx) == 0 {
-		return nil, sns.Errorf("EmptyBatchRequest", http.StatusBadRequest, "The batch request doesn't contain any entries.")
+	items := q.params.Child("PublishBatchRequestEntries").Items("member")
+	if len(items) == 0 {
+		return nil, tidemq.Errorf(tidemq.ErrSNSEmptyBatchRequest, "The batch request doesn't contain any entries.")
 	}
-	if len(idx) > 10 {
-		return nil, sns.Errorf("TooManyEntriesInBatchRequest", http.StatusBadRequest, "The batch request contains more entries than permissible.")
+	if len(items) > 10 {
+		return nil, tidemq.Errorf(tidemq.ErrSNSTooManyEntriesInBatchRequest, "The batch request contains more entries than permissible.")
 	}
 	var entries []sns.PublishBatchEntry
 	var failed []batchFailure
 	seen := map[string]bool{}
 	total := 0
-	for _, n := range idx {
-		prefix := "PublishBatchRequestEntries.member." + strconv.Itoa(n) + "."
-		id := q.form.Get(prefix + "Id")
+	for _, it := range items {
+		id := it.Str("Id")
 		if !batchIDPattern.MatchString(id) {
-			return nil, sns.Errorf("InvalidBatchEntryId", http.StatusBadRequest, "The batch entry id %q is not valid.", id)
+			return nil, tidemq.Errorf(tidemq.ErrSNSInvalidBatchEntryID, "The batch entry id %q is not valid.", id)
 		}
 		if seen[id] {
-			return nil, sns.Errorf("BatchEntryIdsNotDistinct", http.StatusBadRequest, "Two or more batch entries in the request have the same Id.")
+			return nil, tidemq.Errorf(tidemq.ErrSNSBatchEntryIdsNotDistinct, "Two or more batch entries in the request have the same Id.")
 		}
 		seen[id] = true
-		in, err := q.publishInput(prefix)
+		in, err := q.publishInput(it)
 		if err != nil {
 			e := sns.AsError(err)
-			failed = append(failed, batchFailure{Id: id, Code: e.Code, Message: e.Message, SenderFault: !e.Receiver})
+			failed = append(failed, failure(id, e))
 			continue
 		}
 		total += len(in.Message)
@@ -493,7 +464,7 @@ func publishBatch(q *request) (any, error) {
 		entries = append(entries, sns.PublishBatchEntry{ID: id, PublishInput: in})
 	}
 	if total > sns.MaxMessageSize {
-		return nil, sns.Errorf("BatchRequestTooLong", http.StatusBadRequest, "The length of all the messages put together is more than the limit.")
+		return nil, tidemq.Errorf(tidemq.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
 	}
 	results, err := q.h.svc.PublishBatch(q.r.Context(), topicARN, entries)
 	if err != nil {
@@ -506,7 +477,7 @@ func publishBatch(q *request) (any, error) {
 	}{Failed: failed}
 	for _, r := range results {
 		if r.Err != nil {
-			out.Failed = append(out.Failed, batchFailure{Id: r.ID, Code: r.Err.Code, Message: r.Err.Message, SenderFault: !r.Err.Receiver})
+			out.Failed = append(out.Failed, failure(r.ID, r.Err))
 			continue
 		}
 		out.Successful = append(out.Successful, batchSuccess{Id: r.ID, MessageId: r.MessageID, SequenceNumber: r.SequenceNumber})

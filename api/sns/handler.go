@@ -6,28 +6,52 @@ package sns
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/awsquery"
 	"github.com/tidemq/tidemq/sns"
 )
 
 // Namespace is the XML namespace of SNS responses.
 const Namespace = "http://sns.amazonaws.com/doc/2010-03-31/"
 
-// MaxRequestBytes bounds a request body.
+// MaxRequestBytes bounds a request body. The largest legal request is a
+// PublishBatch of SNS's 256 KiB of messages and attributes, whose form
+// encoding is at most about 4 times as long (%XX escapes, base64 binary
+// values escaped again), plus names and structure.
 const MaxRequestBytes = 2 << 20
+
+// query is SNS's dialect of the Query protocol (package awsquery parses the
+// forms and writes the XML envelopes): no <Detail/> in errors, parameter
+// problems worded as SNS's InvalidParameter, a form that does not decode
+// answered MalformedQueryString, and the message of a Publish or of a batch
+// entry left to the topic service, which refuses one that is not UTF-8
+// with an error of its own.
+var query = &awsquery.Service{
+	Namespace:        Namespace,
+	KeepValue:        keptForDomain,
+	InvalidParameter: sns.InvalidParameter,
+	MalformedForm: func(source string, _ error) *tidemq.Error {
+		if source == awsquery.FromURL {
+			return tidemq.Errorf(tidemq.ErrMalformedQueryString, "The URL's query string is not a valid query string")
+		}
+		return tidemq.Errorf(tidemq.ErrMalformedQueryString, "The request body is not a valid query string")
+	},
+}
+
+// keptForDomain reports whether a parameter's value is the message of a
+// Publish or of a PublishBatch entry.
+func keptForDomain(name string) bool {
+	return name == "Message" || strings.HasPrefix(name, "PublishBatchRequestEntries.") && strings.HasSuffix(name, ".Message")
+}
 
 // Authenticator checks request signatures (see api/sqs.Authenticator).
 type Authenticator interface {
@@ -63,19 +87,12 @@ type handler struct {
 type request struct {
 	h         *handler
 	r         *http.Request
-	form      url.Values
+	params    *awsquery.Node
 	action    string
 	requestID string
 	client    tidemq.ClientInfo
 	// anonymous is true when the request carries no AWS signature.
 	anonymous bool
-}
-
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -85,12 +102,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	q := &request{h: h, r: r, requestID: newRequestID()}
+	q := &request{h: h, r: r, requestID: awsquery.NewRequestID()}
 	status := http.StatusOK
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("sns: panic while serving a request", "action", q.action, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status = q.writeError(w, sns.AsError(errors.New("panic")))
+			status = q.writeError(w, sns.InternalError("An internal error occurred."))
 		}
 		level := slog.LevelDebug
 		if status >= 500 {
@@ -99,7 +116,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Log(r.Context(), level, "sns request", "action", q.action, "status", status,
 			"request_id", q.requestID, "remote", r.RemoteAddr, "duration", time.Since(start))
 	}()
-	out, err := q.serve()
+	out, err := q.serve(w)
 	if err != nil {
 		status = q.writeError(w, err)
 		return
@@ -107,48 +124,34 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q.writeResult(w, out)
 }
 
-func (q *request) serve() (any, error) {
-	body, err := io.ReadAll(io.LimitReader(q.r.Body, MaxRequestBytes+1))
+func (q *request) serve(w http.ResponseWriter) (any, error) {
+	body, err := awsquery.ReadBody(w, q.r, MaxRequestBytes)
+	if tidemq.HasCode(err, tidemq.ErrRequestEntityTooLarge) {
+		return nil, tidemq.Errorf(tidemq.ErrRequestEntityTooLarge, "Request body is too large")
+	}
 	if err != nil {
-		return nil, sns.Errorf("InvalidParameter", http.StatusBadRequest, "could not read the request body")
+		return nil, tidemq.Errorf(tidemq.ErrSNSInvalidParameter, "could not read the request body")
 	}
-	if len(body) > MaxRequestBytes {
-		return nil, sns.Errorf("RequestEntityTooLarge", http.StatusRequestEntityTooLarge, "Request body is too large")
+	if q.params, err = query.Parse(q.r, body); err != nil {
+		return nil, err
 	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, sns.Errorf("MalformedQueryString", http.StatusBadRequest, "The request body is not a valid query string")
-	}
-	for k, v := range q.r.URL.Query() {
-		if _, ok := form[k]; !ok {
-			form[k] = v
-		}
-	}
-	q.form = form
-	q.action = form.Get("Action")
+	q.action = q.params.Str("Action")
 	if q.action == "" {
-		return nil, sns.Errorf("MissingAction", http.StatusBadRequest, "The request must contain the parameter Action.")
+		return nil, tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
 	}
-	q.anonymous = q.r.Header.Get("Authorization") == "" && form.Get("X-Amz-Signature") == "" && form.Get("Signature") == ""
+	q.anonymous = q.r.Header.Get("Authorization") == "" && q.params.Str("X-Amz-Signature") == "" && q.params.Str("Signature") == ""
 	var key string
 	if q.h.cfg.Auth != nil && !(q.anonymous && anonymousActions[q.action]) {
 		if key, err = q.h.cfg.Auth.Authenticate(q.r, body); err != nil {
-			return nil, authError(err)
+			return nil, err
 		}
 	}
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, sns.Errorf("InvalidAction", http.StatusBadRequest, "The action %s is not valid for this endpoint.", q.action)
+		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", q.action)
 	}
 	return a(q)
-}
-
-func authError(err error) error {
-	if e := tidemq.AsError(err); e != nil && e.Code != nil {
-		return &sns.Error{Code: e.Code.Code, Status: e.Code.Status, Message: e.Message, Receiver: e.Code.Fault == tidemq.Receiver}
-	}
-	return sns.AsError(err)
 }
 
 // baseURL is the scheme and host notifications link to.
@@ -163,69 +166,36 @@ func (q *request) baseURL() string {
 	return scheme + "://" + q.r.Host
 }
 
-type responseMetadata struct {
-	RequestID string `xml:"RequestId"`
-}
-
-// writeResult writes <ActionResponse><ActionResult>out</ActionResult>
-// <ResponseMetadata/></ActionResponse>.
+// writeResult writes out (an encoding/xml value whose element is named
+// "result", or nil) as the action's result.
 func (q *request) writeResult(w http.ResponseWriter, out any) {
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	fmt.Fprintf(&b, `<%sResponse xmlns="%s">`, q.action, Namespace)
+	var result *awsquery.XMLWriter
 	if out != nil {
 		inner, err := xml.Marshal(out)
 		if err != nil {
 			q.writeError(w, err)
 			return
 		}
-		// out's element is named after the result type; rename it.
-		fmt.Fprintf(&b, "<%sResult>", q.action)
-		if i := bytes.IndexByte(inner, '>'); i >= 0 && bytes.HasSuffix(inner, []byte("</result>")) {
-			inner = inner[i+1 : len(inner)-len("</result>")]
-		}
-		b.Write(inner)
-		fmt.Fprintf(&b, "</%sResult>", q.action)
+		// Only what is inside out's <result> element is the result's.
+		inner = bytes.TrimPrefix(inner, []byte("<result>"))
+		inner = bytes.TrimSuffix(inner, []byte("</result>"))
+		result = new(awsquery.XMLWriter)
+		result.Raw(inner)
 	}
-	meta, _ := xml.Marshal(struct {
-		XMLName xml.Name `xml:"ResponseMetadata"`
-		responseMetadata
-	}{responseMetadata: responseMetadata{q.requestID}})
-	b.Write(meta)
-	fmt.Fprintf(&b, "</%sResponse>", q.action)
-	w.Header().Set("Content-Type", "text/xml")
-	w.Header().Set("x-amzn-RequestId", q.requestID)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b.Bytes())
+	query.WriteResult(w, q.action, q.requestID, result)
 }
 
-type errorResponse struct {
-	XMLName   xml.Name  `xml:"ErrorResponse"`
-	Xmlns     string    `xml:"xmlns,attr"`
-	Error     errorBody `xml:"Error"`
-	RequestID string    `xml:"RequestId"`
-}
-
-type errorBody struct {
-	Type    string `xml:"Type"`
-	Code    string `xml:"Code"`
-	Message string `xml:"Message"`
-}
-
+// writeError answers with err. Every *tidemq.Error is answered as it is
+// (the topic service's are the catalogue's SNS entries, an authenticator's
+// the common signature errors); anything else is logged and answered as
+// SNS's InternalError: its text may say things a client should not see.
+// Besides the XML, the code and fault are in x-amzn-query-error.
 func (q *request) writeError(w http.ResponseWriter, err error) int {
-	e := sns.AsError(err)
-	if e.Code == "InternalError" && !errors.As(err, new(*sns.Error)) {
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code == nil {
 		q.h.log.Error("sns: internal error", "action", q.action, "err", err)
+		e = sns.AsError(err)
 	}
-	typ := "Sender"
-	if e.Receiver {
-		typ = "Receiver"
-	}
-	b, _ := xml.Marshal(errorResponse{Xmlns: Namespace, Error: errorBody{Type: typ, Code: e.Code, Message: e.Message}, RequestID: q.requestID})
-	w.Header().Set("Content-Type", "text/xml")
-	w.Header().Set("x-amzn-RequestId", q.requestID)
-	w.Header().Set("x-amzn-query-error", e.Code+";"+typ)
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(append([]byte(xml.Header), b...))
-	return e.Status
+	w.Header().Set("X-Amzn-Query-Error", e.Code.Code+";"+string(e.Code.Fault))
+	return query.WriteError(w, q.requestID, e)
 }

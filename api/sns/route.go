@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"github.com/tidemq/tidemq/api/awsquery"
 	"github.com/tidemq/tidemq/sns"
 )
 
@@ -25,7 +25,7 @@ func IsSNSRequest(r *http.Request) (bool, *http.Request) {
 	if r.Header.Get("X-Amz-Target") != "" || strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "application/x-amz-json") {
 		return false, r
 	}
-	if a := r.URL.Query().Get("Action"); a != "" {
+	if a, _ := awsquery.Lookup(r.URL.RawQuery, "Action"); a != "" {
 		return IsAction(a), r
 	}
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
@@ -47,11 +47,10 @@ func IsSNSRequest(r *http.Request) (bool, *http.Request) {
 			form = form[:i]
 		}
 	}
-	v, err := url.ParseQuery(form)
-	if err != nil {
-		return false, r2
-	}
-	return IsAction(v.Get("Action")), r2
+	// Only the Action is looked for: the SNS handler checks the rest, with
+	// the same bounds as SQS, and answers in SNS's words.
+	a, _ := awsquery.Lookup(form, "Action")
+	return IsAction(a), r2
 }
 
 type readCloser struct {

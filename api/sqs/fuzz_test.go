@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tidemq/tidemq/api/awsquery"
 )
 
 func actionNames() []string {
@@ -82,8 +84,8 @@ func FuzzQueryDecode(f *testing.F) {
 	f.Add("Action=ChangeMessageVisibility&ReceiptHandle=rh&VisibilityTimeout=-1")
 	// Names at and past the parser's bounds, escaped dots, and an item
 	// whose parameters are not adjacent once sorted.
-	f.Add("Action=ListQueues&a" + strings.Repeat(".a", MaxQueryParamDepth-1) + "=x&b" + strings.Repeat("%2Eb", MaxQueryParamDepth) + "=y")
-	f.Add("Action=ListQueues&" + strings.Repeat("n", MaxQueryParamNameLength+1) + "=x&a;b=c")
+	f.Add("Action=ListQueues&a" + strings.Repeat(".a", awsquery.MaxParamDepth-1) + "=x&b" + strings.Repeat("%2Eb", awsquery.MaxParamDepth) + "=y")
+	f.Add("Action=ListQueues&" + strings.Repeat("n", awsquery.MaxParamNameLength+1) + "=x&a;b=c")
 	f.Add("Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.1=v&DeleteMessageBatchRequestEntry.1-=w" +
 		"&DeleteMessageBatchRequestEntry.1.Id=a&DeleteMessageBatchRequestEntry.01.Id=b&DeleteMessageBatchRequestEntry.1.Id=c")
 	h := quietHandler()

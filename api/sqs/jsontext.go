@@ -22,7 +22,7 @@ import (
 //     where that is how they fail;
 //   - any other string that is not valid Unicode fails the whole request
 //     with InvalidParameterValue (checkJSONStrings), before decoding, as
-//     the Query parser does for its parameters (appendForm).
+//     the Query parser does for its parameters (package awsquery).
 //
 // The fast path (fastjson.go) takes only printable ASCII without escapes,
 // so it never sees either.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/tidemq/tidemq/api/awsquery"
 )
 
 // The Query parser's bounds (limits.go), through the whole handler: a
@@ -58,8 +60,8 @@ func TestQueryParamsWithinBoundsMemory(t *testing.T) {
 	h := quietHandler()
 	var b strings.Builder
 	b.WriteString("Action=ListQueues")
-	deep := strings.Repeat(".a", MaxQueryParamDepth-1)
-	for i := 1; i < MaxQueryParams; i++ {
+	deep := strings.Repeat(".a", awsquery.MaxParamDepth-1)
+	for i := 1; i < awsquery.MaxParams; i++ {
 		fmt.Fprintf(&b, "&p%d%s=", i, deep)
 	}
 	body := b.String()
@@ -69,28 +71,28 @@ func TestQueryParamsWithinBoundsMemory(t *testing.T) {
 	}
 	// 2 bodies for reading and copying, 32 bytes per parameter for the
 	// sorted list, and the answer.
-	if limit := 3*uint64(len(body)) + 32*MaxQueryParams + 64<<10; alloc > limit {
+	if limit := 3*uint64(len(body)) + 32*awsquery.MaxParams + 64<<10; alloc > limit {
 		t.Errorf("serving a %d-byte body allocated %d bytes, want at most %d", len(body), alloc, limit)
 	}
 }
 
 func TestQueryTooManyParams(t *testing.T) {
-	body := "Action=ListQueues" + strings.Repeat("&a=", MaxQueryParams)
+	body := "Action=ListQueues" + strings.Repeat("&a=", awsquery.MaxParams)
 	rec, _ := postForm(t, quietHandler(), body)
 	wantInvalidQueryParameter(t, rec)
 }
 
 func TestQueryParamNameTooLong(t *testing.T) {
 	for _, name := range []string{
-		strings.Repeat("n", MaxQueryParamNameLength+1),
+		strings.Repeat("n", awsquery.MaxParamNameLength+1),
 		// Escaped, it is 3 times as long; decoded, 1 byte too long.
-		strings.Repeat("%6E", MaxQueryParamNameLength+1),
+		strings.Repeat("%6E", awsquery.MaxParamNameLength+1),
 	} {
 		rec, _ := postForm(t, quietHandler(), "Action=ListQueues&"+name+"=x")
 		wantInvalidQueryParameter(t, rec)
 	}
 	// At the bound it is an ordinary (unknown, so ignored) parameter.
-	rec, _ := postForm(t, quietHandler(), "Action=ListQueues&"+strings.Repeat("n", MaxQueryParamNameLength)+"=x")
+	rec, _ := postForm(t, quietHandler(), "Action=ListQueues&"+strings.Repeat("n", awsquery.MaxParamNameLength)+"=x")
 	if rec.Code != http.StatusOK {
 		t.Errorf("a name at the bound: %d %.300s", rec.Code, rec.Body.String())
 	}
@@ -99,10 +101,10 @@ func TestQueryParamNameTooLong(t *testing.T) {
 func TestQueryParamNameTooDeep(t *testing.T) {
 	// The dots may be escaped; the bound is on the decoded name.
 	for _, sep := range []string{".", "%2E"} {
-		rec, _ := postForm(t, quietHandler(), "Action=ListQueues&a"+strings.Repeat(sep+"a", MaxQueryParamDepth)+"=x")
+		rec, _ := postForm(t, quietHandler(), "Action=ListQueues&a"+strings.Repeat(sep+"a", awsquery.MaxParamDepth)+"=x")
 		wantInvalidQueryParameter(t, rec)
 	}
-	rec, _ := postForm(t, quietHandler(), "Action=ListQueues&a"+strings.Repeat(".a", MaxQueryParamDepth-1)+"=x")
+	rec, _ := postForm(t, quietHandler(), "Action=ListQueues&a"+strings.Repeat(".a", awsquery.MaxParamDepth-1)+"=x")
 	if rec.Code != http.StatusOK {
 		t.Errorf("a name at the bound: %d %.300s", rec.Code, rec.Body.String())
 	}
@@ -115,7 +117,7 @@ func TestQueryStringBounds(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/?Action=ListQueues&a"+strings.Repeat(".a", 1000)+"=x", nil)
 	wantInvalidQueryParameter(t, serve(h, r))
 
-	half := strings.Repeat("&a=", MaxQueryParams/2)
+	half := strings.Repeat("&a=", awsquery.MaxParams/2)
 	r = httptest.NewRequest(http.MethodPost, "/?Action=ListQueues"+half, strings.NewReader("Version=2012-11-05"+half))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	wantInvalidQueryParameter(t, serve(h, r))

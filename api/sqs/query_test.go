@@ -196,25 +196,3 @@ func TestQueryDecodeErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestQueryParamsSources(t *testing.T) {
-	// A GET carries everything in the query string; a POST may carry some
-	// of it in the URL too, and the body wins for a key given in both.
-	r := httptest.NewRequest(http.MethodPost, "/000000000000/q?Action=SendMessage&MessageBody=url&DelaySeconds=3",
-		strings.NewReader("MessageBody=body"))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	q, err := parseQueryParams(r, []byte("MessageBody=body"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.str("Action") != "SendMessage" || q.str("MessageBody") != "body" || q.str("DelaySeconds") != "3" {
-		t.Errorf("merged params: Action=%q MessageBody=%q DelaySeconds=%q", q.str("Action"), q.str("MessageBody"), q.str("DelaySeconds"))
-	}
-	// A body that is not a form (e.g. JSON without X-Amz-Target) is not read as one.
-	r = httptest.NewRequest(http.MethodPost, "/?Action=ListQueues", strings.NewReader("{}"))
-	r.Header.Set("Content-Type", "application/json")
-	q, err = parseQueryParams(r, []byte("{}"))
-	if err != nil || q.str("Action") != "ListQueues" || q.has("{}") {
-		t.Errorf("non-form body: %v %v", err, q.params)
-	}
-}
