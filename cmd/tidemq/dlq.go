@@ -114,10 +114,16 @@ func newDLQListCommand(o *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every dead-letter queue: sources, true depth, oldest message",
-		Long: `List every dead-letter queue (a queue some RedrivePolicy points to) with the queues
-that feed it and their maxReceiveCount, its true depth (visible + in flight +
-delayed) and, on tidemq, the age of its oldest message (on AWS that is the
-CloudWatch metric ApproximateAgeOfOldestMessage, which this command does not read).`,
+		Long: `List every dead-letter queue with the queues that feed it and their
+maxReceiveCount, its true depth (visible + in flight + delayed) and, on tidemq,
+the age of its oldest message (on AWS that is the CloudWatch metric
+ApproximateAgeOfOldestMessage, which this command does not read).
+
+A dead-letter queue is a queue some RedrivePolicy points to, a queue named like
+one (ending in -dlq, _dlq, DLQ or -dead-letter-queue, or starting with dlq-,
+.fifo aside) and, on tidemq, a queue holding messages that were dead-lettered
+into it. So a DLQ stays listed after its source queue is deleted; its sources
+then read (none).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error { return c.List(ctx, prefix) })
