@@ -1,11 +1,14 @@
 package dlq_test
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/tidemq/tidemq/dlq"
 )
@@ -64,5 +67,126 @@ func TestListKeepsDLQsWhoseSourceIsGone(t *testing.T) {
 	if !strings.Contains(got, "stack_doc_loader_1001_7_dlq  1      1        0          0        -       4d00h      (none)") ||
 		!strings.Contains(got, "orders-dlq") || strings.Contains(got, "parking") || strings.Contains(got, "unrelated") {
 		t.Errorf("AWS list:\n%s", got)
+	}
+}
+
+// sendID sends a message and returns its id.
+func (e *env) sendID(url string, in *awssqs.SendMessageInput) string {
+	e.t.Helper()
+	in.QueueUrl = aws.String(url)
+	out, err := e.client.SendMessage(e.ctx, in)
+	if err != nil {
+		e.t.Fatalf("send: %v", err)
+	}
+	return aws.ToString(out.MessageId)
+}
+
+func bodies(msgs []types.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, aws.ToString(m.Body))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRedriveDefaultSendsDirectMessagesToTheOnlySource: the plain
+// `tidemq dlq redrive DLQ` (a message move task) used to fail with
+// NonExistentQueue at the first message sent to the DLQ directly (seed
+// 002's send_to_dlq: no DeadLetterQueueSourceArn). Now the task's leftovers
+// go message by message to the DLQ's only source; with two sources the
+// direct message stays, named, and the redrive is partial.
+func TestRedriveDefaultSendsDirectMessagesToTheOnlySource(t *testing.T) {
+	e := newEnv(t)
+	dlqURL := e.createQueue("loader_dlq", nil)
+	loader := e.source("loader", "loader_dlq", 1)
+	e.send(loader, &awssqs.SendMessageInput{MessageBody: aws.String("failed 1")})
+	e.send(loader, &awssqs.SendMessageInput{MessageBody: aws.String("failed 2")})
+	e.deadLetterAll(loader)
+	e.send(dlqURL, &awssqs.SendMessageInput{MessageBody: aws.String(wrappedBody)}) // send_to_dlq
+
+	tool := e.tool(dlq.ModeAuto)
+	res, err := tool.Redrive(e.ctx, "loader_dlq", dlq.RedriveOptions{})
+	if err != nil {
+		t.Fatalf("redrive: %v\n%s", err, e.out.String())
+	}
+	if res.Moved != 3 || res.Partial() || res.Task == nil || e.depth(dlqURL) != 0 {
+		t.Fatalf("redrive %+v, DLQ depth %d\n%s", res, e.depth(dlqURL), e.out.String())
+	}
+	if got, want := bodies(e.receiveAll(loader)), []string{"failed 1", "failed 2", wrappedBody}; !slices.Equal(got, want) {
+		t.Errorf("loader holds %q, want %q", got, want)
+	}
+	if out := e.out.String(); !strings.Contains(out, "the move task stopped (AWS.SimpleQueueService.NonExistentQueue)") ||
+		!strings.Contains(out, "loader_dlq: moved 3 in") {
+		t.Errorf("output:\n%s", out)
+	}
+
+	// Two sources: the direct message cannot be placed, the dead-lettered
+	// one goes home.
+	loader2 := e.source("loader-2", "loader_dlq", 1)
+	e.send(loader2, &awssqs.SendMessageInput{MessageBody: aws.String("failed 3")})
+	e.deadLetterAll(loader2)
+	direct := e.sendID(dlqURL, &awssqs.SendMessageInput{MessageBody: aws.String(wrappedBody)})
+	tool = e.tool(dlq.ModeAuto)
+	res, err = tool.Redrive(e.ctx, "loader_dlq", dlq.RedriveOptions{})
+	if err != nil {
+		t.Fatalf("redrive: %v\n%s", err, e.out.String())
+	}
+	if res.Moved != 1 || !res.Partial() || len(res.NotRedriven) != 1 || res.NotRedriven[0].MessageID != direct {
+		t.Fatalf("redrive %+v\n%s", res, e.out.String())
+	}
+	want := "not redriven, still in loader_dlq:\n  " + direct + ": it has no DeadLetterQueueSourceArn (it was sent to loader_dlq directly) and " +
+		"2 queues name loader_dlq in their RedrivePolicy (loader, loader-2), so which one it came from is unknown: choose with --to"
+	if out := e.out.String(); !strings.Contains(out, want) || !strings.Contains(out, "loader_dlq: moved 1, 1 not redriven in") {
+		t.Errorf("output:\n%s\nwant it to contain:\n%s", out, want)
+	}
+	if got := bodies(e.receiveAll(loader2)); !slices.Equal(got, []string{"failed 3"}) {
+		t.Errorf("loader-2 holds %q", got)
+	}
+	// The message left behind is visible again at once, for the next try.
+	if a := e.attrs(dlqURL); a["ApproximateNumberOfMessages"] != "1" {
+		t.Errorf("DLQ after the partial redrive: %v", a)
+	}
+}
+
+// TestRedriveDLQWhoseSourceWasDeleted: no RedrivePolicy names the DLQ any
+// more, so SQS refuses a move task. The redrive says so, names each message
+// whose source is gone, and with --to moves them all, message by message.
+func TestRedriveDLQWhoseSourceWasDeleted(t *testing.T) {
+	e := newEnv(t)
+	dlqURL := e.createQueue("batch_7_dlq", nil)
+	batch := e.source("batch_7", "batch_7_dlq", 1)
+	a := e.sendID(batch, &awssqs.SendMessageInput{MessageBody: aws.String("doc 1")})
+	b := e.sendID(batch, &awssqs.SendMessageInput{MessageBody: aws.String("doc 2")})
+	e.deadLetterAll(batch)
+	e.deleteQueue(batch)
+
+	tool := e.tool(dlq.ModeAuto)
+	res, err := tool.Redrive(e.ctx, "batch_7_dlq", dlq.RedriveOptions{})
+	if err != nil {
+		t.Fatalf("redrive: %v\n%s", err, e.out.String())
+	}
+	if res.Moved != 0 || !res.Partial() || len(res.NotRedriven) != 2 || e.depth(dlqURL) != 2 {
+		t.Fatalf("redrive %+v\n%s", res, e.out.String())
+	}
+	out := e.out.String()
+	for _, want := range []string{
+		"no RedrivePolicy names batch_7_dlq (was its source queue deleted?), so a message move task cannot start: redriving message by message",
+		a + ": its source queue batch_7 (DeadLetterQueueSourceArn) does not exist any more: name a destination with --to",
+		b + ": its source queue batch_7 (DeadLetterQueueSourceArn) does not exist any more",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	replay := e.createQueue("batch_7_replay", nil)
+	tool = e.tool(dlq.ModeAuto)
+	res, err = tool.Redrive(e.ctx, "batch_7_dlq", dlq.RedriveOptions{To: "batch_7_replay"})
+	if err != nil || res.Moved != 2 || res.Partial() {
+		t.Fatalf("redrive --to: %+v %v\n%s", res, err, e.out.String())
+	}
+	if got := bodies(e.receiveAll(replay)); !slices.Equal(got, []string{"doc 1", "doc 2"}) {
+		t.Errorf("batch_7_replay holds %q", got)
 	}
 }

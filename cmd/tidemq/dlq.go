@@ -175,11 +175,17 @@ func newDLQRedriveCommand(o *dlqOptions) *cobra.Command {
 		Use:   "redrive QUEUE",
 		Short: "Move dead letters back to their sources or to another queue",
 		Long: `Move the messages of a dead-letter queue back to the queue each came from (its
-DeadLetterQueueSourceArn; for messages sent to the DLQ directly, the DLQ's only
-source queue) or to --to.
+DeadLetterQueueSourceArn; for messages sent to the DLQ directly, which have
+none, the DLQ's only source queue: the one queue whose RedrivePolicy names it)
+or to --to. A message whose source cannot be told (the DLQ has several source
+queues, or none any more) or no longer exists stays in the DLQ and is named,
+with the reason; --to sends it somewhere explicit.
 
 With nothing but --to and --rate, this starts a message move task
-(StartMessageMoveTask) and follows it to its end; Ctrl-C cancels the task.
+(StartMessageMoveTask) and follows it to its end; Ctrl-C cancels the task. What
+a task cannot do is then done message by message: a DLQ no RedrivePolicy names
+any more (a task cannot start), and, without --to, messages sent to the DLQ
+directly or whose source queue is gone (the task stops at the first of them).
 
 With --limit, --filter, --mark or --dry-run it receives, sends and deletes
 instead: the body is sent byte for byte (an SNS envelope arrives intact), with
@@ -192,6 +198,13 @@ stay in the queue (on a FIFO queue, they hold back the rest of their group).
   tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
   and with --final-pass tidemq.final-pass=true.
 
+Exit status:
+  0  every message asked for was redriven (with --dry-run: would be)
+  1  an error stopped the redrive (a message is deleted from the DLQ only
+     after its send was acknowledged, so none is lost)
+  2  partial: the redrive ran to its end but left messages in the DLQ; each
+     is named on standard output with the reason
+
 ` + dlq.FilterHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -201,7 +214,14 @@ stay in the queue (on a FIFO queue, they hold back the rest of their group).
 			}
 			r.Filter = f
 			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
-				_, err := c.Redrive(ctx, args[0], r)
+				res, err := c.Redrive(ctx, args[0], r)
+				if err == nil && res.Partial() {
+					what := "were not redriven"
+					if r.DryRun {
+						what = "would not be redriven"
+					}
+					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed, what)}
+				}
 				return err
 			})
 		},
