@@ -1,8 +1,11 @@
 package dlq_test
 
 import (
+	"encoding/json"
+	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/tidemq/tidemq/dlq"
+	"github.com/tidemq/tidemq/sns"
 )
 
 // The seed teams' dead-letter habits (seeds 000 and 002), end to end
@@ -188,5 +192,87 @@ func TestRedriveDLQWhoseSourceWasDeleted(t *testing.T) {
 	}
 	if got := bodies(e.receiveAll(replay)); !slices.Equal(got, []string{"doc 1", "doc 2"}) {
 		t.Errorf("batch_7_replay holds %q", got)
+	}
+}
+
+// seedEvent is a seed 002 domain event: eventDetail is itself a JSON string.
+func seedEvent(caseID int, retries int, doc string) string {
+	detail, _ := json.Marshal(map[string]any{"retry_count": retries, "documentId": doc})
+	ev, _ := json.Marshal(map[string]any{"caseId": caseID, "eventType": "DOCUMENT_PROCESSED", "eventDetail": string(detail)})
+	return string(ev)
+}
+
+// TestFilterSeesThroughTheSNSEnvelope: events published through tidemq's
+// SNS (so the body is a real notification envelope whose Message is a JSON
+// string, whose eventDetail is a JSON string again) and a hand-rolled
+// {"Message": "<json>"} die in a DLQ; filters on the inner message's nested
+// fields pick the right ones for peek and redrive.
+func TestFilterSeesThroughTheSNSEnvelope(t *testing.T) {
+	e := newEnv(t)
+	dlqURL := e.createQueue("documents-dlq", nil)
+	src := e.source("documents", "documents-dlq", 1)
+	svc, err := sns.Open(sns.Options{Broker: e.eng, Region: "us-east-1", AccountID: account, Clock: e.clk,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	topic, err := svc.CreateTopic("document-events", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Subscribe(topic.ARN, "sqs", arn("documents"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{seedEvent(1001, 3, "d-1"), seedEvent(1002, 1, "d-2")} {
+		if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: ev, BaseURL: e.srv.URL}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapped, _ := json.Marshal(map[string]string{"Message": seedEvent(1003, 5, "d-3")})
+	e.send(src, &awssqs.SendMessageInput{MessageBody: aws.String(string(wrapped))})
+	e.deadLetterAll(src)
+	if d := e.depth(dlqURL); d != 3 {
+		t.Fatalf("DLQ depth %d", d)
+	}
+
+	// Peek: the retried-often ones, wherever the envelope came from.
+	f, err := dlq.ParseFilter(`inner.eventDetail.retry_count >= 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := e.tool(dlq.ModeAuto)
+	if err := tool.Peek(e.ctx, "documents-dlq", dlq.PeekOptions{Max: 10, Filter: f}); err != nil {
+		t.Fatal(err)
+	}
+	out := e.out.String()
+	if !strings.Contains(out, "message 1 of 2") || !strings.Contains(out, "message 2 of 2") ||
+		!strings.Contains(out, `"caseId": 1001`) || !strings.Contains(out, `"caseId": 1003`) || strings.Contains(out, `"caseId": 1002`) {
+		t.Errorf("peek %s:\n%s", f, out)
+	}
+
+	// Redrive by a field of the SNS message and one of its eventDetail.
+	f, err = dlq.ParseFilter(`json.Type == "Notification" && (json.Message.caseId == 1002 || inner.eventDetail.documentId == "d-1")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := e.createQueue("documents-replay", nil)
+	tool = e.tool(dlq.ModeAuto)
+	res, err := tool.Redrive(e.ctx, "documents-dlq", dlq.RedriveOptions{To: "documents-replay", Filter: f})
+	if err != nil || res.Moved != 2 || res.Skipped != 1 {
+		t.Fatalf("redrive %s: %+v %v\n%s", f, res, err, e.out.String())
+	}
+	var cases []string
+	for _, m := range e.receiveAll(replay) {
+		env, ok := dlq.Unwrap(aws.ToString(m.Body))
+		if !ok || env.Kind != "sns" {
+			t.Fatalf("not an SNS envelope any more: %s", aws.ToString(m.Body))
+		}
+		var ev struct{ CaseID int }
+		_ = json.Unmarshal([]byte(env.Message), &ev)
+		cases = append(cases, strconv.Itoa(ev.CaseID))
+	}
+	if sort.Strings(cases); !slices.Equal(cases, []string{"1001", "1002"}) {
+		t.Errorf("redriven cases %v", cases)
 	}
 }
