@@ -16,8 +16,9 @@ import (
 
 // Redrive markers: message attributes a marked redrive adds, so that a
 // consumer can tell a replayed message from a fresh one (and give up on one
-// that has been replayed too often). The body is never touched, so an SNS
-// envelope arrives exactly as it was sent.
+// that has been replayed too often). They leave the body alone, so an SNS
+// envelope arrives exactly as it was sent; consumers that keep their markers
+// in the body itself use BodyEdits instead.
 const (
 	MarkRedriven     = "tidemq.redriven"      // String "true"
 	MarkRedriveCount = "tidemq.redrive-count" // Number: the message's own count plus one
@@ -38,6 +39,9 @@ type RedriveOptions struct {
 	Filter *Filter
 	// Mark adds the redrive markers; FinalPass adds tidemq.final-pass too.
 	Mark, FinalPass bool
+	// BodyEdits change the JSON body before it is sent (--body-set), in
+	// order; a message they cannot apply to is not redriven.
+	BodyEdits []*BodyEdit
 	// DryRun shows what would move and moves nothing.
 	DryRun bool
 	// AllowReceive allows a dry run on AWS, where looking takes a receive.
@@ -50,7 +54,7 @@ type RedriveOptions struct {
 // usesMoveTask reports whether the redrive can be a move task: nothing is
 // asked that a task cannot do.
 func (o RedriveOptions) usesMoveTask() bool {
-	return o.Limit == 0 && o.Filter == nil && !o.Mark && !o.FinalPass && !o.DryRun
+	return o.Limit == 0 && o.Filter == nil && !o.Mark && !o.FinalPass && !o.DryRun && len(o.BodyEdits) == 0
 }
 
 // RedriveResult counts what a redrive did.
@@ -300,11 +304,33 @@ func (t *targets) of(ctx context.Context, m *Message) (*queueRef, error) {
 
 // --- receive, send, delete ---
 
-// sendInput builds the send of m to dst: the body as received, every
-// message attribute (plus the markers), the trace header, and for a FIFO
-// destination the message's group and a new deduplication id.
+// editBody applies the body edits to m's body; changes describes each
+// ("PATH: before → after"), for a dry run.
+func editBody(m *Message, edits []*BodyEdit) (body string, changes []string, err error) {
+	body = m.Body
+	for _, e := range edits {
+		var before, after string
+		if body, before, after, err = e.Apply(body); err != nil {
+			return "", nil, fmt.Errorf("--body-set %s: %w", e, err)
+		}
+		if before == "" {
+			before = "(absent)"
+		}
+		changes = append(changes, fmt.Sprintf("%s: %s → %s", e.pathString(), before, after))
+	}
+	return body, changes, nil
+}
+
+// sendInput builds the send of m to dst: the body as received (or as the
+// body edits make it), every message attribute (plus the markers), the
+// trace header, and for a FIFO destination the message's group and a new
+// deduplication id.
 func sendInput(m *Message, dst *queueRef, o RedriveOptions) (*sqs.SendMessageInput, error) {
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(dst.URL), MessageBody: aws.String(m.Body)}
+	body, _, err := editBody(m, o.BodyEdits)
+	if err != nil {
+		return nil, err
+	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(dst.URL), MessageBody: aws.String(body)}
 	attrs := make(map[string]types.MessageAttributeValue, len(m.MessageAttributes)+3)
 	for k, v := range m.MessageAttributes {
 		attrs[k] = v
@@ -456,6 +482,13 @@ loop:
 		}
 		fmt.Fprintf(c.Out, ")")
 	}
+	if len(o.BodyEdits) > 0 {
+		edits := make([]string, len(o.BodyEdits))
+		for i, e := range o.BodyEdits {
+			edits[i] = e.String()
+		}
+		fmt.Fprintf(c.Out, " (body: %s)", strings.Join(edits, ", "))
+	}
 	fmt.Fprintf(c.Out, " in %s\n", time.Since(start).Round(time.Millisecond))
 	c.reportNotRedriven(src, res, "not redriven, still in")
 	return res, runErr
@@ -502,13 +535,21 @@ func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o Redri
 		if g := m.GroupID(); g != "" {
 			line += " (group " + g + ")"
 		}
+		in, err := sendInput(m, dst, o)
+		if err != nil {
+			fmt.Fprintf(c.Out, "would keep %s: %v\n", m.MessageID, err)
+			res.keep(m, err.Error())
+			continue
+		}
 		if o.Mark || o.FinalPass {
-			in, _ := sendInput(m, dst, o)
-			if in != nil {
-				line += fmt.Sprintf(" with %s=%s", MarkRedriveCount, aws.ToString(in.MessageAttributes[MarkRedriveCount].StringValue))
-			}
+			line += fmt.Sprintf(" with %s=%s", MarkRedriveCount, aws.ToString(in.MessageAttributes[MarkRedriveCount].StringValue))
 		}
 		fmt.Fprintln(c.Out, line)
+		if _, changes, _ := editBody(m, o.BodyEdits); len(changes) > 0 {
+			for _, ch := range changes {
+				fmt.Fprintf(c.Out, "    %s\n", ch)
+			}
+		}
 		res.Moved++
 	}
 	fmt.Fprintf(c.Out, "dry run: %d would move", res.Moved)

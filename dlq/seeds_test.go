@@ -1,7 +1,10 @@
 package dlq_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sort"
@@ -275,4 +278,172 @@ func TestFilterSeesThroughTheSNSEnvelope(t *testing.T) {
 	if sort.Strings(cases); !slices.Equal(cases, []string{"1001", "1002"}) {
 		t.Errorf("redriven cases %v", cases)
 	}
+}
+
+func parseEdits(t *testing.T, edits ...string) []*dlq.BodyEdit {
+	t.Helper()
+	var out []*dlq.BodyEdit
+	for _, s := range edits {
+		e, err := dlq.ParseBodyEdit(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestRedriveSetsSeed002MarkersInsideTheBody: seed 002 keeps its redrive
+// markers inside the body, two JSON strings deep. A message published
+// through SNS and dead-lettered, and one sent straight to the DLQ, are
+// redriven with --body-set: each lands in its source with the markers set
+// where the consumer reads them, the encoding kept (the hand-rolled one is
+// byte for byte what the seed's Python writes), the envelope's other
+// fields untouched; a second pass counts up. A body that is not JSON stays,
+// named.
+func TestRedriveSetsSeed002MarkersInsideTheBody(t *testing.T) {
+	e := newEnv(t)
+	dlqURL := e.createQueue("stack_doc_loader_1001_7_dlq", nil)
+	src := e.source("stack_doc_loader_1001_7", "stack_doc_loader_1001_7_dlq", 1)
+	svc, err := sns.Open(sns.Options{Broker: e.eng, Region: "us-east-1", AccountID: account, Clock: e.clk,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	topic, err := svc.CreateTopic("document-events", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Subscribe(topic.ARN, "sqs", arn("stack_doc_loader_1001_7"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: seedEvent(1001, 2, "d-1"), BaseURL: e.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	e.deadLetterAll(src)
+	published := e.peekBodies("stack_doc_loader_1001_7_dlq")[0]
+	e.send(dlqURL, &awssqs.SendMessageInput{MessageBody: aws.String(seed002In)}) // send_to_dlq
+	broken := e.sendID(dlqURL, &awssqs.SendMessageInput{MessageBody: aws.String("not json")})
+
+	edits := parseEdits(t, seed002Edits...)
+	tool := e.tool(dlq.ModeAuto)
+	res, err := tool.Redrive(e.ctx, "stack_doc_loader_1001_7_dlq", dlq.RedriveOptions{BodyEdits: edits, DryRun: true})
+	if err != nil || res.Moved != 2 || len(res.NotRedriven) != 1 {
+		t.Fatalf("dry run %+v %v\n%s", res, err, e.out.String())
+	}
+	for _, want := range []string{
+		"    inner.eventDetail.dlq_redrive_count: (absent) → 1\n",
+		"    inner.eventDetail.dlq_redrive_count: 1 → 2\n",
+		"    inner.eventDetail.retry_count: 2 → 0\n",
+		"would keep " + broken + ": --body-set inner.dlq_redriven=true: the body is not JSON\n",
+	} {
+		if !strings.Contains(e.out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, e.out.String())
+		}
+	}
+
+	tool = e.tool(dlq.ModeAuto)
+	res, err = tool.Redrive(e.ctx, "stack_doc_loader_1001_7_dlq", dlq.RedriveOptions{BodyEdits: edits})
+	if err != nil || res.Moved != 2 || !res.Partial() || len(res.NotRedriven) != 1 || res.NotRedriven[0].MessageID != broken {
+		t.Fatalf("redrive %+v %v\n%s", res, err, e.out.String())
+	}
+	if !strings.Contains(e.out.String(), "  "+broken+": --body-set inner.dlq_redriven=true: the body is not JSON") {
+		t.Errorf("output:\n%s", e.out.String())
+	}
+	got := map[string]string{}
+	for _, m := range e.receiveAll(src) {
+		b := aws.ToString(m.Body)
+		if env, ok := dlq.Unwrap(b); ok && env.Kind == "sns" {
+			got["sns"] = b
+		} else {
+			got["wrapped"] = b
+		}
+	}
+	if got["wrapped"] != seed002Out {
+		t.Errorf("the hand-rolled envelope:\n got %s\nwant %s", got["wrapped"], seed002Out)
+	}
+	checkSNS := func(body string, count int, final bool) {
+		t.Helper()
+		// Every field but Message is as SNS wrote it, in its order and spacing.
+		before, after := strings.SplitN(published, `"Message" : `, 2), strings.SplitN(body, `"Message" : `, 2)
+		if len(after) != 2 || before[0] != after[0] {
+			t.Fatalf("the envelope's head changed:\n%s\n%s", published, body)
+		}
+		tail := func(s string) string { return s[strings.Index(s, `",`+"\n"):] }
+		if tail(before[1]) != tail(after[1]) {
+			t.Errorf("the envelope's tail changed:\n%s\n%s", published, body)
+		}
+		env, _ := dlq.Unwrap(body)
+		var msg struct {
+			CaseID      int    `json:"caseId"`
+			EventDetail string `json:"eventDetail"`
+			Redriven    bool   `json:"dlq_redriven"`
+		}
+		if err := json.Unmarshal([]byte(env.Message), &msg); err != nil || msg.CaseID != 1001 || !msg.Redriven {
+			t.Fatalf("Message %s: %v", env.Message, err)
+		}
+		if !strings.HasPrefix(env.Message, `{"caseId":1001,"eventDetail":`) || !strings.HasSuffix(env.Message, `,"dlq_redriven":true}`) {
+			t.Errorf("Message members reordered: %s", env.Message)
+		}
+		want := fmt.Sprintf(`{"documentId":"d-1","retry_count":0,"dlq_redrive_count":%d,"dlq_final_pass":%v}`, count, final)
+		if msg.EventDetail != want {
+			t.Errorf("eventDetail %s, want %s", msg.EventDetail, want)
+		}
+	}
+	checkSNS(got["sns"], 1, false)
+
+	// Both fail again; the second pass counts up and marks the final pass.
+	e.send(src, &awssqs.SendMessageInput{MessageBody: aws.String(got["sns"])})
+	e.send(src, &awssqs.SendMessageInput{MessageBody: aws.String(got["wrapped"])})
+	e.deadLetterAll(src)
+	tool = e.tool(dlq.ModeAuto)
+	res, err = tool.Redrive(e.ctx, "stack_doc_loader_1001_7_dlq", dlq.RedriveOptions{BodyEdits: parseEdits(t,
+		"inner.eventDetail.retry_count=0", "inner.eventDetail.dlq_redrive_count+=1", "inner.eventDetail.dlq_final_pass=true"),
+		Filter: mustFilter(t, `has(inner.dlq_redriven)`)})
+	if err != nil || res.Moved != 2 || res.Skipped != 1 {
+		t.Fatalf("second pass %+v %v\n%s", res, err, e.out.String())
+	}
+	for _, m := range e.receiveAll(src) {
+		b := aws.ToString(m.Body)
+		if env, ok := dlq.Unwrap(b); ok && env.Kind == "sns" {
+			published = got["sns"]
+			checkSNS(b, 2, true)
+		} else if want := strings.Replace(strings.Replace(seed002Out, `dlq_redrive_count\\\": 2`, `dlq_redrive_count\\\": 3`, 1),
+			`false}`, `true}`, 1); b != want {
+			t.Errorf("second pass, hand-rolled:\n got %s\nwant %s", b, want)
+		}
+	}
+	if d := e.depth(dlqURL); d != 1 {
+		t.Errorf("DLQ depth %d, want the broken message alone", d)
+	}
+}
+
+func mustFilter(t *testing.T, s string) *dlq.Filter {
+	t.Helper()
+	f, err := dlq.ParseFilter(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// peekBodies returns the bodies of a queue's visible messages (tidemq's
+// peek: nothing changes).
+func (e *env) peekBodies(queue string) []string {
+	e.t.Helper()
+	var b bytes.Buffer
+	n, err := (&dlq.Client{SQS: e.client, Out: io.Discard, Err: io.Discard}).Export(e.ctx, queue, &b, dlq.ExportOptions{Max: 100})
+	if err != nil || n == 0 {
+		e.t.Fatalf("export %s: %d %v", queue, n, err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var r dlq.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, r.Body)
+	}
+	return out
 }

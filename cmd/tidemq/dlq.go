@@ -45,6 +45,7 @@ AWS, looking at a message takes a receive, which raises its receive count:
   tidemq dlq peek orders-dlq -n 5
   tidemq dlq redrive orders-dlq                      # a message move task
   tidemq dlq redrive orders-dlq --mark --filter 'attr.tenant == "acme"'
+  tidemq dlq redrive loader_dlq --body-set inner.eventDetail.dlq_redrive_count+=1
   tidemq dlq export orders-dlq -o dead.jsonl && tidemq dlq import orders-replay -i dead.jsonl
   tidemq dlq purge orders-dlq`,
 	}
@@ -171,6 +172,7 @@ to receive: it needs --allow-receive, and each message's receive count goes up.
 func newDLQRedriveCommand(o *dlqOptions) *cobra.Command {
 	var r dlq.RedriveOptions
 	var filter string
+	var bodySet []string
 	cmd := &cobra.Command{
 		Use:   "redrive QUEUE",
 		Short: "Move dead letters back to their sources or to another queue",
@@ -187,16 +189,19 @@ a task cannot do is then done message by message: a DLQ no RedrivePolicy names
 any more (a task cannot start), and, without --to, messages sent to the DLQ
 directly or whose source queue is gone (the task stops at the first of them).
 
-With --limit, --filter, --mark or --dry-run it receives, sends and deletes
-instead: the body is sent byte for byte (an SNS envelope arrives intact), with
-its message attributes, trace header and FIFO group and a new deduplication id;
-a message is deleted only after its send was acknowledged. The queue counts as
-drained after three empty receives in a row. Messages the filter does not match
-stay in the queue (on a FIFO queue, they hold back the rest of their group).
+With --limit, --filter, --mark, --body-set or --dry-run it receives, sends and
+deletes instead: the body is sent byte for byte (an SNS envelope arrives intact)
+unless --body-set changes it, with its message attributes, trace header and
+FIFO group and a new deduplication id; a message is deleted only after its send
+was acknowledged. The queue counts as drained after three empty receives in a
+row. Messages the filter does not match stay in the queue (on a FIFO queue, they
+hold back the rest of their group).
 
 --mark adds message attributes a consumer can read:
   tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
   and with --final-pass tidemq.final-pass=true.
+
+` + dlq.BodyEditHelp + `
 
 Exit status:
   0  every message asked for was redriven (with --dry-run: would be)
@@ -213,6 +218,13 @@ Exit status:
 				return err
 			}
 			r.Filter = f
+			for _, s := range bodySet {
+				e, err := dlq.ParseBodyEdit(s)
+				if err != nil {
+					return err
+				}
+				r.BodyEdits = append(r.BodyEdits, e)
+			}
 			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
 				res, err := c.Redrive(ctx, args[0], r)
 				if err == nil && res.Partial() {
@@ -233,6 +245,7 @@ Exit status:
 	f.StringVar(&filter, "filter", "", "move only messages matching this expression (see above)")
 	f.BoolVar(&r.Mark, "mark", false, "add redrive markers (tidemq.redriven, tidemq.redrive-count)")
 	f.BoolVar(&r.FinalPass, "final-pass", false, "add tidemq.final-pass=true (implies --mark)")
+	f.StringArrayVar(&bodySet, "body-set", nil, "change the JSON body: PATH=VALUE or PATH+=N, through JSON strings (repeatable; see above)")
 	f.BoolVar(&r.DryRun, "dry-run", false, "print what would move and move nothing")
 	f.BoolVar(&r.AllowReceive, "allow-receive", false, "on AWS, allow --dry-run to look by receiving")
 	f.Int32Var(&r.Visibility, "visibility", 60, "seconds a received message stays hidden while it is moved")
