@@ -33,7 +33,9 @@ type QueueSnapshot struct {
 	DeadLetterTarget string
 	// MaxReceiveCount is the RedrivePolicy's maxReceiveCount (0 without one).
 	MaxReceiveCount int
-	// IsDeadLetterQueue is true when some queue's RedrivePolicy targets this one.
+	// IsDeadLetterQueue is true when some queue's RedrivePolicy targets this
+	// one, when it holds messages dead-lettered into it, or when it is named
+	// like a dead-letter queue (see NamedLikeDeadLetterQueue).
 	IsDeadLetterQueue bool
 	// LastReceive is when a receive last asked this queue for messages
 	// (zero if never since start).

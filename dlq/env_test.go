@@ -33,6 +33,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	clk    *clocktest.Clock
+	eng    *engine.Engine
 	srv    *httptest.Server
 	client *awssqs.Client
 	out    *bytes.Buffer
@@ -52,7 +53,7 @@ func newEnv(t *testing.T) *env {
 		srv.Close()
 		_ = eng.Close()
 	})
-	return &env{t: t, ctx: context.Background(), clk: clk, srv: srv,
+	return &env{t: t, ctx: context.Background(), clk: clk, eng: eng, srv: srv,
 		client: newClient(srv.URL, "AKIDTEST", ""), out: &bytes.Buffer{}, errs: &bytes.Buffer{}}
 }
 

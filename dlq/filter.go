@@ -21,6 +21,9 @@ const FilterHelp = `A filter selects messages with a small expression language:
   json.a.b[0].c         a member of the body parsed as JSON
   inner.a.b             a member of the SNS-unwrapped message (the body when it
                         is not an envelope)
+                        A path goes through members that are JSON strings
+                        holding JSON: json.Message.caseId,
+                        inner.eventDetail.retry_count
   NAME                  shorthand: attr.NAME if the message has it, else inner.NAME
 
   X == V   X != V       equality; V is "a string", 'a string', a number, true,
@@ -34,6 +37,7 @@ Examples:
   body.contains("timeout")
   attr.tenant == "acme" && sys.ApproximateReceiveCount >= 2
   json.Type == "Notification" && inner.eventType == DOCUMENT_PROCESSED
+  inner.eventDetail.retry_count >= 3      (eventDetail is a JSON string)
   has(attr["tidemq.redriven"]) == false   (or: !has(attr["tidemq.redriven"]))
   eventType=ORDER_FAILED`
 
@@ -305,9 +309,13 @@ func (n refNode) eval(e *evalCtx) value {
 	return refNode{root: "inner", path: []any{n.root}}.eval(e)
 }
 
-// walk follows path into raw JSON.
+// walk follows path into raw JSON. A step into a string that holds a JSON
+// object or array decodes it first, so a path sees through double encoding:
+// json.Message.caseId in an SNS envelope, inner.eventDetail.retry_count
+// when eventDetail is itself a JSON string.
 func walk(raw json.RawMessage, path []any) value {
 	for _, p := range path {
+		raw = decodeNested(raw)
 		switch k := p.(type) {
 		case string:
 			var obj map[string]json.RawMessage
@@ -328,6 +336,23 @@ func walk(raw json.RawMessage, path []any) value {
 		}
 	}
 	return fromJSON(raw)
+}
+
+// decodeNested returns the JSON a JSON string holds when it holds an object
+// or an array, and raw itself otherwise.
+func decodeNested(raw json.RawMessage) json.RawMessage {
+	t := strings.TrimSpace(string(raw))
+	if !strings.HasPrefix(t, `"`) {
+		return raw
+	}
+	var s string
+	if json.Unmarshal([]byte(t), &s) != nil {
+		return raw
+	}
+	if in := strings.TrimSpace(s); (strings.HasPrefix(in, "{") || strings.HasPrefix(in, "[")) && json.Valid([]byte(in)) {
+		return json.RawMessage(in)
+	}
+	return raw
 }
 
 // --- lexer ---

@@ -41,6 +41,12 @@ func TestFilter(t *testing.T) {
 		{`inner.caseId == 1001.0`, m, true},
 		{`inner.eventType == DOCUMENT_PROCESSED`, m, true},
 		{`inner.eventDetail == null`, m, false},
+		{`inner.eventDetail.retry_count == 2`, m, true}, // eventDetail is a JSON string
+		{`json.Message.eventDetail.retry_count == 2`, m, true},
+		{`json.Message.caseId == 1001`, m, true},
+		{`has(inner.eventDetail.retry_count) && !has(inner.eventDetail.nope)`, m, true},
+		{`inner.eventDetail.contains("retry_count")`, m, true}, // the string itself, still
+		{`json.Message.orderId == 42`, sns, true},
 		{`eventType=DOCUMENT_PROCESSED`, m, true},
 		{`tenant=acme`, m, true},
 		{`tenant=globex || caseId = 1001`, m, true},

@@ -13,13 +13,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/tidemq/tidemq"
 )
 
 // DLQInfo describes one dead-letter queue.
 type DLQInfo struct {
 	Name, URL, ARN string
 	// Sources are the queues whose RedrivePolicy names this one, with
-	// their maxReceiveCount.
+	// their maxReceiveCount. It is empty for a DLQ that no RedrivePolicy
+	// names any more (its source was deleted): one that holds dead-lettered
+	// messages (tidemq) or is named like a DLQ.
 	Sources []Source
 	// Visible, InFlight and Delayed add up to the true depth.
 	Visible, InFlight, Delayed int
@@ -52,10 +56,18 @@ type queueStats struct {
 	RetentionSeconds    int      `json:"RetentionSeconds"`
 	DeadLetterTargetArn string   `json:"DeadLetterTargetArn"`
 	MaxReceiveCount     int      `json:"MaxReceiveCount"`
+	// IsDeadLetterQueue is tidemq's verdict (see tidemq.QueueSnapshot):
+	// it also covers a DLQ whose source was deleted but which still holds
+	// dead-lettered messages.
+	IsDeadLetterQueue bool `json:"IsDeadLetterQueue"`
 }
 
-// DLQs finds every dead-letter queue (a queue some RedrivePolicy points to),
-// its sources, depth and, on tidemq, the age of its oldest message.
+// DLQs finds every dead-letter queue, its sources, depth and, on tidemq,
+// the age of its oldest message. A dead-letter queue is a queue some
+// RedrivePolicy points to, a queue named like one
+// (tidemq.NamedLikeDeadLetterQueue) and, on tidemq, a queue that holds
+// dead-lettered messages: the last two stay listed after their source
+// queue is deleted.
 func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 	tide, err := c.IsTidemq(ctx)
 	if err != nil {
@@ -78,14 +90,11 @@ func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 		byARN[all[i].QueueArn] = &all[i]
 	}
 	dlqs := make(map[string]*DLQInfo)
-	for _, q := range all {
-		if q.DeadLetterTargetArn == "" {
-			continue
-		}
-		d := dlqs[q.DeadLetterTargetArn]
+	dlq := func(arn string) *DLQInfo {
+		d := dlqs[arn]
 		if d == nil {
-			d = &DLQInfo{ARN: q.DeadLetterTargetArn, Name: nameOfURL(q.DeadLetterTargetArn), OldestAge: -1}
-			if t := byARN[q.DeadLetterTargetArn]; t != nil {
+			d = &DLQInfo{ARN: arn, Name: nameOfURL(arn), OldestAge: -1}
+			if t := byARN[arn]; t != nil {
 				d.URL, d.Visible, d.InFlight, d.Delayed, d.RetentionSeconds = t.QueueURL, t.Visible, t.InFlight, t.Delayed, t.RetentionSeconds
 				if t.OldestAgeSeconds != nil {
 					d.OldestAge = time.Duration(*t.OldestAgeSeconds * float64(time.Second))
@@ -93,9 +102,20 @@ func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 			} else {
 				d.Missing = true
 			}
-			dlqs[q.DeadLetterTargetArn] = d
+			dlqs[arn] = d
 		}
-		d.Sources = append(d.Sources, Source{Name: nameOfURL(q.QueueURL), MaxReceiveCount: q.MaxReceiveCount})
+		return d
+	}
+	for _, q := range all {
+		if q.DeadLetterTargetArn != "" {
+			d := dlq(q.DeadLetterTargetArn)
+			d.Sources = append(d.Sources, Source{Name: nameOfURL(q.QueueURL), MaxReceiveCount: q.MaxReceiveCount})
+		}
+	}
+	for _, q := range all {
+		if q.IsDeadLetterQueue || tidemq.NamedLikeDeadLetterQueue(nameOfURL(q.QueueURL)) {
+			dlq(q.QueueArn)
+		}
 	}
 	out := make([]DLQInfo, 0, len(dlqs))
 	for _, d := range dlqs {
@@ -154,16 +174,19 @@ func (c *Client) List(ctx context.Context, prefix string) error {
 		return err
 	}
 	if len(dlqs) == 0 {
-		fmt.Fprintln(c.Out, "no dead-letter queues (no queue has a RedrivePolicy)")
+		fmt.Fprintln(c.Out, "no dead-letter queues (no RedrivePolicy names a queue, and no queue is named like a DLQ)")
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DLQ\tDEPTH\tVISIBLE\tIN FLIGHT\tDELAYED\tOLDEST\tRETENTION\tSOURCES (maxReceiveCount)")
-	noAge := false
+	noAge, orphans := false, false
 	for _, d := range dlqs {
 		var srcs []string
 		for _, s := range d.Sources {
 			srcs = append(srcs, fmt.Sprintf("%s (%d)", s.Name, s.MaxReceiveCount))
+		}
+		if len(srcs) == 0 {
+			srcs, orphans = []string{"(none)"}, true
 		}
 		if d.Missing {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t%s  [queue not found]\n", d.Name, strings.Join(srcs, ", "))
@@ -183,6 +206,9 @@ func (c *Client) List(ctx context.Context, prefix string) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if orphans {
+		fmt.Fprintln(c.Out, "\n(none): no RedrivePolicy names this queue (was its source queue deleted?); it is listed because it is named like a DLQ or holds dead-lettered messages.")
 	}
 	if noAge {
 		fmt.Fprintln(c.Out, "\nOLDEST is not available from GetQueueAttributes: on AWS it is the CloudWatch metric ApproximateAgeOfOldestMessage.")

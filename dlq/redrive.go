@@ -16,8 +16,9 @@ import (
 
 // Redrive markers: message attributes a marked redrive adds, so that a
 // consumer can tell a replayed message from a fresh one (and give up on one
-// that has been replayed too often). The body is never touched, so an SNS
-// envelope arrives exactly as it was sent.
+// that has been replayed too often). They leave the body alone, so an SNS
+// envelope arrives exactly as it was sent; consumers that keep their markers
+// in the body itself use BodyEdits instead.
 const (
 	MarkRedriven     = "tidemq.redriven"      // String "true"
 	MarkRedriveCount = "tidemq.redrive-count" // Number: the message's own count plus one
@@ -38,6 +39,9 @@ type RedriveOptions struct {
 	Filter *Filter
 	// Mark adds the redrive markers; FinalPass adds tidemq.final-pass too.
 	Mark, FinalPass bool
+	// BodyEdits change the JSON body before it is sent (--body-set), in
+	// order; a message they cannot apply to is not redriven.
+	BodyEdits []*BodyEdit
 	// DryRun shows what would move and moves nothing.
 	DryRun bool
 	// AllowReceive allows a dry run on AWS, where looking takes a receive.
@@ -50,7 +54,7 @@ type RedriveOptions struct {
 // usesMoveTask reports whether the redrive can be a move task: nothing is
 // asked that a task cannot do.
 func (o RedriveOptions) usesMoveTask() bool {
-	return o.Limit == 0 && o.Filter == nil && !o.Mark && !o.FinalPass && !o.DryRun
+	return o.Limit == 0 && o.Filter == nil && !o.Mark && !o.FinalPass && !o.DryRun && len(o.BodyEdits) == 0
 }
 
 // RedriveResult counts what a redrive did.
@@ -59,8 +63,28 @@ type RedriveResult struct {
 	Skipped  int // not matched by the filter, left in the queue
 	NoTarget int // no destination could be found, left in the queue
 	Failed   int
+	// NotRedriven names every message the redrive was asked to move but
+	// left in the queue (no destination, or one it cannot be sent to), with
+	// the reason. A dry run lists those it would leave.
+	NotRedriven []NotRedriven
 	// Task is the final state of the move task, when one was used.
 	Task *types.ListMessageMoveTasksResultEntry
+}
+
+// NotRedriven is a message a redrive left where it was, and why.
+type NotRedriven struct {
+	MessageID string
+	Reason    string
+}
+
+// Partial reports whether the redrive left messages it was asked to move
+// (filtered-out messages were not asked for).
+func (r *RedriveResult) Partial() bool {
+	return r != nil && (len(r.NotRedriven) > 0 || r.Failed > 0)
+}
+
+func (r *RedriveResult) keep(m *Message, reason string) {
+	r.NotRedriven = append(r.NotRedriven, NotRedriven{MessageID: m.MessageID, Reason: reason})
 }
 
 // Redrive moves the messages of a dead-letter queue back to their sources
@@ -90,14 +114,47 @@ func (c *Client) Redrive(ctx context.Context, queue string, o RedriveOptions) (*
 	if o.Visibility <= 0 {
 		o.Visibility = 60
 	}
-	if o.usesMoveTask() {
-		return c.moveTask(ctx, src, dst, o.Rate)
-	}
 	targets := &targets{c: c, dlq: src, fixed: dst, byARN: make(map[string]*queueRef)}
+	if o.usesMoveTask() {
+		return c.redriveByTask(ctx, src, dst, targets, o)
+	}
 	if o.DryRun {
 		return c.dryRun(ctx, src, targets, o)
 	}
-	return c.redriveByReceive(ctx, src, targets, o)
+	return c.redriveByReceive(ctx, src, targets, o, nil)
+}
+
+// redriveByTask redrives with a message move task, and finishes message by
+// message what a task cannot do. SQS starts a task only on a queue that
+// some RedrivePolicy names, and without a destination a task sends each
+// message back to its DeadLetterQueueSourceArn: a message sent to the DLQ
+// directly has none, and a deleted source queue stops the task (on tidemq
+// with FAILED, AWS.SimpleQueueService.NonExistentQueue). Those messages go
+// to the DLQ's only source queue, or stay and are named.
+func (c *Client) redriveByTask(ctx context.Context, src, dst *queueRef, tg *targets, o RedriveOptions) (*RedriveResult, error) {
+	if err := tg.loadSources(ctx); err != nil {
+		return nil, err
+	}
+	if len(tg.sources) == 0 {
+		fmt.Fprintf(c.Out, "no RedrivePolicy names %s (was its source queue deleted?), so a message move task cannot start: redriving message by message\n", src.Name)
+		return c.redriveByReceive(ctx, src, tg, o, nil)
+	}
+	res, err := c.moveTask(ctx, src, dst, o.Rate)
+	if res == nil || res.Task == nil || dst != nil || ctx.Err() != nil {
+		return res, err
+	}
+	t := res.Task
+	switch status := aws.ToString(t.Status); {
+	case status == "FAILED":
+		fmt.Fprintf(c.Out, "the move task stopped (%s): a message sent to %s directly has no DeadLetterQueueSourceArn, or its source queue is gone; redriving the rest message by message\n",
+			aws.ToString(t.FailureReason), src.Name)
+	case status == "COMPLETED" && t.ApproximateNumberOfMessagesMoved < aws.ToInt64(t.ApproximateNumberOfMessagesToMove) && c.depth(ctx, src) > 0:
+		fmt.Fprintf(c.Out, "the move task left messages in %s; redriving them message by message\n", src.Name)
+	default:
+		return res, err
+	}
+	// The task's moves count in the summary; a task does not limit.
+	return c.redriveByReceive(ctx, src, tg, o, &RedriveResult{Moved: res.Moved, Task: res.Task})
 }
 
 // --- move task ---
@@ -172,13 +229,52 @@ type targets struct {
 	dlq   *queueRef
 	fixed *queueRef
 	byARN map[string]*queueRef
+	// sources are the names of the queues whose RedrivePolicy names the
+	// DLQ (ListDeadLetterSourceQueues), loaded once.
+	sources []string
+	loaded  bool
 	// only is the DLQ's one source queue, for messages that name none
-	// (sent to the DLQ directly); nil when there are none or several.
+	// (sent to the DLQ directly); nil when there are none or several, and
+	// onlyProblem then says why.
 	only        *queueRef
-	onlyLoaded  bool
 	onlyProblem string
 }
 
+// loadSources lists the queues whose RedrivePolicy names the DLQ.
+func (t *targets) loadSources(ctx context.Context) error {
+	if t.loaded {
+		return nil
+	}
+	var urls []string
+	p := sqs.NewListDeadLetterSourceQueuesPaginator(t.c.SQS, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(t.dlq.URL), MaxResults: aws.Int32(1000)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list the source queues of %s: %w", t.dlq.Name, err)
+		}
+		urls = append(urls, page.QueueUrls...)
+	}
+	t.loaded = true
+	for _, u := range urls {
+		t.sources = append(t.sources, nameOfURL(u))
+	}
+	switch len(urls) {
+	case 0:
+		t.onlyProblem = "no RedrivePolicy names " + t.dlq.Name + " (was its source queue deleted?): name a destination with --to"
+	case 1:
+		q, err := t.c.resolve(ctx, urls[0])
+		if err != nil {
+			t.onlyProblem = "its only source queue: " + err.Error()
+		}
+		t.only = q
+	default:
+		t.onlyProblem = fmt.Sprintf("%d queues name %s in their RedrivePolicy (%s), so which one it came from is unknown: choose with --to (a --filter can split the messages between them)",
+			len(urls), t.dlq.Name, strings.Join(t.sources, ", "))
+	}
+	return nil
+}
+
+// of returns where m goes; the error says why it cannot go anywhere.
 func (t *targets) of(ctx context.Context, m *Message) (*queueRef, error) {
 	if t.fixed != nil {
 		return t.fixed, nil
@@ -188,42 +284,53 @@ func (t *targets) of(ctx context.Context, m *Message) (*queueRef, error) {
 			return q, nil
 		}
 		q, err := t.c.resolve(ctx, arn)
+		if errors.Is(err, ErrNoSuchQueue) {
+			return nil, fmt.Errorf("its source queue %s (DeadLetterQueueSourceArn) does not exist any more: name a destination with --to", nameOfURL(arn))
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("its source queue %s: %w", nameOfURL(arn), err)
 		}
 		t.byARN[arn] = q
 		return q, nil
 	}
-	if !t.onlyLoaded {
-		t.onlyLoaded = true
-		out, err := t.c.SQS.ListDeadLetterSourceQueues(ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(t.dlq.URL)})
-		switch {
-		case err != nil:
-			t.onlyProblem = err.Error()
-		case len(out.QueueUrls) == 1:
-			t.only, err = t.c.resolve(ctx, out.QueueUrls[0])
-			if err != nil {
-				t.onlyProblem = err.Error()
-			}
-		case len(out.QueueUrls) == 0:
-			t.onlyProblem = "no queue names " + t.dlq.Name + " in its RedrivePolicy"
-		default:
-			t.onlyProblem = fmt.Sprintf("%d queues use %s as their DLQ", len(out.QueueUrls), t.dlq.Name)
-		}
+	if err := t.loadSources(ctx); err != nil {
+		return nil, err
 	}
 	if t.only == nil {
-		return nil, fmt.Errorf("message %s has no DeadLetterQueueSourceArn and %s: name a destination with --to", m.MessageID, t.onlyProblem)
+		return nil, fmt.Errorf("it has no DeadLetterQueueSourceArn (it was sent to %s directly) and %s", t.dlq.Name, t.onlyProblem)
 	}
 	return t.only, nil
 }
 
 // --- receive, send, delete ---
 
-// sendInput builds the send of m to dst: the body as received, every
-// message attribute (plus the markers), the trace header, and for a FIFO
-// destination the message's group and a new deduplication id.
+// editBody applies the body edits to m's body; changes describes each
+// ("PATH: before → after"), for a dry run.
+func editBody(m *Message, edits []*BodyEdit) (body string, changes []string, err error) {
+	body = m.Body
+	for _, e := range edits {
+		var before, after string
+		if body, before, after, err = e.Apply(body); err != nil {
+			return "", nil, fmt.Errorf("--body-set %s: %w", e, err)
+		}
+		if before == "" {
+			before = "(absent)"
+		}
+		changes = append(changes, fmt.Sprintf("%s: %s → %s", e.pathString(), before, after))
+	}
+	return body, changes, nil
+}
+
+// sendInput builds the send of m to dst: the body as received (or as the
+// body edits make it), every message attribute (plus the markers), the
+// trace header, and for a FIFO destination the message's group and a new
+// deduplication id.
 func sendInput(m *Message, dst *queueRef, o RedriveOptions) (*sqs.SendMessageInput, error) {
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(dst.URL), MessageBody: aws.String(m.Body)}
+	body, _, err := editBody(m, o.BodyEdits)
+	if err != nil {
+		return nil, err
+	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(dst.URL), MessageBody: aws.String(body)}
 	attrs := make(map[string]types.MessageAttributeValue, len(m.MessageAttributes)+3)
 	for k, v := range m.MessageAttributes {
 		attrs[k] = v
@@ -258,8 +365,12 @@ func sendInput(m *Message, dst *queueRef, o RedriveOptions) (*sqs.SendMessageInp
 	return in, nil
 }
 
-func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions) (*RedriveResult, error) {
-	res := &RedriveResult{}
+// redriveByReceive receives, sends and deletes. res holds what was done
+// before (a move task's moves), or is nil.
+func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions, res *RedriveResult) (*RedriveResult, error) {
+	if res == nil {
+		res = &RedriveResult{}
+	}
 	total := int64(o.Limit)
 	if total == 0 {
 		total = c.depth(ctx, src)
@@ -314,15 +425,14 @@ loop:
 			}
 			dst, err := tg.of(ctx, m)
 			if err != nil {
-				c.warnf("%v", err)
 				res.NoTarget++
+				res.keep(m, err.Error())
 				held = append(held, m)
 				continue
 			}
 			in, err := sendInput(m, dst, o)
 			if err != nil {
-				c.warnf("%v", err)
-				res.NoTarget++
+				res.keep(m, err.Error())
 				held = append(held, m)
 				continue
 			}
@@ -359,8 +469,8 @@ loop:
 	if o.Filter != nil {
 		fmt.Fprintf(c.Out, ", %d did not match the filter", res.Skipped)
 	}
-	if res.NoTarget > 0 {
-		fmt.Fprintf(c.Out, ", %d had no destination", res.NoTarget)
+	if n := len(res.NotRedriven); n > 0 {
+		fmt.Fprintf(c.Out, ", %d not redriven", n)
 	}
 	if res.Failed > 0 {
 		fmt.Fprintf(c.Out, ", %d failed", res.Failed)
@@ -372,8 +482,27 @@ loop:
 		}
 		fmt.Fprintf(c.Out, ")")
 	}
+	if len(o.BodyEdits) > 0 {
+		edits := make([]string, len(o.BodyEdits))
+		for i, e := range o.BodyEdits {
+			edits[i] = e.String()
+		}
+		fmt.Fprintf(c.Out, " (body: %s)", strings.Join(edits, ", "))
+	}
 	fmt.Fprintf(c.Out, " in %s\n", time.Since(start).Round(time.Millisecond))
+	c.reportNotRedriven(src, res, "not redriven, still in")
 	return res, runErr
+}
+
+// reportNotRedriven names each message left behind, and why.
+func (c *Client) reportNotRedriven(src *queueRef, res *RedriveResult, what string) {
+	if len(res.NotRedriven) == 0 {
+		return
+	}
+	fmt.Fprintf(c.Out, "%s %s:\n", what, src.Name)
+	for _, n := range res.NotRedriven {
+		fmt.Fprintf(c.Out, "  %s: %s\n", n.MessageID, n.Reason)
+	}
 }
 
 // dryRun shows what a redrive would move.
@@ -399,27 +528,36 @@ func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o Redri
 		if err != nil {
 			fmt.Fprintf(c.Out, "would keep %s: %v\n", m.MessageID, err)
 			res.NoTarget++
+			res.keep(m, err.Error())
 			continue
 		}
 		line := fmt.Sprintf("would move %s → %s", m.MessageID, dst.Name)
 		if g := m.GroupID(); g != "" {
 			line += " (group " + g + ")"
 		}
+		in, err := sendInput(m, dst, o)
+		if err != nil {
+			fmt.Fprintf(c.Out, "would keep %s: %v\n", m.MessageID, err)
+			res.keep(m, err.Error())
+			continue
+		}
 		if o.Mark || o.FinalPass {
-			in, _ := sendInput(m, dst, o)
-			if in != nil {
-				line += fmt.Sprintf(" with %s=%s", MarkRedriveCount, aws.ToString(in.MessageAttributes[MarkRedriveCount].StringValue))
-			}
+			line += fmt.Sprintf(" with %s=%s", MarkRedriveCount, aws.ToString(in.MessageAttributes[MarkRedriveCount].StringValue))
 		}
 		fmt.Fprintln(c.Out, line)
+		if _, changes, _ := editBody(m, o.BodyEdits); len(changes) > 0 {
+			for _, ch := range changes {
+				fmt.Fprintf(c.Out, "    %s\n", ch)
+			}
+		}
 		res.Moved++
 	}
 	fmt.Fprintf(c.Out, "dry run: %d would move", res.Moved)
 	if o.Filter != nil {
 		fmt.Fprintf(c.Out, ", %d do not match the filter", res.Skipped)
 	}
-	if res.NoTarget > 0 {
-		fmt.Fprintf(c.Out, ", %d have no destination", res.NoTarget)
+	if n := len(res.NotRedriven); n > 0 {
+		fmt.Fprintf(c.Out, ", %d would not be redriven", n)
 	}
 	fmt.Fprintf(c.Out, "; nothing was moved\n")
 	return res, nil

@@ -47,6 +47,10 @@ type queue struct {
 	byAge  *btree.BTreeG[*message]
 
 	nReady, nDelayed, nInflight int
+	// nDeadLettered counts the live messages that were dead-lettered into
+	// this queue (they carry DeadLetterQueueSourceArn): such a queue is a
+	// dead-letter queue even when its source queue is gone (snapshot.go).
+	nDeadLettered int
 
 	dedup      map[string]*dedupEntry
 	dedupOrder []*dedupEntry // by expiry (the window is constant)
@@ -177,6 +181,9 @@ func (q *queue) addTimer(e timerEntry) {
 func (q *queue) add(m *message) {
 	m.state = statePending
 	q.msgs[m.seq] = m
+	if m.dlqSource != "" {
+		q.nDeadLettered++
+	}
 	q.byAge.ReplaceOrInsert(m)
 	q.pending = append(q.pending, m)
 	if q.fifo {
@@ -223,6 +230,9 @@ func (q *queue) remove(m *message, t *txn) {
 	}
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
+	if m.dlqSource != "" {
+		q.nDeadLettered--
+	}
 	q.byAge.Delete(m)
 	// A FIFO group's list (until the group's head passes it) or a
 	// remembered receive attempt (5 minutes) may keep m reachable for a

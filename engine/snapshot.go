@@ -8,6 +8,10 @@ import (
 
 // Snapshot returns every queue's depth, age and counters, sorted by name.
 // Due deadlines are applied first, so the numbers are exact at this moment.
+// A queue is a dead-letter queue when a RedrivePolicy names it, when it
+// holds messages dead-lettered into it, or when it is named like one
+// (tidemq.NamedLikeDeadLetterQueue): deleting the source queue does not
+// hide a DLQ or its alarm.
 func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 	h := hold{e: e}
 	defer h.guard(nil)
@@ -29,7 +33,7 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 			Name: q.name, ARN: q.arn, FIFO: q.fifo,
 			Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
 			RetentionSeconds:  int(q.retention.Seconds()),
-			IsDeadLetterQueue: dlqs[q.arn],
+			IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
 			Stats:             q.stats,
 		}
 		if m, ok := q.byAge.Min(); ok && m.state != statePending {

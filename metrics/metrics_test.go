@@ -169,7 +169,7 @@ tidemq_messages_purged_total{queue="orders-dlq"} 0
 tidemq_messages_moved_in_total{queue="audit"} 0
 tidemq_messages_moved_in_total{queue="orders"} 0
 tidemq_messages_moved_in_total{queue="orders-dlq"} 1
-# HELP tidemq_queue_is_dead_letter_queue 1 when some queue's RedrivePolicy names this queue as its dead-letter queue.
+# HELP tidemq_queue_is_dead_letter_queue 1 for a dead-letter queue: a RedrivePolicy names it, it holds dead-lettered messages, or it is named like one (-dlq, _dlq, ...).
 # TYPE tidemq_queue_is_dead_letter_queue gauge
 tidemq_queue_is_dead_letter_queue{queue="audit"} 0
 tidemq_queue_is_dead_letter_queue{queue="orders"} 0

@@ -29,7 +29,7 @@ var (
 	descRetention = queueDesc("tidemq_queue_retention_seconds",
 		"The queue's MessageRetentionPeriod.")
 	descIsDLQ = queueDesc("tidemq_queue_is_dead_letter_queue",
-		"1 when some queue's RedrivePolicy names this queue as its dead-letter queue.")
+		"1 for a dead-letter queue: a RedrivePolicy names it, it holds dead-lettered messages, or it is named like one (-dlq, _dlq, ...).")
 	descLastReceive = queueDesc("tidemq_last_receive_timestamp_seconds",
 		"When a consumer last asked this queue for messages (Unix time), 0 if never since start.")
 	descSent = queueDesc("tidemq_messages_sent_total",

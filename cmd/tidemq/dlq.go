@@ -45,6 +45,7 @@ AWS, looking at a message takes a receive, which raises its receive count:
   tidemq dlq peek orders-dlq -n 5
   tidemq dlq redrive orders-dlq                      # a message move task
   tidemq dlq redrive orders-dlq --mark --filter 'attr.tenant == "acme"'
+  tidemq dlq redrive loader_dlq --body-set inner.eventDetail.dlq_redrive_count+=1
   tidemq dlq export orders-dlq -o dead.jsonl && tidemq dlq import orders-replay -i dead.jsonl
   tidemq dlq purge orders-dlq`,
 	}
@@ -114,10 +115,16 @@ func newDLQListCommand(o *dlqOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every dead-letter queue: sources, true depth, oldest message",
-		Long: `List every dead-letter queue (a queue some RedrivePolicy points to) with the queues
-that feed it and their maxReceiveCount, its true depth (visible + in flight +
-delayed) and, on tidemq, the age of its oldest message (on AWS that is the
-CloudWatch metric ApproximateAgeOfOldestMessage, which this command does not read).`,
+		Long: `List every dead-letter queue with the queues that feed it and their
+maxReceiveCount, its true depth (visible + in flight + delayed) and, on tidemq,
+the age of its oldest message (on AWS that is the CloudWatch metric
+ApproximateAgeOfOldestMessage, which this command does not read).
+
+A dead-letter queue is a queue some RedrivePolicy points to, a queue named like
+one (ending in -dlq, _dlq, DLQ or -dead-letter-queue, or starting with dlq-,
+.fifo aside) and, on tidemq, a queue holding messages that were dead-lettered
+into it. So a DLQ stays listed after its source queue is deleted; its sources
+then read (none).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error { return c.List(ctx, prefix) })
@@ -165,26 +172,43 @@ to receive: it needs --allow-receive, and each message's receive count goes up.
 func newDLQRedriveCommand(o *dlqOptions) *cobra.Command {
 	var r dlq.RedriveOptions
 	var filter string
+	var bodySet []string
 	cmd := &cobra.Command{
 		Use:   "redrive QUEUE",
 		Short: "Move dead letters back to their sources or to another queue",
 		Long: `Move the messages of a dead-letter queue back to the queue each came from (its
-DeadLetterQueueSourceArn; for messages sent to the DLQ directly, the DLQ's only
-source queue) or to --to.
+DeadLetterQueueSourceArn; for messages sent to the DLQ directly, which have
+none, the DLQ's only source queue: the one queue whose RedrivePolicy names it)
+or to --to. A message whose source cannot be told (the DLQ has several source
+queues, or none any more) or no longer exists stays in the DLQ and is named,
+with the reason; --to sends it somewhere explicit.
 
 With nothing but --to and --rate, this starts a message move task
-(StartMessageMoveTask) and follows it to its end; Ctrl-C cancels the task.
+(StartMessageMoveTask) and follows it to its end; Ctrl-C cancels the task. What
+a task cannot do is then done message by message: a DLQ no RedrivePolicy names
+any more (a task cannot start), and, without --to, messages sent to the DLQ
+directly or whose source queue is gone (the task stops at the first of them).
 
-With --limit, --filter, --mark or --dry-run it receives, sends and deletes
-instead: the body is sent byte for byte (an SNS envelope arrives intact), with
-its message attributes, trace header and FIFO group and a new deduplication id;
-a message is deleted only after its send was acknowledged. The queue counts as
-drained after three empty receives in a row. Messages the filter does not match
-stay in the queue (on a FIFO queue, they hold back the rest of their group).
+With --limit, --filter, --mark, --body-set or --dry-run it receives, sends and
+deletes instead: the body is sent byte for byte (an SNS envelope arrives intact)
+unless --body-set changes it, with its message attributes, trace header and
+FIFO group and a new deduplication id; a message is deleted only after its send
+was acknowledged. The queue counts as drained after three empty receives in a
+row. Messages the filter does not match stay in the queue (on a FIFO queue, they
+hold back the rest of their group).
 
 --mark adds message attributes a consumer can read:
   tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
   and with --final-pass tidemq.final-pass=true.
+
+` + dlq.BodyEditHelp + `
+
+Exit status:
+  0  every message asked for was redriven (with --dry-run: would be)
+  1  an error stopped the redrive (a message is deleted from the DLQ only
+     after its send was acknowledged, so none is lost)
+  2  partial: the redrive ran to its end but left messages in the DLQ; each
+     is named on standard output with the reason
 
 ` + dlq.FilterHelp,
 		Args: cobra.ExactArgs(1),
@@ -194,8 +218,22 @@ stay in the queue (on a FIFO queue, they hold back the rest of their group).
 				return err
 			}
 			r.Filter = f
+			for _, s := range bodySet {
+				e, err := dlq.ParseBodyEdit(s)
+				if err != nil {
+					return err
+				}
+				r.BodyEdits = append(r.BodyEdits, e)
+			}
 			return o.run(cmd, func(ctx context.Context, c *dlq.Client) error {
-				_, err := c.Redrive(ctx, args[0], r)
+				res, err := c.Redrive(ctx, args[0], r)
+				if err == nil && res.Partial() {
+					what := "were not redriven"
+					if r.DryRun {
+						what = "would not be redriven"
+					}
+					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed, what)}
+				}
 				return err
 			})
 		},
@@ -207,6 +245,7 @@ stay in the queue (on a FIFO queue, they hold back the rest of their group).
 	f.StringVar(&filter, "filter", "", "move only messages matching this expression (see above)")
 	f.BoolVar(&r.Mark, "mark", false, "add redrive markers (tidemq.redriven, tidemq.redrive-count)")
 	f.BoolVar(&r.FinalPass, "final-pass", false, "add tidemq.final-pass=true (implies --mark)")
+	f.StringArrayVar(&bodySet, "body-set", nil, "change the JSON body: PATH=VALUE or PATH+=N, through JSON strings (repeatable; see above)")
 	f.BoolVar(&r.DryRun, "dry-run", false, "print what would move and move nothing")
 	f.BoolVar(&r.AllowReceive, "allow-receive", false, "on AWS, allow --dry-run to look by receiving")
 	f.Int32Var(&r.Visibility, "visibility", 60, "seconds a received message stays hidden while it is moved")
