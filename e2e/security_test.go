@@ -149,7 +149,7 @@ func TestSecurityIdleConnectionsCannotLockOut(t *testing.T) {
 			t.Fatalf("connection %d: %v", i, err)
 		}
 		conns = append(conns, c)
-		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
@@ -247,5 +247,29 @@ func TestSecurityDataDirIsPrivate(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// DNS rebinding: a page re-points its own domain at 127.0.0.1, and the
+// browser's requests look same-origin. Without --auth only IP addresses,
+// localhost and --allowed-hosts are answered.
+func TestSecurityDNSRebindingRefused(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--allowed-hosts", "tidemq.test")
+	for host, want := range map[string]int{"rebind.attacker.example": http.StatusMisdirectedRequest, "tidemq.test": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodPost, s.url+"/tidemq/triggers", strings.NewReader(
+			`{"Name":"r","Queue":"q","Target":{"URL":"http://127.0.0.1:1/"}}`))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://"+host)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.StatusCode; (want == http.StatusOK) != (got != http.StatusMisdirectedRequest) {
+			t.Errorf("Host %s: %d, want %d", host, got, want)
+		}
 	}
 }

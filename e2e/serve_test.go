@@ -24,7 +24,7 @@ var serveFlags = []string{
 	"listen", "data-dir", "in-memory", "account-id", "region", "public-url", "auth",
 	"credentials", "credentials-file", "log-level", "log-format", "shutdown-timeout",
 	"auth-exempt", "read-timeout", "write-timeout", "idle-timeout", "max-connections",
-	"max-body-memory-mib", "tls-cert", "tls-key",
+	"max-body-memory-mib", "tls-cert", "tls-key", "allowed-hosts",
 }
 
 func TestServeHelp(t *testing.T) {
@@ -136,6 +136,7 @@ func TestServeBadConfiguration(t *testing.T) {
 		{"TLSCertWithoutKey", []string{"--tls-cert", aFile}, nil, []string{"--tls-cert", "--tls-key"}},
 		{"TLSCertNotPEM", []string{"--tls-cert", aFile, "--tls-key", aFile}, nil, []string{"TLS", aFile}},
 		{"ZeroConnections", []string{"--max-connections", "0"}, nil, []string{"--max-connections"}},
+		{"PprofOnNetwork", []string{"--pprof-listen", "0.0.0.0:0"}, nil, []string{"--pprof-listen", "loopback"}},
 		{"CommandsOpenToNetwork", []string{"--allow-trigger-commands", "--listen", "0.0.0.0:0"}, nil, []string{"--allow-trigger-commands", "--auth"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,7 +98,11 @@ func NewManager(o Options) (*Manager, error) {
 		o.WaitTimeSeconds = tidemq.MaxWaitTimeSeconds
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		// Redirects are not followed, as Lambda's invoke has none: a target
+		// that redirects would take the batch and the target's headers
+		// (secrets) to a host they were not given for. A 3xx is a
+		// function error.
+		o.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

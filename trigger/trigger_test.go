@@ -515,3 +515,27 @@ func TestCommandTriggerDoesNotOutliveTheFlag(t *testing.T) {
 		t.Errorf("a command trigger on a server without --allow-trigger-commands: LastError %q, want it not started", s.LastError)
 	}
 }
+
+// A target that redirects does not get its batch and headers sent on to
+// the other host: the redirect is a function error.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	stolen := make(chan string, 10)
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stolen <- r.Header.Get("X-Api-Key")
+	}))
+	defer thief.Close()
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, thief.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer target.Close()
+	v := newEnv(t, false)
+	v.queue("q", nil)
+	v.send("q", "secret batch")
+	v.create(trigger.Config{Name: "r", Queue: "q", Target: trigger.Target{URL: target.URL, Headers: map[string]string{"X-Api-Key": "topsecret"}}})
+	eventually(t, "the failed invocation", func() bool { return v.stats("r").Errors >= 1 })
+	select {
+	case key := <-stolen:
+		t.Fatalf("the redirect was followed: the other host got the batch and X-Api-Key %q", key)
+	default:
+	}
+}

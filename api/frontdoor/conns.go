@@ -46,7 +46,9 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		victim := l.longestIdleLocked()
 		l.mu.Unlock()
 		if victim != nil {
-			victim.Close()
+			// Not inline: a TLS close writes close_notify, and a peer that
+			// reads nothing must not stall every Accept.
+			go victim.Close()
 		}
 		select {
 		case <-l.freed:

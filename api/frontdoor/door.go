@@ -2,8 +2,10 @@ package frontdoor
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tidemq/tidemq"
@@ -59,7 +61,11 @@ type Config struct {
 	// Content-Length is left to the handler to refuse, but only MaxBody
 	// bytes of budget are ever taken for one request. 0 means 8 MiB.
 	MaxBody int64
-	Logger  *slog.Logger
+	// AllowedHosts are the host names (no port) that requests may name in
+	// their Host header while Auth is nil, besides IP addresses and
+	// localhost; "*" allows any. See checkHost.
+	AllowedHosts []string
+	Logger       *slog.Logger
 }
 
 // Door is the server's router: register every route on it, then serve it.
@@ -127,8 +133,14 @@ func (d *Door) handle(pattern string, a Access, h http.Handler) {
 // Routes lists the registered routes in registration order.
 func (d *Door) Routes() []Route { return slices.Clone(d.routes) }
 
-// ServeHTTP takes body budget for the request and hands it to its route.
+// ServeHTTP checks the Host, takes body budget for the request and hands
+// it to its route.
 func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d.cfg.Auth == nil && !d.hostAllowed(r.Host) {
+		writeError(w, &tidemq.Error{Code: errMisdirected, Message: "This server runs without --auth and answers only requests for " +
+			"an IP address, localhost or a host given with --allowed-hosts, not " + strconv.Quote(r.Host) + "."})
+		return
+	}
 	release, ok := d.budget.acquire(w, r, d.cfg.MaxBody)
 	if !ok {
 		return
@@ -136,6 +148,34 @@ func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	d.mux.ServeHTTP(w, r)
 }
+
+// hostAllowed reports whether a request for host may be answered without
+// authentication. A web page can make a browser send requests to this
+// server under the page's own domain name, re-pointed at 127.0.0.1 (DNS
+// rebinding): to the browser they are same-origin, so the cross-origin
+// check lets them through, and the page can read the answers. Such a
+// request names the attacker's domain in Host; IP addresses and localhost
+// cannot be re-pointed, and other names must be listed by the operator.
+func (d *Door) hostAllowed(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	for _, a := range d.cfg.AllowedHosts {
+		if a == "*" || strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// errMisdirected answers a request for a host this server does not serve
+// unauthenticated (HTTP 421).
+var errMisdirected = &tidemq.ErrorCode{Shape: "MisdirectedRequest", Code: "MisdirectedRequest",
+	Status: http.StatusMisdirectedRequest, Fault: tidemq.Sender}
 
 // crossOrigin refuses cross-origin browser requests of every method. SQS's
 // Query protocol changes state on GET (?Action=PurgeQueue), so the safe-

@@ -206,3 +206,42 @@ func TestRoutesListed(t *testing.T) {
 		}
 	}
 }
+
+// Without --auth, a request naming a host that is not this machine's (a
+// page's domain re-pointed at 127.0.0.1 by DNS rebinding) is refused,
+// even when the browser calls it same-origin.
+func TestHostCheckedWithoutAuth(t *testing.T) {
+	d := New(Config{AllowedHosts: []string{"tidemq.internal"}})
+	d.Admin("/tidemq/things", echo)
+	d.Protocol("/", echo)
+	for host, want := range map[string]int{
+		"rebind.attacker.example:9324": http.StatusMisdirectedRequest,
+		"attacker.example":             http.StatusMisdirectedRequest,
+		"127.0.0.1:9324":               http.StatusOK,
+		"[::1]:9324":                   http.StatusOK,
+		"localhost:9324":               http.StatusOK,
+		"tidemq.internal:9324":         http.StatusOK,
+		"TIDEMQ.internal.":             http.StatusOK,
+	} {
+		for _, path := range []string{"/tidemq/things", "/"} {
+			req := httptest.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(`{}`))
+			req.Host = host
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			rec := httptest.NewRecorder()
+			d.ServeHTTP(rec, req)
+			if rec.Code != want {
+				t.Errorf("Host %s, %s: %d %s, want %d", host, path, rec.Code, rec.Body, want)
+			}
+		}
+	}
+	// With authentication the signature decides, whatever the Host.
+	a := New(Config{Auth: verifier()})
+	a.Protocol("/", echo)
+	req := httptest.NewRequest(http.MethodPost, "http://attacker.example/", strings.NewReader("x"))
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("with Auth, a named host: %d, want it passed to the protocol handler", rec.Code)
+	}
+}

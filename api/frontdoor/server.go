@@ -17,6 +17,9 @@ import (
 // (WaitTimeSeconds 20): the write timeout must leave room for it.
 const LongestPoll = 20 * time.Second
 
+// MaxStreams is how many requests one HTTP/2 connection may have in flight.
+const MaxStreams = 16
+
 // ServerConfig sets the limits of a Server.
 type ServerConfig struct {
 	// ReadTimeout bounds reading one request, headers and body.
@@ -82,6 +85,9 @@ func NewServer(h http.Handler, c ServerConfig) (*Server, error) {
 		IdleTimeout:       c.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          c.ErrorLog,
+		// Few streams per HTTP/2 connection, so that the connection cap
+		// also bounds requests in flight (Go's default is 250 each).
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: MaxStreams},
 	}}
 	if c.TLSCert != "" {
 		cr, err := newCertReloader(c.TLSCert, c.TLSKey)

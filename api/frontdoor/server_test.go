@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func partSend(t *testing.T, addr string, n, part int) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n", n)
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n", n)
 	if _, err := c.Write(make([]byte, part)); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestLargeBodiesWaitForBudget(t *testing.T) {
 
 // get sends one keep-alive GET on c and reads the answer.
 func get(c net.Conn, r *bufio.Reader) error {
-	if _, err := fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 		return err
 	}
 	resp, err := http.ReadResponse(r, nil)
@@ -167,7 +169,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: x\r\n") // and never the blank line
+	fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") // and never the blank line
 	c.SetReadDeadline(time.Now().Add(15 * time.Second))
 	start := time.Now()
 	_, err = io.ReadAll(c)
@@ -274,7 +276,7 @@ func TestNewcomerWaitsForAConnectionToTurnIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	fmt.Fprint(busy, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	fmt.Fprint(busy, "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	done := make(chan error, 1)
 	go func() {
 		resp, err := (&http.Client{Timeout: 15 * time.Second}).Get("http://" + addr + "/health")
@@ -297,4 +299,47 @@ func TestNewcomerWaitsForAConnectionToTurnIdle(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the newcomer was not served after the busy connection turned idle")
 	}
+}
+
+// Over HTTP/2 one connection carries at most MaxStreams requests at once,
+// so that the connection cap bounds requests in flight.
+func TestHTTP2StreamsBounded(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	pool := testcert.Write(t, certFile, keyFile, "h2")
+	var inside, most atomic.Int32
+	release := make(chan struct{})
+	d := New(Config{})
+	d.Probe("GET /slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inside.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		inside.Add(-1)
+	}), true)
+	addr := serve(t, d, ServerConfig{MaxConns: 1, TLSCert: certFile, TLSKey: keyFile})
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	var wg sync.WaitGroup
+	for range 3 * MaxStreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, err := client.Get("https://" + addr + "/slow"); err == nil {
+				if resp.ProtoMajor != 2 {
+					t.Errorf("protocol %s, want HTTP/2", resp.Proto)
+				}
+				resp.Body.Close()
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for inside.Load() < MaxStreams && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for any stream past the bound
+	if m := most.Load(); m != MaxStreams {
+		t.Errorf("%d requests in flight on one HTTP/2 connection, want %d", m, MaxStreams)
+	}
+	close(release)
+	wg.Wait()
 }

@@ -192,7 +192,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	// server is built first so that a bad TLS file fails before the store
 	// is touched.
 	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), MaxBody: sqs.MaxRequestBodyBytes,
-		MaxBodyMemory: o.door.maxBodyMemMiB << 20, Logger: log})
+		MaxBodyMemory: o.door.maxBodyMemMiB << 20, AllowedHosts: o.door.hosts(o.publicURL, o.listen), Logger: log})
 	srv, err := o.door.server(door, log)
 	if err != nil {
 		return err

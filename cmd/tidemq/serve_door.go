@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ type doorOptions struct {
 	maxBodyMemMiB int64
 	tlsCert       string
 	tlsKey        string
+	allowedHosts  []string
 }
 
 // exemptable are the routes --auth-exempt may open: probes of machines that
@@ -42,8 +44,22 @@ func (d *doorOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&d.idleTimeout, "idle-timeout", frontdoor.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	f.IntVar(&d.maxConns, "max-connections", frontdoor.DefaultMaxConns, "most connections held open; at the cap the longest-idle one is closed for a newcomer")
 	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once; others wait for room")
+	f.StringSliceVar(&d.allowedHosts, "allowed-hosts", nil, "without --auth, host names (besides IP addresses, localhost and --public-url's) that requests may be sent to, e.g. a compose service name; * for any (open to DNS rebinding)")
 	f.StringVar(&d.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS instead of HTTP (with --tls-key; reloaded when it changes)")
 	f.StringVar(&d.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+}
+
+// hosts is the host names requests may name without --auth: --allowed-hosts,
+// the host of --public-url and a host name given in --listen.
+func (d *doorOptions) hosts(publicURL, listen string) []string {
+	hs := append([]string(nil), d.allowedHosts...)
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+		hs = append(hs, u.Hostname())
+	}
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		hs = append(hs, h)
+	}
+	return hs
 }
 
 // exempt reports which probes --auth-exempt opens, refusing unknown names.
