@@ -18,21 +18,21 @@ import (
 type Broker interface {
 	CreateQueue(ctx context.Context, p CreateQueueParams) (*QueueInfo, error)
 	// GetQueue reports whether a queue exists (GetQueueUrl).
-	GetQueue(ctx context.Context, name string) (*QueueInfo, error)
-	DeleteQueue(ctx context.Context, name string) error
+	GetQueue(ctx context.Context, p GetQueueParams) (*QueueInfo, error)
+	DeleteQueue(ctx context.Context, p DeleteQueueParams) error
 	ListQueues(ctx context.Context, p ListQueuesParams) (*ListQueuesResult, error)
 	// ListDeadLetterSourceQueues lists the queues whose RedrivePolicy names
 	// p.Queue as their dead-letter queue.
 	ListDeadLetterSourceQueues(ctx context.Context, p ListDeadLetterSourceQueuesParams) (*ListQueuesResult, error)
 	GetQueueAttributes(ctx context.Context, p GetQueueAttributesParams) (map[string]string, error)
 	SetQueueAttributes(ctx context.Context, p SetQueueAttributesParams) error
-	PurgeQueue(ctx context.Context, name string) error
+	PurgeQueue(ctx context.Context, p PurgeQueueParams) error
 
-	TagQueue(ctx context.Context, name string, tags map[string]string) error
-	UntagQueue(ctx context.Context, name string, keys []string) error
-	ListQueueTags(ctx context.Context, name string) (map[string]string, error)
+	TagQueue(ctx context.Context, p TagQueueParams) error
+	UntagQueue(ctx context.Context, p UntagQueueParams) error
+	ListQueueTags(ctx context.Context, p ListQueueTagsParams) (map[string]string, error)
 	AddPermission(ctx context.Context, p AddPermissionParams) error
-	RemovePermission(ctx context.Context, name, label string) error
+	RemovePermission(ctx context.Context, p RemovePermissionParams) error
 
 	// SendMessages enqueues one or more messages (SendMessage is a batch of
 	// one). Problems with one entry are reported in its result; a problem
@@ -61,7 +61,7 @@ type Broker interface {
 	StartMessageMoveTask(ctx context.Context, p StartMoveTaskParams) (string, error)
 	// CancelMessageMoveTask cancels a running task and returns how many
 	// messages it had moved.
-	CancelMessageMoveTask(ctx context.Context, handle string) (int64, error)
+	CancelMessageMoveTask(ctx context.Context, p CancelMoveTaskParams) (int64, error)
 	// ListMessageMoveTasks lists the most recent tasks of a source queue,
 	// newest first.
 	ListMessageMoveTasks(ctx context.Context, p ListMoveTasksParams) ([]MessageMoveTask, error)
@@ -105,6 +105,21 @@ type CreateQueueParams struct {
 	Tags       map[string]string
 }
 
+// GetQueueParams are the inputs of GetQueue (GetQueueUrl).
+type GetQueueParams struct {
+	Name string
+}
+
+// DeleteQueueParams are the inputs of DeleteQueue.
+type DeleteQueueParams struct {
+	Queue string
+}
+
+// PurgeQueueParams are the inputs of PurgeQueue.
+type PurgeQueueParams struct {
+	Queue string
+}
+
 // ListQueuesParams are the inputs of ListQueues. MaxResults 0 means no
 // paging: every queue, and no NextToken.
 type ListQueuesParams struct {
@@ -139,12 +154,36 @@ type SetQueueAttributesParams struct {
 	Attributes map[string]string
 }
 
+// TagQueueParams are the inputs of TagQueue: tags to add or overwrite.
+type TagQueueParams struct {
+	Queue string
+	Tags  map[string]string
+}
+
+// UntagQueueParams are the inputs of UntagQueue: tag keys to remove.
+type UntagQueueParams struct {
+	Queue   string
+	TagKeys []string
+}
+
+// ListQueueTagsParams are the inputs of ListQueueTags.
+type ListQueueTagsParams struct {
+	Queue string
+}
+
 // AddPermissionParams are the inputs of AddPermission.
 type AddPermissionParams struct {
 	Queue      string
 	Label      string
 	AccountIDs []string
 	Actions    []string
+}
+
+// RemovePermissionParams are the inputs of RemovePermission: the label of
+// the policy statement to remove.
+type RemovePermissionParams struct {
+	Queue string
+	Label string
 }
 
 // SendMessagesParams are the inputs of SendMessage and SendMessageBatch.

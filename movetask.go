@@ -47,6 +47,11 @@ type ListMoveTasksParams struct {
 	MaxResults int // 0 means 1
 }
 
+// CancelMoveTaskParams are the inputs of CancelMessageMoveTask.
+type CancelMoveTaskParams struct {
+	TaskHandle string
+}
+
 // MoveTaskHandle is what a task handle encodes: AWS's handles are base64 of
 // this JSON object.
 type MoveTaskHandle struct {

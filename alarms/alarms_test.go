@@ -410,7 +410,7 @@ func TestOverrideAndDeletedQueue(t *testing.T) {
 			t.Errorf("oldest_message_age evaluated on b: %+v", a)
 		}
 	}
-	must(t, eng.DeleteQueue(ctx, "a"))
+	must(t, eng.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "a"}))
 	clk.Advance(time.Second)
 	got = ev.Evaluate()
 	if len(got) != 1 || got[0].Queue != "a" || got[0].State != alarms.StateOK || !got[0].EndsAt.Equal(clk.Now()) || !got[0].StartsAt.Equal(start.Add(31*time.Second)) {

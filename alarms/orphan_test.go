@@ -72,8 +72,8 @@ func TestDLQAlarmOutlivesItsSource(t *testing.T) {
 
 	// The source queues go, as a finished batch's do; a worker then sends
 	// a message straight to the batch's DLQ (seed 002's send_to_dlq).
-	must(t, eng.DeleteQueue(ctx, "jobs"))
-	must(t, eng.DeleteQueue(ctx, "stack_doc_loader_1001_7"))
+	must(t, eng.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "jobs"}))
+	must(t, eng.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "stack_doc_loader_1001_7"}))
 	send(t, eng, "stack_doc_loader_1001_7_dlq")
 	clk.Advance(time.Minute)
 	for _, tr := range ev.Evaluate() {
@@ -114,7 +114,7 @@ func TestDLQAlarmOutlivesItsSource(t *testing.T) {
 	if ev.Evaluate(); !firing()["parking"] {
 		t.Fatalf("parking holds a dead letter still, but its alarm is off")
 	}
-	must(t, eng.PurgeQueue(ctx, "parking"))
+	must(t, eng.PurgeQueue(ctx, tidemq.PurgeQueueParams{Queue: "parking"}))
 	clk.Advance(time.Minute)
 	ev.Evaluate()
 	if f := firing(); f["parking"] {

@@ -199,15 +199,15 @@ func permissionChecks() []check {
 				AccountIDs: []string{"111122223333", "444455556666"}, Actions: []string{"ReceiveMessage", "DeleteMessage"}}),
 				"AddPermission(readers)")
 			wantSids(e, "q", []string{"readers", "senders"})
-			e.ok(e.b.RemovePermission(e.ctx, "q", "senders"), "RemovePermission(senders)")
+			e.ok(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "senders"}), "RemovePermission(senders)")
 			wantSids(e, "q", []string{"readers"})
-			e.wantCode(e.b.RemovePermission(e.ctx, "q", "senders"), tidemq.ErrInvalidParameterValue, "RemovePermission of a removed label")
-			e.ok(e.b.RemovePermission(e.ctx, "q", "readers"), "RemovePermission(readers)")
+			e.wantCode(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "senders"}), tidemq.ErrInvalidParameterValue, "RemovePermission of a removed label")
+			e.ok(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "readers"}), "RemovePermission(readers)")
 			wantSids(e, "q", nil)
 		}},
 		{"RemoveUnknownLabelIsInvalidParameterValue", func(e *env) {
 			e.create("q", nil)
-			e.wantCode(e.b.RemovePermission(e.ctx, "q", "nosuchlabel"), tidemq.ErrInvalidParameterValue, "RemovePermission(nosuchlabel)")
+			e.wantCode(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "nosuchlabel"}), tidemq.ErrInvalidParameterValue, "RemovePermission(nosuchlabel)")
 		}},
 	}
 }

@@ -188,7 +188,7 @@ func purgeChecks() []check {
 			e.sendBody("other", "untouched")
 			m := e.receiveOne("q", withVisibility(10))
 			e.wantCounts("q", 1, 1, 1, "before the purge")
-			e.ok(e.b.PurgeQueue(e.ctx, "q"), "PurgeQueue")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), "PurgeQueue")
 			e.wantCounts("q", 0, 0, 0, "after the purge")
 			e.advance(61 * time.Second)
 			e.wantCounts("q", 0, 0, 0, "61 s after the purge")
@@ -204,13 +204,13 @@ func purgeChecks() []check {
 		{"OnePurgePer60Seconds", func(e *env) {
 			e.create("q", nil)
 			e.create("other", nil)
-			e.ok(e.b.PurgeQueue(e.ctx, "q"), "first PurgeQueue")
-			e.wantCode(e.b.PurgeQueue(e.ctx, "q"), tidemq.ErrPurgeQueueInProgress, "second PurgeQueue at once")
-			e.ok(e.b.PurgeQueue(e.ctx, "other"), "PurgeQueue of another queue")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), "first PurgeQueue")
+			e.wantCode(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), tidemq.ErrPurgeQueueInProgress, "second PurgeQueue at once")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "other"}), "PurgeQueue of another queue")
 			e.advance(59 * time.Second)
-			e.wantCode(e.b.PurgeQueue(e.ctx, "q"), tidemq.ErrPurgeQueueInProgress, "PurgeQueue 59 s after the first")
+			e.wantCode(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), tidemq.ErrPurgeQueueInProgress, "PurgeQueue 59 s after the first")
 			e.advance(2 * time.Second)
-			e.ok(e.b.PurgeQueue(e.ctx, "q"), "PurgeQueue 61 s after the first")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), "PurgeQueue 61 s after the first")
 		}},
 	}
 }

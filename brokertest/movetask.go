@@ -36,10 +36,10 @@ func moveTaskChecks() []check {
 		{"TaskHandles", func(e *env) {
 			e.create("dlq", nil)
 			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})
-			_, err := e.b.CancelMessageMoveTask(e.ctx, "not a handle")
+			_, err := e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: "not a handle"})
 			e.wantMessage(err, tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.", "CancelMessageMoveTask(garbage)")
 			unknown := base64.StdEncoding.EncodeToString([]byte(`{"taskId":"00000000-0000-0000-0000-000000000000","sourceArn":"` + e.arn("dlq") + `"}`))
-			_, err = e.b.CancelMessageMoveTask(e.ctx, unknown)
+			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: unknown})
 			e.wantMessage(err, tidemq.ErrResourceNotFound, "Task does not exist.", "CancelMessageMoveTask of an unknown task")
 			handle, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq")})
 			e.ok(err, "StartMessageMoveTask")
@@ -124,7 +124,7 @@ func moveTaskChecks() []check {
 			if running[0].ApproximateNumberOfMessagesMoved >= 5 {
 				e.t.Fatalf("a task at 1 message per second moved %d messages before the clock moved", running[0].ApproximateNumberOfMessagesMoved)
 			}
-			moved, err := e.b.CancelMessageMoveTask(e.ctx, handle)
+			moved, err := e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle})
 			e.ok(err, "CancelMessageMoveTask")
 			e.advance(time.Second) // let the task see the cancellation
 			task := e.waitTask("dlq", tidemq.MoveTaskCancelled)
@@ -136,7 +136,7 @@ func moveTaskChecks() []check {
 			if int64(inSrc.visible) != task.ApproximateNumberOfMessagesMoved || inDLQ.visible+inSrc.visible != 5 {
 				e.t.Fatalf("after cancel: DLQ %v, source %v, task moved %d", inDLQ, inSrc, task.ApproximateNumberOfMessagesMoved)
 			}
-			_, err = e.b.CancelMessageMoveTask(e.ctx, handle)
+			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle})
 			e.wantClientError(err, "CancelMessageMoveTask of a cancelled task")
 			// A new task may start once none is active.
 			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq")})

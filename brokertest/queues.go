@@ -22,7 +22,7 @@ func queueChecks() []check {
 			if f.ARN != "arn:aws:sqs:us-east-1:000000000000:orders.fifo" || !f.FIFO {
 				e.t.Fatalf("CreateQueue(orders.fifo) = %+v, want FIFO true", f)
 			}
-			got, err := e.b.GetQueue(e.ctx, "orders")
+			got, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "orders"})
 			e.ok(err, "GetQueue(orders)")
 			if *got != *info {
 				e.t.Fatalf("GetQueue(orders) = %+v, want %+v", got, info)
@@ -95,7 +95,7 @@ func queueChecks() []check {
 				_, err := e.tryCreate("std", map[string]string{a: v})
 				e.wantCode(err, tidemq.ErrInvalidAttributeName, "standard CreateQueue with %s", a)
 			}
-			if _, err := e.b.GetQueue(e.ctx, "std"); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+			if _, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "std"}); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 				e.t.Fatalf("a refused CreateQueue left a queue behind: GetQueue = %s", describe(err))
 			}
 		}},
@@ -104,12 +104,12 @@ func queueChecks() []check {
 			e.wantCode(err, tidemq.ErrInvalidAttributeName, "CreateQueue with an unknown attribute")
 			_, err = e.tryCreate("q", map[string]string{tidemq.AttrVisibilityTimeout: "43201"})
 			e.wantCode(err, tidemq.ErrInvalidAttributeValue, "CreateQueue with VisibilityTimeout 43201")
-			if _, err := e.b.GetQueue(e.ctx, "q"); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+			if _, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "q"}); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 				e.t.Fatalf("a refused CreateQueue left a queue behind: GetQueue = %s", describe(err))
 			}
 		}},
 		{"GetMissingQueueIsQueueDoesNotExist", func(e *env) {
-			_, err := e.b.GetQueue(e.ctx, "missing")
+			_, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "missing"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueue(missing)")
 			_, err = e.trySend("missing", tidemq.SendEntry{Body: "x"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "SendMessage to a missing queue")
@@ -119,11 +119,11 @@ func queueChecks() []check {
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueueAttributes of a missing queue")
 			e.wantCode(e.trySet("missing", map[string]string{tidemq.AttrDelaySeconds: "1"}), tidemq.ErrQueueDoesNotExist,
 				"SetQueueAttributes of a missing queue")
-			e.wantCode(e.b.DeleteQueue(e.ctx, "missing"), tidemq.ErrQueueDoesNotExist, "DeleteQueue(missing)")
-			e.wantCode(e.b.PurgeQueue(e.ctx, "missing"), tidemq.ErrQueueDoesNotExist, "PurgeQueue(missing)")
-			e.wantCode(e.b.TagQueue(e.ctx, "missing", map[string]string{"k": "v"}), tidemq.ErrQueueDoesNotExist, "TagQueue(missing)")
-			e.wantCode(e.b.UntagQueue(e.ctx, "missing", []string{"k"}), tidemq.ErrQueueDoesNotExist, "UntagQueue(missing)")
-			_, err = e.b.ListQueueTags(e.ctx, "missing")
+			e.wantCode(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "missing"}), tidemq.ErrQueueDoesNotExist, "DeleteQueue(missing)")
+			e.wantCode(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "missing"}), tidemq.ErrQueueDoesNotExist, "PurgeQueue(missing)")
+			e.wantCode(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "missing", Tags: map[string]string{"k": "v"}}), tidemq.ErrQueueDoesNotExist, "TagQueue(missing)")
+			e.wantCode(e.b.UntagQueue(e.ctx, tidemq.UntagQueueParams{Queue: "missing", TagKeys: []string{"k"}}), tidemq.ErrQueueDoesNotExist, "UntagQueue(missing)")
+			_, err = e.b.ListQueueTags(e.ctx, tidemq.ListQueueTagsParams{Queue: "missing"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ListQueueTags(missing)")
 			_, err = e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: "missing"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ListDeadLetterSourceQueues(missing)")
@@ -137,12 +137,12 @@ func queueChecks() []check {
 			e.sendBody("doomed", "one")
 			e.sendBody("doomed", "two")
 			e.receiveOne("doomed")
-			e.ok(e.b.DeleteQueue(e.ctx, "doomed"), "DeleteQueue(doomed)")
-			_, err := e.b.GetQueue(e.ctx, "doomed")
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "doomed"}), "DeleteQueue(doomed)")
+			_, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "doomed"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueue after DeleteQueue")
 			_, err = e.tryReceive("doomed", 10)
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "ReceiveMessage after DeleteQueue")
-			e.wantCode(e.b.DeleteQueue(e.ctx, "doomed"), tidemq.ErrQueueDoesNotExist, "second DeleteQueue")
+			e.wantCode(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "doomed"}), tidemq.ErrQueueDoesNotExist, "second DeleteQueue")
 			res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{})
 			e.ok(err, "ListQueues")
 			if !equalStrings(res.Names, []string{"keeper"}) {
@@ -211,11 +211,11 @@ func queueChecks() []check {
 			_, err := e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "tagged", Tags: map[string]string{"team": "a", "env": "dev"}})
 			e.ok(err, "CreateQueue with tags")
 			wantTags(e, "tagged", map[string]string{"team": "a", "env": "dev"}, "after CreateQueue")
-			e.ok(e.b.TagQueue(e.ctx, "tagged", map[string]string{"team": "b", "cost": "42"}), "TagQueue")
+			e.ok(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "tagged", Tags: map[string]string{"team": "b", "cost": "42"}}), "TagQueue")
 			wantTags(e, "tagged", map[string]string{"team": "b", "env": "dev", "cost": "42"}, "after TagQueue (overwrite)")
-			e.ok(e.b.UntagQueue(e.ctx, "tagged", []string{"env", "nosuchkey"}), "UntagQueue")
+			e.ok(e.b.UntagQueue(e.ctx, tidemq.UntagQueueParams{Queue: "tagged", TagKeys: []string{"env", "nosuchkey"}}), "UntagQueue")
 			wantTags(e, "tagged", map[string]string{"team": "b", "cost": "42"}, "after UntagQueue")
-			e.ok(e.b.TagQueue(e.ctx, "tagged", map[string]string{"Team": "c"}), "TagQueue Team")
+			e.ok(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "tagged", Tags: map[string]string{"Team": "c"}}), "TagQueue Team")
 			wantTags(e, "tagged", map[string]string{"team": "b", "Team": "c", "cost": "42"}, "tag keys are case-sensitive")
 			e.create("untagged", nil)
 			wantTags(e, "untagged", map[string]string{}, "a queue without tags")
@@ -257,7 +257,7 @@ func tryDeleteMissing(e *env) error {
 
 func wantTags(e *env, q string, want map[string]string, when string) {
 	e.t.Helper()
-	got, err := e.b.ListQueueTags(e.ctx, q)
+	got, err := e.b.ListQueueTags(e.ctx, tidemq.ListQueueTagsParams{Queue: q})
 	e.ok(err, "ListQueueTags(%s)", q)
 	if len(got) != len(want) {
 		e.t.Fatalf("%s: tags of %s = %v, want %v", when, q, got, want)

@@ -20,12 +20,12 @@ func restartChecks() []check {
 			e.ok(err, "CreateQueue(q)")
 			e.create("f.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true", tidemq.AttrDeduplicationScope: "messageGroup"})
 			e.create("gone", nil)
-			e.ok(e.b.DeleteQueue(e.ctx, "gone"), "DeleteQueue(gone)")
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "gone"}), "DeleteQueue(gone)")
 			e.ok(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "q", Label: "perm", AccountIDs: []string{"111122223333"},
 				Actions: []string{"SendMessage"}}), "AddPermission")
 			e.advance(10 * time.Second)
 			e.set("q", map[string]string{tidemq.AttrDelaySeconds: "3"})
-			e.ok(e.b.TagQueue(e.ctx, "q", map[string]string{"env": "prod"}), "TagQueue")
+			e.ok(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "q", Tags: map[string]string{"env": "prod"}}), "TagQueue")
 			before := map[string]map[string]string{}
 			for _, q := range []string{"dlq", "q", "f.fifo"} {
 				before[q] = e.attrs(q)
@@ -42,12 +42,12 @@ func restartChecks() []check {
 					}
 				}
 			}
-			info, err := e.b.GetQueue(e.ctx, "f.fifo")
+			info, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "f.fifo"})
 			e.ok(err, "GetQueue(f.fifo) after restart")
 			if !info.FIFO {
 				e.t.Error("f.fifo is not FIFO after restart")
 			}
-			_, err = e.b.GetQueue(e.ctx, "gone")
+			_, err = e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "gone"})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "GetQueue of a deleted queue after restart")
 			wantTags(e, "q", map[string]string{"team": "a", "env": "prod"}, "after restart")
 			wantSids(e, "q", []string{"perm"})
@@ -176,7 +176,7 @@ func restartChecks() []check {
 		{"PurgeSurvives", func(e *env) {
 			e.create("q", nil)
 			e.sendBody("q", "x")
-			e.ok(e.b.PurgeQueue(e.ctx, "q"), "PurgeQueue")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "q"}), "PurgeQueue")
 			e.restart()
 			e.wantCounts("q", 0, 0, 0, "after purge and restart")
 			e.receiveNone("q", "after purge and restart")

@@ -129,7 +129,7 @@ func TestPanicUnderLockDoesNotWedge(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "injected panic") {
 		t.Fatalf("Healthy after a panic = %v", err)
 	}
-	within(t, "GetQueue", func() { _, err = e.GetQueue(ctx, "q") })
+	within(t, "GetQueue", func() { _, err = e.GetQueue(ctx, tidemq.GetQueueParams{Name: "q"}) })
 	if !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
 		t.Fatalf("GetQueue after a panic: %v", err)
 	}

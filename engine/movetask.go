@@ -137,13 +137,13 @@ func (e *Engine) addTask(t *moveTask) {
 
 // CancelMessageMoveTask asks a running task to stop; messages already moved
 // stay moved.
-func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (_ int64, err error) {
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveTaskParams) (_ int64, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if handle == "" {
+	if p.TaskHandle == "" {
 		return 0, tidemq.MissingParameter("TaskHandle")
 	}
-	th, ok := tidemq.ParseMoveTaskHandle(handle)
+	th, ok := tidemq.ParseMoveTaskHandle(p.TaskHandle)
 	if !ok {
 		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
 	}

@@ -161,7 +161,7 @@ func TestMoveTaskCancelAndRestart(t *testing.T) {
 	if task := env.task(t); task.Status != "RUNNING" || task.ApproximateNumberOfMessagesMoved != 4 || task.DestinationARN != env.e.arn("other") {
 		t.Fatalf("after restart: %+v", task)
 	}
-	moved, err := env.e.CancelMessageMoveTask(ctx, handle)
+	moved, err := env.e.CancelMessageMoveTask(ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle})
 	if err != nil || moved != 4 {
 		t.Fatalf("cancel: %d %v", moved, err)
 	}
@@ -172,14 +172,14 @@ func TestMoveTaskCancelAndRestart(t *testing.T) {
 	if env.depth(t, "other") != 4 || env.depth(t, "dlq") != 2 {
 		t.Fatalf("other %d dlq %d", env.depth(t, "other"), env.depth(t, "dlq"))
 	}
-	if _, err := env.e.CancelMessageMoveTask(ctx, handle); !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) {
+	if _, err := env.e.CancelMessageMoveTask(ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle}); !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) {
 		t.Fatalf("cancel of a cancelled task: %v", err)
 	}
-	if _, err := env.e.CancelMessageMoveTask(ctx, "bm90IGEgaGFuZGxl"); !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) {
+	if _, err := env.e.CancelMessageMoveTask(ctx, tidemq.CancelMoveTaskParams{TaskHandle: "bm90IGEgaGFuZGxl"}); !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) {
 		t.Fatalf("bad handle: %v", err)
 	}
 	unknown := tidemq.MoveTaskHandle{TaskID: "nope", SourceARN: env.e.arn("dlq")}.Encode()
-	if _, err := env.e.CancelMessageMoveTask(ctx, unknown); !tidemq.HasCode(err, tidemq.ErrResourceNotFound) {
+	if _, err := env.e.CancelMessageMoveTask(ctx, tidemq.CancelMoveTaskParams{TaskHandle: unknown}); !tidemq.HasCode(err, tidemq.ErrResourceNotFound) {
 		t.Fatalf("unknown task: %v", err)
 	}
 }
@@ -194,7 +194,7 @@ func TestMoveTaskDestinationDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.clk.WaitForTimers(1, 5*time.Second)
-	if err := env.e.DeleteQueue(ctx, "other"); err != nil {
+	if err := env.e.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	env.clk.Advance(time.Second)

@@ -123,14 +123,14 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 }
 
 // GetQueue reports a queue by name.
-func (e *Engine) GetQueue(ctx context.Context, name string) (_ *tidemq.QueueInfo, err error) {
+func (e *Engine) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (_ *tidemq.QueueInfo, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	// e.mu is released by the guard
-	q, err := e.queue(name)
+	q, err := e.queue(p.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -138,22 +138,22 @@ func (e *Engine) GetQueue(ctx context.Context, name string) (_ *tidemq.QueueInfo
 }
 
 // DeleteQueue deletes a queue and all its messages at once.
-func (e *Engine) DeleteQueue(ctx context.Context, name string) (err error) {
+func (e *Engine) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) (err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
 	if err := h.lock(); err != nil {
 		return err
 	}
-	q, err := e.queue(name)
+	q, err := e.queue(p.Queue)
 	if err != nil {
 		h.unlock()
 		return err
 	}
 	t := e.begin()
 	e.dropMessages(q, t)
-	delete(e.queues, name)
+	delete(e.queues, q.name)
 	delete(e.byID, q.id)
-	t.b.Delete(queueKey(name))
+	t.b.Delete(queueKey(q.name))
 	t.b.Delete(idKey(prefixCounter, q.id))
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
@@ -194,13 +194,13 @@ func rangeOf(prefix string, qid uint64) [2][]byte {
 }
 
 // PurgeQueue deletes every message, in flight or not; once per 60 seconds.
-func (e *Engine) PurgeQueue(ctx context.Context, name string) (err error) {
+func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
 	if err := h.lock(); err != nil {
 		return err
 	}
-	q, err := e.queue(name)
+	q, err := e.queue(p.Queue)
 	if err != nil {
 		h.unlock()
 		return err
@@ -208,7 +208,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, name string) (err error) {
 	now := e.clock.Now()
 	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
 		h.unlock()
-		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", name)
+		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)

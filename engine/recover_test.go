@@ -135,7 +135,7 @@ func TestRecoversFromStorageFailure(t *testing.T) {
 	if err := e.Healthy(); !errors.Is(err, errDiskFull) {
 		t.Fatalf("Healthy = %v, want the storage error", err)
 	}
-	if _, err := e.GetQueue(ctx, "q"); !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
+	if _, err := e.GetQueue(ctx, tidemq.GetQueueParams{Name: "q"}); !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
 		t.Fatalf("GetQueue while failed: %v", err)
 	}
 

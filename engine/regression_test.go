@@ -172,7 +172,7 @@ func TestMoveTaskCancelDuringFinalStep(t *testing.T) {
 	}
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := env.e.CancelMessageMoveTask(ctx, tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode())
+		_, err := env.e.CancelMessageMoveTask(ctx, tidemq.CancelMoveTaskParams{TaskHandle: tidemq.MoveTaskHandle{TaskID: task.id, SourceARN: task.SourceARN}.Encode()})
 		cancelled <- err
 	}()
 	for { // until the cancel has marked the task (and waits on the gate too)

@@ -18,15 +18,15 @@ func validateTags(tags map[string]string) error {
 }
 
 // TagQueue adds or overwrites tags.
-func (e *Engine) TagQueue(ctx context.Context, name string, tags map[string]string) error {
-	if len(tags) == 0 {
+func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
+	if len(p.Tags) == 0 {
 		return tidemq.MissingParameter("Tags")
 	}
-	if err := validateTags(tags); err != nil {
+	if err := validateTags(p.Tags); err != nil {
 		return err
 	}
-	return e.updateQueue(name, func(q *queue) error {
-		for k, v := range tags {
+	return e.updateQueue(p.Queue, func(q *queue) error {
+		for k, v := range p.Tags {
 			q.tags[k] = v
 		}
 		return nil
@@ -34,12 +34,12 @@ func (e *Engine) TagQueue(ctx context.Context, name string, tags map[string]stri
 }
 
 // UntagQueue removes tags; unknown keys are ignored.
-func (e *Engine) UntagQueue(ctx context.Context, name string, keys []string) error {
-	if len(keys) == 0 {
+func (e *Engine) UntagQueue(ctx context.Context, p tidemq.UntagQueueParams) error {
+	if len(p.TagKeys) == 0 {
 		return tidemq.MissingParameter("TagKeys")
 	}
-	return e.updateQueue(name, func(q *queue) error {
-		for _, k := range keys {
+	return e.updateQueue(p.Queue, func(q *queue) error {
+		for _, k := range p.TagKeys {
 			delete(q.tags, k)
 		}
 		return nil
@@ -47,14 +47,14 @@ func (e *Engine) UntagQueue(ctx context.Context, name string, keys []string) err
 }
 
 // ListQueueTags returns a copy of the queue's tags.
-func (e *Engine) ListQueueTags(ctx context.Context, name string) (_ map[string]string, err error) {
+func (e *Engine) ListQueueTags(ctx context.Context, p tidemq.ListQueueTagsParams) (_ map[string]string, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	// e.mu is released by the guard
-	q, err := e.queue(name)
+	q, err := e.queue(p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -158,23 +158,23 @@ func (e *Engine) AddPermission(ctx context.Context, p tidemq.AddPermissionParams
 	})
 }
 
-// RemovePermission removes the statement labelled label.
-func (e *Engine) RemovePermission(ctx context.Context, name, label string) error {
-	if label == "" {
+// RemovePermission removes the statement labelled p.Label.
+func (e *Engine) RemovePermission(ctx context.Context, p tidemq.RemovePermissionParams) error {
+	if p.Label == "" {
 		return tidemq.MissingParameter("Label")
 	}
-	return e.updateQueue(name, func(q *queue) error {
+	return e.updateQueue(p.Queue, func(q *queue) error {
 		doc, err := q.policy()
 		if err != nil {
 			return err
 		}
 		for i, s := range doc.Statement {
-			if s.Sid == label {
+			if s.Sid == p.Label {
 				doc.Statement = append(doc.Statement[:i], doc.Statement[i+1:]...)
 				return q.setPolicy(doc)
 			}
 		}
-		return tidemq.InvalidParameter("Label", label, "can't find label on existing policy.")
+		return tidemq.InvalidParameter("Label", p.Label, "can't find label on existing policy.")
 	})
 }
 

@@ -467,7 +467,7 @@ type BrokerTarget struct {
 
 // Queue implements Target.
 func (b BrokerTarget) Queue(ctx context.Context, name string) (map[string]string, map[string]string, bool, error) {
-	if _, err := b.Broker.GetQueue(ctx, name); err != nil {
+	if _, err := b.Broker.GetQueue(ctx, tidemq.GetQueueParams{Name: name}); err != nil {
 		if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 			return nil, nil, false, nil
 		}
@@ -477,7 +477,7 @@ func (b BrokerTarget) Queue(ctx context.Context, name string) (map[string]string
 	if err != nil {
 		return nil, nil, false, err
 	}
-	tags, err := b.Broker.ListQueueTags(ctx, name)
+	tags, err := b.Broker.ListQueueTags(ctx, tidemq.ListQueueTagsParams{Queue: name})
 	return attrs, tags, err == nil, err
 }
 
@@ -497,10 +497,10 @@ func (b BrokerTarget) SetQueueAttributes(ctx context.Context, name string, attrs
 
 // TagQueue implements Target.
 func (b BrokerTarget) TagQueue(ctx context.Context, name string, tags map[string]string) error {
-	return b.Broker.TagQueue(ctx, name, tags)
+	return b.Broker.TagQueue(ctx, tidemq.TagQueueParams{Queue: name, Tags: tags})
 }
 
 // UntagQueue implements Target.
 func (b BrokerTarget) UntagQueue(ctx context.Context, name string, keys []string) error {
-	return b.Broker.UntagQueue(ctx, name, keys)
+	return b.Broker.UntagQueue(ctx, tidemq.UntagQueueParams{Queue: name, TagKeys: keys})
 }

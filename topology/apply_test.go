@@ -480,7 +480,7 @@ func TestBrokerTargetQueueARN(t *testing.T) {
 		t.Fatal(err)
 	}
 	subs, _ := s.topics.ListSubscriptions(s.topics.TopicARN("t"))
-	info, _ := s.eng.GetQueue(context.Background(), "q")
+	info, _ := s.eng.GetQueue(context.Background(), tidemq.GetQueueParams{Name: "q"})
 	if len(subs) != 1 || subs[0].Endpoint != info.ARN {
 		t.Errorf("subs %+v, queue %+v", subs, info)
 	}

@@ -200,7 +200,7 @@ func TestApplyTagsAndAllowPolicy(t *testing.T) {
 	if !strings.Contains(a["RedriveAllowPolicy"], "arn:aws:sqs:us-east-1:000000000000:s-jobs-us-east-1") {
 		t.Errorf("allow policy = %q", a["RedriveAllowPolicy"])
 	}
-	tags, _ := eng.ListQueueTags(ctx, "s-jobs-us-east-1")
+	tags, _ := eng.ListQueueTags(ctx, tidemq.ListQueueTagsParams{Queue: "s-jobs-us-east-1"})
 	if tags["team"] != "000000000000-dev" {
 		t.Errorf("tags = %v", tags)
 	}

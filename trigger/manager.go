@@ -188,7 +188,7 @@ var errClosed = errors.New("trigger manager is closed")
 
 // queueFacts asks the broker about the queue.
 func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, string, error) {
-	info, err := m.o.Broker.GetQueue(ctx, queue)
+	info, err := m.o.Broker.GetQueue(ctx, tidemq.GetQueueParams{Name: queue})
 	if err != nil {
 		return QueueFacts{}, "", err
 	}

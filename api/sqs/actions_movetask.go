@@ -63,7 +63,7 @@ func (c *call) cancelMoveTask(in *cancelMoveTaskInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), handle)
+	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), tidemq.CancelMoveTaskParams{TaskHandle: handle})
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
 	if in.QueueOwnerAWSAccountID != "" && in.QueueOwnerAWSAccountID != c.h.cfg.AccountID {
 		return nil, tidemq.NonExistentQueue()
 	}
-	info, err := c.broker().GetQueue(c.r.Context(), name)
+	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: name})
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (c *call) deleteQueue(in *queueInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, c.broker().DeleteQueue(c.r.Context(), name)
+	return nil, c.broker().DeleteQueue(c.r.Context(), tidemq.DeleteQueueParams{Queue: name})
 }
 
 func (c *call) purgeQueue(in *queueInput) (output, error) {
@@ -50,7 +50,7 @@ func (c *call) purgeQueue(in *queueInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, c.broker().PurgeQueue(c.r.Context(), name)
+	return nil, c.broker().PurgeQueue(c.r.Context(), tidemq.PurgeQueueParams{Queue: name})
 }
 
 // checkMaxResults checks the MaxResults of the listing actions (1 to 1000)
@@ -137,7 +137,7 @@ func (c *call) tagQueue(in *tagQueueInput) (output, error) {
 	if in.Tags == nil {
 		return nil, tidemq.MissingParameter("Tags")
 	}
-	return nil, c.broker().TagQueue(c.r.Context(), name, in.Tags)
+	return nil, c.broker().TagQueue(c.r.Context(), tidemq.TagQueueParams{Queue: name, Tags: in.Tags})
 }
 
 func (c *call) untagQueue(in *untagQueueInput) (output, error) {
@@ -148,7 +148,7 @@ func (c *call) untagQueue(in *untagQueueInput) (output, error) {
 	if in.TagKeys == nil {
 		return nil, tidemq.MissingParameter("TagKeys")
 	}
-	return nil, c.broker().UntagQueue(c.r.Context(), name, in.TagKeys)
+	return nil, c.broker().UntagQueue(c.r.Context(), tidemq.UntagQueueParams{Queue: name, TagKeys: in.TagKeys})
 }
 
 func (c *call) listQueueTags(in *queueInput) (output, error) {
@@ -156,7 +156,7 @@ func (c *call) listQueueTags(in *queueInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := c.broker().ListQueueTags(c.r.Context(), name)
+	tags, err := c.broker().ListQueueTags(c.r.Context(), tidemq.ListQueueTagsParams{Queue: name})
 	if err != nil {
 		return nil, err
 	}
@@ -192,5 +192,5 @@ func (c *call) removePermission(in *removePermissionInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, c.broker().RemovePermission(c.r.Context(), name, label)
+	return nil, c.broker().RemovePermission(c.r.Context(), tidemq.RemovePermissionParams{Queue: name, Label: label})
 }

@@ -15,7 +15,7 @@ type moveTaskBroker struct {
 	stubBroker
 	start  tidemq.StartMoveTaskParams
 	list   tidemq.ListMoveTasksParams
-	cancel string
+	cancel tidemq.CancelMoveTaskParams
 }
 
 func (b *moveTaskBroker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (string, error) {
@@ -28,9 +28,9 @@ func (b *moveTaskBroker) ListMessageMoveTasks(ctx context.Context, p tidemq.List
 	return b.stubBroker.ListMessageMoveTasks(ctx, p)
 }
 
-func (b *moveTaskBroker) CancelMessageMoveTask(ctx context.Context, handle string) (int64, error) {
-	b.cancel = handle
-	return b.stubBroker.CancelMessageMoveTask(ctx, handle)
+func (b *moveTaskBroker) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveTaskParams) (int64, error) {
+	b.cancel = p
+	return b.stubBroker.CancelMessageMoveTask(ctx, p)
 }
 
 const (
@@ -55,7 +55,7 @@ func TestMoveTaskInputsBothProtocols(t *testing.T) {
 			serve(h, formRequest("/", url.Values{"Action": {"ListMessageMoveTasks"}, "SourceArn": {dlqARN}, "MaxResults": {"10"}}))
 			serve(h, formRequest("/", url.Values{"Action": {"CancelMessageMoveTask"}, "TaskHandle": {"th-1"}}))
 		}
-		if b.start != wantStart || b.list != wantList || b.cancel != "th-1" {
+		if b.start != wantStart || b.list != wantList || b.cancel.TaskHandle != "th-1" {
 			t.Errorf("%s: start %+v list %+v cancel %q", proto, b.start, b.list, b.cancel)
 		}
 	}

@@ -25,14 +25,17 @@ func (b *stubBroker) CreateQueue(_ context.Context, p tidemq.CreateQueueParams) 
 	b.check()
 	return &tidemq.QueueInfo{Name: p.Name}, nil
 }
-func (b *stubBroker) GetQueue(_ context.Context, name string) (*tidemq.QueueInfo, error) {
+func (b *stubBroker) GetQueue(_ context.Context, p tidemq.GetQueueParams) (*tidemq.QueueInfo, error) {
 	b.check()
-	if name == "missing" {
+	if p.Name == "missing" {
 		return nil, tidemq.NonExistentQueue()
 	}
-	return &tidemq.QueueInfo{Name: name}, nil
+	return &tidemq.QueueInfo{Name: p.Name}, nil
 }
-func (b *stubBroker) DeleteQueue(context.Context, string) error { b.check(); return nil }
+func (b *stubBroker) DeleteQueue(context.Context, tidemq.DeleteQueueParams) error {
+	b.check()
+	return nil
+}
 func (b *stubBroker) ListQueues(context.Context, tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
 	b.check()
 	return &tidemq.ListQueuesResult{Names: []string{"a", "b"}, NextToken: "next"}, nil
@@ -49,13 +52,19 @@ func (b *stubBroker) SetQueueAttributes(context.Context, tidemq.SetQueueAttribut
 	b.check()
 	return nil
 }
-func (b *stubBroker) PurgeQueue(context.Context, string) error { b.check(); return nil }
-func (b *stubBroker) TagQueue(context.Context, string, map[string]string) error {
+func (b *stubBroker) PurgeQueue(context.Context, tidemq.PurgeQueueParams) error {
 	b.check()
 	return nil
 }
-func (b *stubBroker) UntagQueue(context.Context, string, []string) error { b.check(); return nil }
-func (b *stubBroker) ListQueueTags(context.Context, string) (map[string]string, error) {
+func (b *stubBroker) TagQueue(context.Context, tidemq.TagQueueParams) error {
+	b.check()
+	return nil
+}
+func (b *stubBroker) UntagQueue(context.Context, tidemq.UntagQueueParams) error {
+	b.check()
+	return nil
+}
+func (b *stubBroker) ListQueueTags(context.Context, tidemq.ListQueueTagsParams) (map[string]string, error) {
 	b.check()
 	return map[string]string{"k": "v"}, nil
 }
@@ -63,7 +72,10 @@ func (b *stubBroker) AddPermission(context.Context, tidemq.AddPermissionParams) 
 	b.check()
 	return nil
 }
-func (b *stubBroker) RemovePermission(context.Context, string, string) error { b.check(); return nil }
+func (b *stubBroker) RemovePermission(context.Context, tidemq.RemovePermissionParams) error {
+	b.check()
+	return nil
+}
 
 func (b *stubBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
 	b.check()
@@ -136,9 +148,9 @@ func (b *stubBroker) StartMessageMoveTask(context.Context, tidemq.StartMoveTaskP
 	b.check()
 	return "th-1", nil
 }
-func (b *stubBroker) CancelMessageMoveTask(_ context.Context, handle string) (int64, error) {
+func (b *stubBroker) CancelMessageMoveTask(_ context.Context, p tidemq.CancelMoveTaskParams) (int64, error) {
 	b.check()
-	if handle != "th-1" {
+	if p.TaskHandle != "th-1" {
 		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
 	}
 	return 3, nil
