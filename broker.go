@@ -9,9 +9,18 @@ import (
 // their name within the broker's single account; the transports turn queue
 // URLs into names and names back into URLs.
 //
-// Every error meant for a client is an *Error from the catalogue. A Broker
-// validates what reaches it (the transports only decode), so that every
-// backend enforces the same rules.
+// Every error meant for a client is an *Error from the catalogue.
+//
+// A Broker validates what reaches it, so that every backend enforces the
+// same rules with the same codes and messages; the transports only decode
+// (wire types, and queue URLs to names). The rules are in this package: the
+// ones that need no state are the Validate methods of the params types,
+// which a Broker calls first, before it looks at any queue; the ones that
+// need a queue's type or settings are functions here too, which it calls
+// once it has the queue (ValidateQueueAttributes, ChangeVisibilityEntry's
+// Validate, ...). An optional number is a pointer, nil when the client left
+// it out: AWS refuses a 0 given where it accepts the member left out.
+// brokertest holds every Broker to these rules.
 //
 // Durability: a Broker answers a mutating call only once its effect is
 // durable, unless it was opened in memory on purpose.
@@ -120,11 +129,11 @@ type PurgeQueueParams struct {
 	Queue string
 }
 
-// ListQueuesParams are the inputs of ListQueues. MaxResults 0 means no
-// paging: every queue, and no NextToken.
+// ListQueuesParams are the inputs of ListQueues. MaxResults nil means no
+// paging: every queue (at most MaxListQueuesResults), and no NextToken.
 type ListQueuesParams struct {
 	Prefix     string
-	MaxResults int
+	MaxResults *int
 	NextToken  string
 }
 
@@ -134,10 +143,12 @@ type ListQueuesResult struct {
 	NextToken string
 }
 
-// ListDeadLetterSourceQueuesParams are the inputs of ListDeadLetterSourceQueues.
+// ListDeadLetterSourceQueuesParams are the inputs of
+// ListDeadLetterSourceQueues. MaxResults nil means no paging, as in
+// ListQueuesParams.
 type ListDeadLetterSourceQueuesParams struct {
 	Queue      string
-	MaxResults int
+	MaxResults *int
 	NextToken  string
 }
 
@@ -148,7 +159,10 @@ type GetQueueAttributesParams struct {
 	Names []string
 }
 
-// SetQueueAttributesParams are the inputs of SetQueueAttributes.
+// SetQueueAttributesParams are the inputs of SetQueueAttributes. Attributes
+// nil means the client gave none at all, which is refused before the queue
+// is looked at; an empty map is refused once it is (AWS words the two
+// differently).
 type SetQueueAttributesParams struct {
 	Queue      string
 	Attributes map[string]string
@@ -216,10 +230,10 @@ type SendResult struct {
 }
 
 // ReceiveMessagesParams are the inputs of ReceiveMessage. Nil pointers mean
-// the queue's settings.
+// the defaults: one message, the queue's visibility timeout and wait time.
 type ReceiveMessagesParams struct {
 	Queue                   string
-	MaxNumberOfMessages     int // 0 means 1
+	MaxNumberOfMessages     *int
 	VisibilityTimeout       *int
 	WaitTimeSeconds         *int
 	ReceiveRequestAttemptID string
@@ -230,6 +244,9 @@ type ReceiveMessagesParams struct {
 type DeleteMessagesParams struct {
 	Queue   string
 	Entries []DeleteEntry
+	// Batch is true for DeleteMessageBatch, whose entries need Ids. A
+	// request with other than one entry is a batch in any case.
+	Batch bool
 }
 
 // DeleteEntry is one receipt handle to delete.
@@ -242,20 +259,25 @@ type DeleteEntry struct {
 type ChangeVisibilityParams struct {
 	Queue   string
 	Entries []ChangeVisibilityEntry
+	// Batch is true for ChangeMessageVisibilityBatch, whose entries need
+	// Ids. A request with other than one entry is a batch in any case.
+	Batch bool
 }
 
-// ChangeVisibilityEntry is one visibility change.
+// ChangeVisibilityEntry is one visibility change. ChangeMessageVisibility
+// requires VisibilityTimeout; a batch entry without one sets 0.
 type ChangeVisibilityEntry struct {
 	ID                string
 	ReceiptHandle     string
-	VisibilityTimeout int
+	VisibilityTimeout *int
 }
 
 // PeekMessagesParams are the inputs of PeekMessages. Messages come in queue
 // order (send order), oldest first.
 type PeekMessagesParams struct {
 	Queue string
-	Max   int
+	// Max nil means DefaultPeekMessages.
+	Max *int
 	// IncludeInflight adds messages that are in flight or delayed.
 	IncludeInflight bool
 }

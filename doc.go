@@ -4,7 +4,9 @@
 // The types here are shared by every layer: queue and message attributes,
 // redrive policies, the error catalogue, the Clock that every deadline reads,
 // and the Broker interface that the engine (and later other backends)
-// implement. Nothing in this package knows about HTTP or about disks:
+// implement, with the rules a Broker holds its inputs to (the params types'
+// Validate methods and the Validate* functions), so that every backend
+// enforces them alike. Nothing in this package knows about HTTP or about disks:
 // transports live in api/, storage in storage/, and the single-node broker in
 // engine/.
 package tidemq

@@ -28,8 +28,18 @@ const (
 	MaxListQueuesResults      = 1000
 	MaxRedriveAllowSourceArns = 10
 	MaxMoveTaskRate           = 500
+	MaxMoveTaskResults        = 10 // ListMessageMoveTasks' MaxResults; left out, 1
 	MaxTagsPerQueue           = 50
+	MaxTagKeyLength           = 128
+	MaxTagValueLength         = 256
 	MaxPermissionLabelLength  = 80
+)
+
+// Bounds of PeekMessages, a tidemq extension: how many messages one call
+// returns at most, and when the caller leaves it to the broker.
+const (
+	MaxPeekMessages     = 1000
+	DefaultPeekMessages = 10
 )
 
 // Windows that the broker keeps state for.

@@ -37,14 +37,14 @@ type MessageMoveTask struct {
 type StartMoveTaskParams struct {
 	SourceARN      string
 	DestinationARN string
-	// MaxNumberOfMessagesPerSecond 0 lets the broker choose.
-	MaxNumberOfMessagesPerSecond int
+	// MaxNumberOfMessagesPerSecond nil lets the broker choose.
+	MaxNumberOfMessagesPerSecond *int
 }
 
 // ListMoveTasksParams are the inputs of ListMessageMoveTasks.
 type ListMoveTasksParams struct {
 	SourceARN  string
-	MaxResults int // 0 means 1
+	MaxResults *int // nil means 1
 }
 
 // CancelMoveTaskParams are the inputs of CancelMessageMoveTask.

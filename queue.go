@@ -69,8 +69,11 @@ func DefaultQueueAttributes(fifo bool) map[string]string {
 // or SetQueueAttributes on a queue of the given type, and returns them
 // normalised (booleans lower-cased). It checks each value on its own;
 // checks that need other queues (a dead-letter target that exists and has
-// the same type) are the broker's.
+// the same type) are the broker's. SetQueueAttributes must set something.
 func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[string]string, error) {
+	if !creating && len(attrs) == 0 {
+		return nil, MissingParameter("Attribute.1.Name")
+	}
 	out := make(map[string]string, len(attrs))
 	for name, value := range attrs {
 		if fifoOnlyAttributes[name] && !fifo {

@@ -190,23 +190,7 @@ func ValidateFIFOToken(param, value string) error {
 // ValidateBatchEntryIDs checks the Ids of a batch request: 1 to 10 entries,
 // each Id 1 to 80 characters of [A-Za-z0-9_-], all distinct.
 func ValidateBatchEntryIDs(ids []string) error {
-	if len(ids) == 0 {
-		return Errorf(ErrEmptyBatchRequest, "There should be at least one %s in the request.", "entry")
-	}
-	if len(ids) > MaxBatchEntries {
-		return Errorf(ErrTooManyEntriesInBatchRequest, "Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, len(ids))
-	}
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if !validBatchID(id) {
-			return Errorf(ErrInvalidBatchEntryID, "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
-		}
-		if seen[id] {
-			return Errorf(ErrBatchEntryIdsNotDistinct, "Id %s repeated.", id)
-		}
-		seen[id] = true
-	}
-	return nil
+	return validateBatchIDs(len(ids), func(i int) string { return ids[i] })
 }
 
 func validBatchID(id string) bool {
@@ -244,4 +228,293 @@ func ValidateQueueName(name string, fifo bool) error {
 		return Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
 	}
 	return nil
+}
+
+// The rules of the Broker's params that need no state. A Broker calls a
+// params type's Validate first, before it looks at any queue, so that a
+// request that breaks one fails the same way on every backend and whether
+// or not its queue exists. Optional numbers are pointers (nil: left out),
+// because AWS refuses a 0 that a client gives where it accepts one left
+// out. The messages are AWS's.
+
+// optionalRange checks an optional integer parameter against its bounds.
+func optionalRange(param string, v *int, lo, hi int, reason string) error {
+	if v == nil || (*v >= lo && *v <= hi) {
+		return nil
+	}
+	return InvalidParameter(param, *v, reason)
+}
+
+// validateBatchIDs checks the Ids of a batch request of n entries, id(i)
+// being the Id of entry i, as ValidateBatchEntryIDs does. It allocates
+// nothing: a batch has at most 10 entries, few enough to compare each Id
+// with those before it.
+func validateBatchIDs(n int, id func(i int) string) error {
+	if n == 0 {
+		return Errorf(ErrEmptyBatchRequest, "There should be at least one %s in the request.", "entry")
+	}
+	if n > MaxBatchEntries {
+		return Errorf(ErrTooManyEntriesInBatchRequest, "Maximum number of entries per request are %d. You have sent %d.", MaxBatchEntries, n)
+	}
+	for i := 0; i < n; i++ {
+		s := id(i)
+		if !validBatchID(s) {
+			return Errorf(ErrInvalidBatchEntryID, "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.")
+		}
+		for j := 0; j < i; j++ {
+			if id(j) == s {
+				return Errorf(ErrBatchEntryIdsNotDistinct, "Id %s repeated.", s)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks a CreateQueue request on its own: a name, valid for the
+// queue's type (FIFO when Attributes say FifoQueue true), valid attributes
+// and tags. It returns the type and the attributes normalised
+// (ValidateQueueAttributes). What needs other queues (a RedrivePolicy's
+// target) is the broker's to check.
+func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err error) {
+	if p.Name == "" {
+		return false, nil, MissingParameter("QueueName")
+	}
+	fifo = strings.EqualFold(p.Attributes[AttrFifoQueue], "true")
+	if err := ValidateQueueName(p.Name, fifo); err != nil {
+		return false, nil, err
+	}
+	if attrs, err = ValidateQueueAttributes(p.Attributes, fifo, true); err != nil {
+		return false, nil, err
+	}
+	if err := ValidateTags(p.Tags); err != nil {
+		return false, nil, err
+	}
+	return fifo, attrs, nil
+}
+
+// Validate checks that a GetQueueUrl request names a queue.
+func (p *GetQueueParams) Validate() error {
+	if p.Name == "" {
+		return MissingParameter("QueueName")
+	}
+	return nil
+}
+
+func validateListMaxResults(n *int) error {
+	return optionalRange("MaxResults", n, 1, MaxListQueuesResults, "MaxResults must be an integer between 1 and 1000.")
+}
+
+// Validate checks MaxResults: 1 to 1000 when given.
+func (p *ListQueuesParams) Validate() error { return validateListMaxResults(p.MaxResults) }
+
+// Validate checks MaxResults: 1 to 1000 when given.
+func (p *ListDeadLetterSourceQueuesParams) Validate() error {
+	return validateListMaxResults(p.MaxResults)
+}
+
+// Validate checks that every name is a queue attribute name (or All).
+func (p *GetQueueAttributesParams) Validate() error {
+	for _, n := range p.Names {
+		if !IsQueueAttributeName(n) {
+			return Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", n)
+		}
+	}
+	return nil
+}
+
+// Validate checks that the request has attributes at all; the attributes
+// themselves depend on the queue's type (ValidateQueueAttributes, which
+// also refuses an empty list).
+func (p *SetQueueAttributesParams) Validate() error {
+	if p.Attributes == nil {
+		return MissingParameter("Attributes")
+	}
+	return nil
+}
+
+// ValidateTags checks queue tags: keys of 1 to 128 characters that do not
+// start with aws: (in any case), values of at most 256.
+func ValidateTags(tags map[string]string) error {
+	for k, v := range tags {
+		if k == "" || len(k) > MaxTagKeyLength || len(v) > MaxTagValueLength || strings.HasPrefix(strings.ToLower(k), "aws:") {
+			return InvalidParameter("Tags", k, "Tag keys must be 1 to 128 characters, must not start with aws:, and values at most 256 characters.")
+		}
+	}
+	return nil
+}
+
+// Validate checks that there are tags, and each of them.
+func (p *TagQueueParams) Validate() error {
+	if len(p.Tags) == 0 {
+		return MissingParameter("Tags")
+	}
+	return ValidateTags(p.Tags)
+}
+
+// Validate checks that there are tag keys.
+func (p *UntagQueueParams) Validate() error {
+	if len(p.TagKeys) == 0 {
+		return MissingParameter("TagKeys")
+	}
+	return nil
+}
+
+// validLabel reports whether a permission label is 1 to 80 characters of
+// [A-Za-z0-9_-].
+func validLabel(label string) bool {
+	if label == "" || len(label) > MaxPermissionLabelLength {
+		return false
+	}
+	for _, r := range label {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks that there are a label, accounts and actions, and then
+// the label.
+func (p *AddPermissionParams) Validate() error {
+	switch {
+	case p.Label == "":
+		return MissingParameter("Label")
+	case len(p.AccountIDs) == 0:
+		return MissingParameter("AWSAccountIds")
+	case len(p.Actions) == 0:
+		return MissingParameter("Actions")
+	case !validLabel(p.Label):
+		return InvalidParameter("Label", p.Label, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.")
+	}
+	return nil
+}
+
+// Validate checks that there is a label.
+func (p *RemovePermissionParams) Validate() error {
+	if p.Label == "" {
+		return MissingParameter("Label")
+	}
+	return nil
+}
+
+// IsBatch tells SendMessageBatch from SendMessage.
+func (p *SendMessagesParams) IsBatch() bool { return p.Batch || len(p.Entries) != 1 }
+
+// Validate checks what fails a whole send before its queue is looked at: a
+// batch's entry Ids and total size (at most MaxMessageSize), a single
+// message's body being there. Each entry's own rules depend on the queue
+// (SendEntry's checks in the broker).
+func (p *SendMessagesParams) Validate() error {
+	if !p.IsBatch() {
+		if p.Entries[0].Body == "" {
+			return MissingParameter("MessageBody")
+		}
+		return nil
+	}
+	if err := validateBatchIDs(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
+		return err
+	}
+	total := 0
+	for i := range p.Entries {
+		total += MessageSize(p.Entries[i].Body, p.Entries[i].Attributes)
+	}
+	if total > MaxMessageSize {
+		return Errorf(ErrBatchRequestTooLong, "Batch requests cannot be longer than %d bytes. You have sent %d bytes.", MaxMessageSize, total)
+	}
+	return nil
+}
+
+// Validate checks the bounds of a receive: MaxNumberOfMessages 1 to 10,
+// VisibilityTimeout 0 to 43200, WaitTimeSeconds 0 to 20 when given, and
+// the form of a ReceiveRequestAttemptId.
+func (p *ReceiveMessagesParams) Validate() error {
+	if err := optionalRange("MaxNumberOfMessages", p.MaxNumberOfMessages, 1, MaxReceiveMessages, "Must be between 1 and 10, if provided."); err != nil {
+		return err
+	}
+	if err := optionalRange("VisibilityTimeout", p.VisibilityTimeout, 0, MaxVisibilityTimeout, "Must be >= 0 and <= 43200, if provided."); err != nil {
+		return err
+	}
+	if err := optionalRange("WaitTimeSeconds", p.WaitTimeSeconds, 0, MaxWaitTimeSeconds, "Must be >= 0 and <= 20, if provided."); err != nil {
+		return err
+	}
+	if p.ReceiveRequestAttemptID != "" {
+		return ValidateFIFOToken("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID)
+	}
+	return nil
+}
+
+// IsBatch tells DeleteMessageBatch from DeleteMessage.
+func (p *DeleteMessagesParams) IsBatch() bool { return p.Batch || len(p.Entries) != 1 }
+
+// Validate checks a batch's entry Ids, or that a single delete has a
+// receipt handle. A batch entry's handle is judged on its own.
+func (p *DeleteMessagesParams) Validate() error {
+	if !p.IsBatch() {
+		if p.Entries[0].ReceiptHandle == "" {
+			return MissingParameter("ReceiptHandle")
+		}
+		return nil
+	}
+	return validateBatchIDs(len(p.Entries), func(i int) string { return p.Entries[i].ID })
+}
+
+// IsBatch tells ChangeMessageVisibilityBatch from ChangeMessageVisibility.
+func (p *ChangeVisibilityParams) IsBatch() bool { return p.Batch || len(p.Entries) != 1 }
+
+// Validate checks a batch's entry Ids, or that a single change has a
+// receipt handle and a timeout. Each entry's timeout is judged on its own
+// (ChangeVisibilityEntry.Validate).
+func (p *ChangeVisibilityParams) Validate() error {
+	if !p.IsBatch() {
+		if p.Entries[0].ReceiptHandle == "" {
+			return MissingParameter("ReceiptHandle")
+		}
+		if p.Entries[0].VisibilityTimeout == nil {
+			return MissingParameter("VisibilityTimeout")
+		}
+		return nil
+	}
+	return validateBatchIDs(len(p.Entries), func(i int) string { return p.Entries[i].ID })
+}
+
+// Validate checks the timeout's bounds, 0 to 43200 seconds. (The total
+// visibility of a message is bounded too; that needs the message.)
+func (e *ChangeVisibilityEntry) Validate() error {
+	return optionalRange("VisibilityTimeout", e.VisibilityTimeout, 0, MaxVisibilityTimeout, "Must be >= 0 and <= 43200, if provided.")
+}
+
+// Validate checks Max: 1 to MaxPeekMessages when given.
+func (p *PeekMessagesParams) Validate() error {
+	return optionalRange("MaxNumberOfMessages", p.Max, 1, MaxPeekMessages, "Must be between 1 and 1000, if provided.")
+}
+
+// Validate checks that there is a source, and the rate: 1 to 500 messages
+// per second when given.
+func (p *StartMoveTaskParams) Validate() error {
+	if p.SourceARN == "" {
+		return MissingParameter("SourceArn")
+	}
+	return optionalRange("MaxNumberOfMessagesPerSecond", p.MaxNumberOfMessagesPerSecond, 1, MaxMoveTaskRate, "Must be between 1 and 500.")
+}
+
+// Validate checks that there is a source, and MaxResults: 1 to 10 when
+// given.
+func (p *ListMoveTasksParams) Validate() error {
+	if p.SourceARN == "" {
+		return MissingParameter("SourceArn")
+	}
+	return optionalRange("MaxResults", p.MaxResults, 1, MaxMoveTaskResults, "Must be between 1 and 10, if provided.")
+}
+
+// Validate checks that there is a task handle and that it is one, and
+// returns what it encodes. Whether the task exists is the broker's to say.
+func (p *CancelMoveTaskParams) Validate() (MoveTaskHandle, error) {
+	if p.TaskHandle == "" {
+		return MoveTaskHandle{}, MissingParameter("TaskHandle")
+	}
+	h, ok := ParseMoveTaskHandle(p.TaskHandle)
+	if !ok {
+		return h, Errorf(ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
+	}
+	return h, nil
 }

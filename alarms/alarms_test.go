@@ -52,7 +52,7 @@ func receive(t *testing.T, eng *engine.Engine, queue string) int {
 	t.Helper()
 	zero := 0
 	ms, err := eng.ReceiveMessages(context.Background(), tidemq.ReceiveMessagesParams{Queue: queue,
-		MaxNumberOfMessages: 10, WaitTimeSeconds: &zero})
+		MaxNumberOfMessages: new(10), WaitTimeSeconds: &zero})
 	must(t, err)
 	return len(ms)
 }

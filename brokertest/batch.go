@@ -100,7 +100,7 @@ func batchChecks() []check {
 			if len(m) != 2 {
 				e.t.Fatalf("received %d messages, want 2", len(m))
 			}
-			res, err := e.b.DeleteMessages(e.ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{
+			res, err := e.b.DeleteMessages(e.ctx, tidemq.DeleteMessagesParams{Queue: "q", Batch: true, Entries: []tidemq.DeleteEntry{
 				{ID: "a", ReceiptHandle: m[0].ReceiptHandle},
 				{ID: "bad", ReceiptHandle: "garbage"},
 				{ID: "foreign", ReceiptHandle: o.ReceiptHandle},
@@ -122,18 +122,18 @@ func batchChecks() []check {
 			e.sendBody("q", "a")
 			h := e.receiveOne("q").ReceiptHandle
 			del := func(entries ...tidemq.DeleteEntry) error {
-				_, err := e.b.DeleteMessages(e.ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: entries})
+				_, err := e.b.DeleteMessages(e.ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: entries, Batch: true})
 				return err
 			}
 			chg := func(entries ...tidemq.ChangeVisibilityEntry) error {
-				_, err := e.b.ChangeMessageVisibility(e.ctx, tidemq.ChangeVisibilityParams{Queue: "q", Entries: entries})
+				_, err := e.b.ChangeMessageVisibility(e.ctx, tidemq.ChangeVisibilityParams{Queue: "q", Entries: entries, Batch: true})
 				return err
 			}
 			var dels []tidemq.DeleteEntry
 			var chgs []tidemq.ChangeVisibilityEntry
 			for i := 0; i < 11; i++ {
 				dels = append(dels, tidemq.DeleteEntry{ID: fmt.Sprintf("d%d", i), ReceiptHandle: h})
-				chgs = append(chgs, tidemq.ChangeVisibilityEntry{ID: fmt.Sprintf("c%d", i), ReceiptHandle: h, VisibilityTimeout: 10})
+				chgs = append(chgs, tidemq.ChangeVisibilityEntry{ID: fmt.Sprintf("c%d", i), ReceiptHandle: h, VisibilityTimeout: intp(10)})
 			}
 			e.wantCode(del(), tidemq.ErrEmptyBatchRequest, "DeleteMessageBatch without entries")
 			e.wantCode(del(dels...), tidemq.ErrTooManyEntriesInBatchRequest, "DeleteMessageBatch with 11 entries")
@@ -157,11 +157,11 @@ func batchChecks() []check {
 			if len(m) != 2 {
 				e.t.Fatalf("received %d messages, want 2", len(m))
 			}
-			res, err := e.b.ChangeMessageVisibility(e.ctx, tidemq.ChangeVisibilityParams{Queue: "q", Entries: []tidemq.ChangeVisibilityEntry{
-				{ID: "a", ReceiptHandle: m[0].ReceiptHandle, VisibilityTimeout: 0},
-				{ID: "bad", ReceiptHandle: "garbage", VisibilityTimeout: 0},
-				{ID: "foreign", ReceiptHandle: o.ReceiptHandle, VisibilityTimeout: 0},
-				{ID: "b", ReceiptHandle: m[1].ReceiptHandle, VisibilityTimeout: 100},
+			res, err := e.b.ChangeMessageVisibility(e.ctx, tidemq.ChangeVisibilityParams{Queue: "q", Batch: true, Entries: []tidemq.ChangeVisibilityEntry{
+				{ID: "a", ReceiptHandle: m[0].ReceiptHandle, VisibilityTimeout: intp(0)},
+				{ID: "bad", ReceiptHandle: "garbage", VisibilityTimeout: intp(0)},
+				{ID: "foreign", ReceiptHandle: o.ReceiptHandle, VisibilityTimeout: intp(0)},
+				{ID: "b", ReceiptHandle: m[1].ReceiptHandle, VisibilityTimeout: intp(100)},
 			}})
 			e.ok(err, "ChangeMessageVisibilityBatch")
 			if len(res) != 4 {

@@ -285,9 +285,12 @@ func withAttempt(id string) recvOpt {
 }
 
 // params builds receive parameters: a short poll (WaitTimeSeconds 0) unless
-// an option says otherwise.
+// an option says otherwise. max 0 leaves MaxNumberOfMessages out.
 func params(q string, max int, opts ...recvOpt) tidemq.ReceiveMessagesParams {
-	p := tidemq.ReceiveMessagesParams{Queue: q, MaxNumberOfMessages: max, WaitTimeSeconds: intp(0), Client: client}
+	p := tidemq.ReceiveMessagesParams{Queue: q, WaitTimeSeconds: intp(0), Client: client}
+	if max != 0 {
+		p.MaxNumberOfMessages = intp(max)
+	}
 	for _, o := range opts {
 		o(&p)
 	}
@@ -407,7 +410,7 @@ func (e *env) del(q, handle string) {
 func (e *env) tryChange(q, handle string, secs int) error {
 	e.t.Helper()
 	res, err := e.b.ChangeMessageVisibility(e.ctx, tidemq.ChangeVisibilityParams{Queue: q,
-		Entries: []tidemq.ChangeVisibilityEntry{{ID: "0", ReceiptHandle: handle, VisibilityTimeout: secs}}})
+		Entries: []tidemq.ChangeVisibilityEntry{{ID: "0", ReceiptHandle: handle, VisibilityTimeout: intp(secs)}}})
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func moveTaskChecks() []check {
 			e.wantCode(err, tidemq.ErrResourceNotFound, "StartMessageMoveTask from a queue that does not exist")
 			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), DestinationARN: e.arn("nosuchqueue")})
 			e.wantCode(err, tidemq.ErrResourceNotFound, "StartMessageMoveTask to a queue that does not exist")
-			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: 501})
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: intp(501)})
 			e.wantClientError(err, "StartMessageMoveTask with MaxNumberOfMessagesPerSecond 501")
 			if tasks := e.listTasks("dlq", 10); len(tasks) != 0 {
 				e.t.Fatalf("refused starts left tasks: %+v", tasks)
@@ -108,7 +108,7 @@ func moveTaskChecks() []check {
 			}
 			e.deadLetter("src", 5)
 			base := e.clk.Timers()
-			handle, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: 1})
+			handle, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: intp(1)})
 			e.ok(err, "StartMessageMoveTask at 1 message per second")
 			// The task waits on the clock between messages.
 			if !e.clk.WaitForTimers(base+1, guard) {
@@ -165,7 +165,7 @@ func moveTaskChecks() []check {
 			if len(both) != 2 || both[0].DestinationARN != e.arn("b") || both[1].DestinationARN != e.arn("a") {
 				e.t.Fatalf("ListMessageMoveTasks(10) = %+v, want the task to b, then the one to a", both)
 			}
-			_, err = e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn("dlq"), MaxResults: 11})
+			_, err = e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn("dlq"), MaxResults: intp(11)})
 			e.wantClientError(err, "ListMessageMoveTasks with MaxResults 11")
 			_, err = e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn("nosuchqueue")})
 			e.wantCode(err, tidemq.ErrResourceNotFound, "ListMessageMoveTasks of a queue that does not exist")
@@ -176,7 +176,7 @@ func moveTaskChecks() []check {
 // listTasks lists the move tasks of a queue.
 func (e *env) listTasks(q string, max int) []tidemq.MessageMoveTask {
 	e.t.Helper()
-	tasks, err := e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn(q), MaxResults: max})
+	tasks, err := e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn(q), MaxResults: intp(max)})
 	e.ok(err, "ListMessageMoveTasks(%s)", q)
 	return tasks
 }

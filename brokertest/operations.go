@@ -58,7 +58,7 @@ func operationChecks() []check {
 			}
 			// Nothing else changes: still in flight until its timeout.
 			e.wantCounts("q", 0, 1, 0, "after RecordFailure")
-			peek, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 1, IncludeInflight: true})
+			peek, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "q", Max: intp(1), IncludeInflight: true})
 			e.ok(err, "peek")
 			found := false
 			for _, ev := range peek[0].History {

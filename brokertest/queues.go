@@ -182,7 +182,7 @@ func queueChecks() []check {
 				if page > 5 {
 					e.t.Fatal("ListQueues paging does not end")
 				}
-				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: "page-", MaxResults: 2, NextToken: token})
+				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: "page-", MaxResults: intp(2), NextToken: token})
 				e.ok(err, "ListQueues page %d", page)
 				if len(res.Names) > 2 || (page == 0 && len(res.Names) != 2) {
 					e.t.Fatalf("ListQueues page %d with MaxResults 2 returned %v", page, res.Names)

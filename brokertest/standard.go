@@ -184,7 +184,7 @@ func standardChecks() []check {
 				e.sendBody("q", fmt.Sprintf("m%02d", i))
 			}
 			if m := e.receive("q", 0); len(m) != 1 {
-				e.t.Fatalf("MaxNumberOfMessages 0 (default 1) returned %d messages", len(m))
+				e.t.Fatalf("MaxNumberOfMessages left out (default 1) returned %d messages", len(m))
 			}
 			first := e.receive("q", 10)
 			if len(first) != 10 {

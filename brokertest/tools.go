@@ -69,7 +69,7 @@ func peekChecks() []check {
 			}
 		}},
 		{"MissingQueue", func(e *env) {
-			_, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "missing", Max: 10})
+			_, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "missing", Max: intp(10)})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "PeekMessages(missing)")
 		}},
 	}
@@ -184,7 +184,7 @@ func moveChecks() []check {
 // peek calls PeekMessages and fails the test on an error.
 func (e *env) peek(q string, max int, inflight bool) []*tidemq.Message {
 	e.t.Helper()
-	m, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: q, Max: max, IncludeInflight: inflight})
+	m, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: q, Max: intp(max), IncludeInflight: inflight})
 	e.ok(err, "PeekMessages(%s)", q)
 	if len(m) > max {
 		e.t.Fatalf("PeekMessages(%s, Max %d) returned %d messages", q, max, len(m))

@@ -206,7 +206,7 @@ func TestCrashChild(t *testing.T) {
 						}
 					}
 				}
-				msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: 10, VisibilityTimeout: &hour})
+				msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10), VisibilityTimeout: &hour})
 				if err != nil {
 					t.Error(err)
 					return

@@ -15,10 +15,8 @@ import (
 func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) (_ []error, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
-		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
-			return nil, err
-		}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {

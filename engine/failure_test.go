@@ -47,7 +47,7 @@ func TestRecordFailureJoinsTheStory(t *testing.T) {
 	if again, _ := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"}); len(again) != 0 {
 		t.Fatalf("expected a dead-letter move, got %+v", again)
 	}
-	peek, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "dlq", Max: 10})
+	peek, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "dlq", Max: new(10)})
 	if err != nil || len(peek) != 1 {
 		t.Fatal(err, peek)
 	}
@@ -92,7 +92,7 @@ func TestRecordFailureSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	peek, _ := e2.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 1, IncludeInflight: true})
+	peek, _ := e2.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: new(1), IncludeInflight: true})
 	if len(peek) != 1 {
 		t.Fatalf("peek = %+v", peek)
 	}

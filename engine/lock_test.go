@@ -155,7 +155,7 @@ func TestPanicUnderLockDoesNotWedge(t *testing.T) {
 	if err := send(t, e, "q", "after"); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 10})
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(10)})
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("receive after recovery: %v %v", msgs, err)
 	}

@@ -78,11 +78,12 @@ func (e *Engine) isDeadLetterQueue(q *queue) bool {
 func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (_ string, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if p.SourceARN == "" {
-		return "", tidemq.MissingParameter("SourceArn")
+	if err := p.Validate(); err != nil {
+		return "", err
 	}
-	if r := p.MaxNumberOfMessagesPerSecond; r < 0 || r > tidemq.MaxMoveTaskRate {
-		return "", tidemq.InvalidParameter("MaxNumberOfMessagesPerSecond", r, "Must be between 1 and 500.")
+	rate := 0 // the broker's choice: as fast as chunks go
+	if p.MaxNumberOfMessagesPerSecond != nil {
+		rate = *p.MaxNumberOfMessagesPerSecond
 	}
 	if err := h.lock(); err != nil {
 		return "", err
@@ -111,7 +112,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	e.advance(src, now, tx)
 	task := &moveTask{id: uuid.NewString(), MessageMoveTask: tidemq.MessageMoveTask{
 		Status: tidemq.MoveTaskRunning, SourceARN: src.arn, DestinationARN: p.DestinationARN,
-		MaxNumberOfMessagesPerSecond:      p.MaxNumberOfMessagesPerSecond,
+		MaxNumberOfMessagesPerSecond:      rate,
 		ApproximateNumberOfMessagesToMove: int64(src.nReady),
 		StartedTimestamp:                  now,
 	}}
@@ -140,12 +141,9 @@ func (e *Engine) addTask(t *moveTask) {
 func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveTaskParams) (_ int64, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if p.TaskHandle == "" {
-		return 0, tidemq.MissingParameter("TaskHandle")
-	}
-	th, ok := tidemq.ParseMoveTaskHandle(p.TaskHandle)
-	if !ok {
-		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
+	th, err := p.Validate()
+	if err != nil {
+		return 0, err
 	}
 	if err := h.lock(); err != nil {
 		return 0, err
@@ -170,15 +168,12 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTasksParams) (_ []tidemq.MessageMoveTask, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if p.SourceARN == "" {
-		return nil, tidemq.MissingParameter("SourceArn")
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
-	max := p.MaxResults
-	if max == 0 {
-		max = 1
-	}
-	if max < 1 || max > 10 {
-		return nil, tidemq.InvalidParameter("MaxResults", max, "Must be between 1 and 10, if provided.")
+	max := 1
+	if p.MaxResults != nil {
+		max = *p.MaxResults
 	}
 	if err := h.lock(); err != nil {
 		return nil, err

@@ -34,14 +34,14 @@ func newTaskEnv(t *testing.T, n int) *taskEnv {
 	}
 	zero := 0
 	for got := 0; got < n; {
-		msgs, err := env.e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", MaxNumberOfMessages: 10, VisibilityTimeout: &zero})
+		msgs, err := env.e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", MaxNumberOfMessages: new(10), VisibilityTimeout: &zero})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got += len(msgs)
 	}
 	// The next receive moves them all to the DLQ.
-	msgs, _ := env.e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", MaxNumberOfMessages: 10})
+	msgs, _ := env.e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", MaxNumberOfMessages: new(10)})
 	if len(msgs) != 0 {
 		t.Fatalf("expected every message dead-lettered, got %d back", len(msgs))
 	}
@@ -105,7 +105,7 @@ func TestMoveTaskBackToSourceAtRate(t *testing.T) {
 	env := newTaskEnv(t, 5)
 	defer env.e.Close()
 	ctx := context.Background()
-	handle, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: 2})
+	handle, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: new(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMoveTaskCancelAndRestart(t *testing.T) {
 	env := newTaskEnv(t, 6)
 	ctx := context.Background()
 	must(t)(env.e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "other"}))
-	handle, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), DestinationARN: env.e.arn("other"), MaxNumberOfMessagesPerSecond: 2})
+	handle, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), DestinationARN: env.e.arn("other"), MaxNumberOfMessagesPerSecond: new(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMoveTaskDestinationDeleted(t *testing.T) {
 	defer env.e.Close()
 	ctx := context.Background()
 	must(t)(env.e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "other"}))
-	_, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), DestinationARN: env.e.arn("other"), MaxNumberOfMessagesPerSecond: 2})
+	_, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), DestinationARN: env.e.arn("other"), MaxNumberOfMessagesPerSecond: new(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestMoveTaskValidation(t *testing.T) {
 		{tidemq.StartMoveTaskParams{SourceARN: env.e.arn("missing")}, tidemq.ErrResourceNotFound},
 		{tidemq.StartMoveTaskParams{SourceARN: env.e.arn("src")}, tidemq.ErrInvalidParameterValue}, // not a DLQ
 		{tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), DestinationARN: env.e.arn("missing")}, tidemq.ErrResourceNotFound},
-		{tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: 501}, tidemq.ErrInvalidParameterValue},
+		{tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: new(501)}, tidemq.ErrInvalidParameterValue},
 		{tidemq.StartMoveTaskParams{}, tidemq.ErrMissingParameter},
 	}
 	for _, c := range cases {

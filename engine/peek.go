@@ -6,20 +6,17 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// MaxPeek bounds one PeekMessages call.
-const MaxPeek = 1000
-
 // PeekMessages returns messages, oldest first, without receiving them: no
 // receive count, visibility or history changes, and no receipt handles.
 func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) (_ []*tidemq.Message, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	max := p.Max
-	if max <= 0 {
-		max = 10
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
-	if max > MaxPeek {
-		return nil, tidemq.InvalidParameter("Max", max, "Must be between 1 and 1000.")
+	max := tidemq.DefaultPeekMessages
+	if p.Max != nil {
+		max = *p.Max
 	}
 	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {

@@ -41,18 +41,8 @@ func (q *queue) info() *tidemq.QueueInfo {
 func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_ *tidemq.QueueInfo, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if p.Name == "" {
-		return nil, tidemq.MissingParameter("QueueName")
-	}
-	fifo := strings.EqualFold(p.Attributes[tidemq.AttrFifoQueue], "true")
-	if err := tidemq.ValidateQueueName(p.Name, fifo); err != nil {
-		return nil, err
-	}
-	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, fifo, true)
+	fifo, attrs, err := p.Validate()
 	if err != nil {
-		return nil, err
-	}
-	if err := validateTags(p.Tags); err != nil {
 		return nil, err
 	}
 	if err := h.lock(); err != nil {
@@ -126,6 +116,9 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 func (e *Engine) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (_ *tidemq.QueueInfo, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
@@ -221,6 +214,9 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *tidemq.ListQueuesResult, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
@@ -239,6 +235,9 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (_ *tidemq.ListQueuesResult, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
@@ -258,8 +257,8 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 }
 
 // page sorts names and cuts the page after the token. The token is the last
-// name of the previous page, base64-encoded.
-func page(names []string, max int, token string) (*tidemq.ListQueuesResult, error) {
+// name of the previous page, base64-encoded. maxResults nil means no paging.
+func page(names []string, maxResults *int, token string) (*tidemq.ListQueuesResult, error) {
 	sort.Strings(names)
 	if token != "" {
 		last, err := base64.RawURLEncoding.DecodeString(token)
@@ -273,13 +272,13 @@ func page(names []string, max int, token string) (*tidemq.ListQueuesResult, erro
 		names = names[i:]
 	}
 	res := &tidemq.ListQueuesResult{Names: names}
-	if max <= 0 {
+	if maxResults == nil {
 		if len(names) > tidemq.MaxListQueuesResults {
 			res.Names = names[:tidemq.MaxListQueuesResults]
 		}
 		return res, nil
 	}
-	if len(names) > max {
+	if max := *maxResults; len(names) > max {
 		res.Names = names[:max]
 		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
 	}
@@ -291,10 +290,8 @@ func page(names []string, max int, token string) (*tidemq.ListQueuesResult, erro
 func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (_ map[string]string, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	for _, n := range p.Names {
-		if !tidemq.IsQueueAttributeName(n) {
-			return nil, tidemq.Errorf(tidemq.ErrInvalidAttributeName, "Unknown Attribute %s.", n)
-		}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
@@ -331,6 +328,9 @@ func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttrib
 func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) (err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
+	if err := p.Validate(); err != nil {
+		return err
+	}
 	if err := h.lock(); err != nil {
 		return err
 	}
@@ -340,9 +340,6 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return err
 	}
 	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-	if err == nil && len(attrs) == 0 && len(p.Attributes) == 0 {
-		err = tidemq.MissingParameter("Attribute.1.Name")
-	}
 	merged := make(map[string]string, len(q.attrs)+len(attrs))
 	for k, v := range q.attrs {
 		merged[k] = v

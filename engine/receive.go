@@ -22,23 +22,12 @@ type receiveAttempt struct {
 func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) (_ []*tidemq.Message, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	max := p.MaxNumberOfMessages
-	if max == 0 {
-		max = 1
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
-	if max < 1 || max > tidemq.MaxReceiveMessages {
-		return nil, tidemq.InvalidParameter("MaxNumberOfMessages", max, "Must be between 1 and 10, if provided.")
-	}
-	if v := p.VisibilityTimeout; v != nil && (*v < 0 || *v > tidemq.MaxVisibilityTimeout) {
-		return nil, tidemq.InvalidParameter("VisibilityTimeout", *v, "Must be >= 0 and <= 43200, if provided.")
-	}
-	if w := p.WaitTimeSeconds; w != nil && (*w < 0 || *w > tidemq.MaxWaitTimeSeconds) {
-		return nil, tidemq.InvalidParameter("WaitTimeSeconds", *w, "Must be >= 0 and <= 20, if provided.")
-	}
-	if p.ReceiveRequestAttemptID != "" {
-		if err := tidemq.ValidateFIFOToken("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID); err != nil {
-			return nil, err
-		}
+	max := 1
+	if p.MaxNumberOfMessages != nil {
+		max = *p.MaxNumberOfMessages
 	}
 	var deadline time.Time
 	var w *waiter // while this call waits: its registration on wq

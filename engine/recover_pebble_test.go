@@ -55,7 +55,7 @@ func TestRecoversFromFullDiskOnPebble(t *testing.T) {
 		}
 	}
 	vt := 300
-	got, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 3, VisibilityTimeout: &vt})
+	got, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(3), VisibilityTimeout: &vt})
 	if err != nil || len(got) != 3 {
 		t.Fatal(got, err)
 	}

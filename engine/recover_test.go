@@ -67,7 +67,7 @@ func (env *recoveryEnv) attempt(t *testing.T, delay time.Duration) error {
 // counts, sorted.
 func bodies(t *testing.T, e *Engine, queue string) []string {
 	t.Helper()
-	peek, err := e.PeekMessages(context.Background(), tidemq.PeekMessagesParams{Queue: queue, Max: 100, IncludeInflight: true})
+	peek, err := e.PeekMessages(context.Background(), tidemq.PeekMessagesParams{Queue: queue, Max: new(100), IncludeInflight: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestRecoversFromStorageFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	vt := 300
-	got, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 2, VisibilityTimeout: &vt})
+	got, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(2), VisibilityTimeout: &vt})
 	if err != nil || len(got) != 2 {
 		t.Fatal(got, err)
 	}
@@ -186,7 +186,7 @@ func TestRecoveryResumesMoveTask(t *testing.T) {
 	defer env.e.Close()
 	attempts := make(chan error, 10)
 	env.e.onRecovery = func(err error) { attempts <- err }
-	if _, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: 1}); err != nil {
+	if _, err := env.e.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: new(1)}); err != nil {
 		t.Fatal(err)
 	}
 	if !env.clk.WaitForTimers(1, 10*time.Second) { // the runner waits after its first step

@@ -37,13 +37,13 @@ func TestFIFODeadLetterMidGroupReceive(t *testing.T) {
 	}
 	must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q.fifo", Entries: entries, Batch: true}))
 	vt := 5
-	msgs, _ := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: 2, VisibilityTimeout: &vt})
+	msgs, _ := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(2), VisibilityTimeout: &vt})
 	if len(msgs) != 2 {
 		t.Fatalf("first receive got %d", len(msgs))
 	}
 	must(t)(e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q.fifo", Entries: []tidemq.DeleteEntry{{ReceiptHandle: msgs[1].ReceiptHandle}}}))
 	clk.Advance(6 * time.Second)
-	msgs, err = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: 10})
+	msgs, err = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10)})
 	if err != nil || len(msgs) != 1 || msgs[0].Body != "C" {
 		t.Fatalf("after A is dead-lettered the receive should return C: %v %+v", err, msgs)
 	}
@@ -216,7 +216,7 @@ func TestCloseRacingMoveTaskStart(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_, _ = env.e.StartMessageMoveTask(context.Background(), tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: 1})
+			_, _ = env.e.StartMessageMoveTask(context.Background(), tidemq.StartMoveTaskParams{SourceARN: env.e.arn("dlq"), MaxNumberOfMessagesPerSecond: new(1)})
 		}()
 		if err := env.e.Close(); err != nil {
 			t.Fatal(err)
@@ -246,7 +246,7 @@ func TestVisibilityExpiryHistorySurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 10})
+	msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: new(10)})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("peek: %v, %v", msgs, err)
 	}
@@ -282,7 +282,7 @@ func TestVisibilityExpiryWhileDownIsRecorded(t *testing.T) {
 	clk.Advance(time.Minute)
 	for i := 0; i < 2; i++ { // the second start must not add it again
 		e = open()
-		msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 10})
+		msgs, err := e.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: new(10)})
 		e.Close()
 		if err != nil || len(msgs) != 1 {
 			t.Fatalf("peek: %v, %v", msgs, err)
@@ -325,7 +325,7 @@ func TestLongPollsWakeOnePerMessageAndLoseNone(t *testing.T) {
 				if i%2 == 1 {
 					c, cancel = context.WithTimeout(pctx, time.Millisecond)
 				}
-				msgs, _ := e.ReceiveMessages(c, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 3, WaitTimeSeconds: &wait})
+				msgs, _ := e.ReceiveMessages(c, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(3), WaitTimeSeconds: &wait})
 				cancel()
 				for _, m := range msgs {
 					must(t)(e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{{ReceiptHandle: m.ReceiptHandle}}}))
@@ -363,7 +363,7 @@ func TestDeletedMessageIsNotRetained(t *testing.T) {
 	defer e.Close()
 	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "43200"}}))
 	must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "x"}}}))
-	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 1})
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(1)})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("receive: %v, %d messages", err, len(msgs))
 	}
@@ -422,7 +422,7 @@ func TestStaleEntriesAreBounded(t *testing.T) {
 	}
 	for i := 0; i < 5000; i++ { // 5,000 received and deleted
 		must(t)(e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "busy", Entries: batch(1)}))
-		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "busy", MaxNumberOfMessages: 1})
+		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "busy", MaxNumberOfMessages: new(1)})
 		if err != nil || len(msgs) != 1 {
 			t.Fatalf("receive %d: %v, %d messages", i, err, len(msgs))
 		}

@@ -33,10 +33,8 @@ type dedupRecord struct {
 func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) (_ []tidemq.SendResult, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if p.Batch || len(p.Entries) != 1 {
-		if err := checkSendBatch(p.Entries); err != nil {
-			return nil, err
-		}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestSmokeStandardAndFIFO(t *testing.T) {
 	if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "f.fifo", Entries: entries, Batch: true}); err != nil {
 		t.Fatal(err)
 	}
-	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: 10})
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: new(10)})
 	var got []string
 	for _, m := range msgs {
 		got = append(got, m.Body)
@@ -71,7 +71,7 @@ func TestSmokeStandardAndFIFO(t *testing.T) {
 	if len(got) != 4 || got[0] != "a0" || got[1] != "a1" || got[2] != "a3" || got[3] != "b2" {
 		t.Fatalf("fifo receive order = %v", got)
 	}
-	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: 10})
+	msgs, _ = e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "f.fifo", MaxNumberOfMessages: new(10)})
 	if len(msgs) != 0 {
 		t.Fatalf("groups should be locked, got %d", len(msgs))
 	}

@@ -8,21 +8,9 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-func validateTags(tags map[string]string) error {
-	for k, v := range tags {
-		if k == "" || len(k) > 128 || len(v) > 256 || strings.HasPrefix(strings.ToLower(k), "aws:") {
-			return tidemq.InvalidParameter("Tags", k, "Tag keys must be 1 to 128 characters, must not start with aws:, and values at most 256 characters.")
-		}
-	}
-	return nil
-}
-
 // TagQueue adds or overwrites tags.
 func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
-	if len(p.Tags) == 0 {
-		return tidemq.MissingParameter("Tags")
-	}
-	if err := validateTags(p.Tags); err != nil {
+	if err := p.Validate(); err != nil {
 		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
@@ -35,8 +23,8 @@ func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 
 // UntagQueue removes tags; unknown keys are ignored.
 func (e *Engine) UntagQueue(ctx context.Context, p tidemq.UntagQueueParams) error {
-	if len(p.TagKeys) == 0 {
-		return tidemq.MissingParameter("TagKeys")
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
 		for _, k := range p.TagKeys {
@@ -101,29 +89,10 @@ type policyStatement struct {
 	Resource  string          `json:"Resource"`
 }
 
-func validLabel(label string) bool {
-	if label == "" || len(label) > tidemq.MaxPermissionLabelLength {
-		return false
-	}
-	for _, r := range label {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // AddPermission adds a statement, labelled p.Label, to the queue's Policy.
 func (e *Engine) AddPermission(ctx context.Context, p tidemq.AddPermissionParams) error {
-	switch {
-	case p.Label == "":
-		return tidemq.MissingParameter("Label")
-	case !validLabel(p.Label):
-		return tidemq.InvalidParameter("Label", p.Label, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.")
-	case len(p.AccountIDs) == 0:
-		return tidemq.MissingParameter("AWSAccountIds")
-	case len(p.Actions) == 0:
-		return tidemq.MissingParameter("Actions")
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	principals := make([]string, len(p.AccountIDs))
 	for i, id := range p.AccountIDs {
@@ -160,8 +129,8 @@ func (e *Engine) AddPermission(ctx context.Context, p tidemq.AddPermissionParams
 
 // RemovePermission removes the statement labelled p.Label.
 func (e *Engine) RemovePermission(ctx context.Context, p tidemq.RemovePermissionParams) error {
-	if p.Label == "" {
-		return tidemq.MissingParameter("Label")
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
 		doc, err := q.policy()

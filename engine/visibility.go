@@ -12,26 +12,27 @@ import (
 func (e *Engine) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) (_ []error, err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
-	if len(p.Entries) != 1 || p.Entries[0].ID != "" {
-		if err := checkBatch(len(p.Entries), func(i int) string { return p.Entries[i].ID }); err != nil {
-			return nil, err
-		}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err
 	}
 	errs := make([]error, len(p.Entries))
-	for i, entry := range p.Entries {
-		errs[i] = e.changeVisibility(q, entry, now, t)
+	for i := range p.Entries {
+		errs[i] = e.changeVisibility(q, &p.Entries[i], now, t)
 	}
 	return errs, e.finish(&h, t)
 }
 
-func (e *Engine) changeVisibility(q *queue, entry tidemq.ChangeVisibilityEntry, now time.Time, t *txn) error {
-	v := entry.VisibilityTimeout
-	if v < 0 || v > tidemq.MaxVisibilityTimeout {
-		return tidemq.InvalidParameter("VisibilityTimeout", v, "Must be >= 0 and <= 43200, if provided.")
+func (e *Engine) changeVisibility(q *queue, entry *tidemq.ChangeVisibilityEntry, now time.Time, t *txn) error {
+	if err := entry.Validate(); err != nil {
+		return err
+	}
+	v := 0 // a batch entry without a timeout
+	if entry.VisibilityTimeout != nil {
+		v = *entry.VisibilityTimeout
 	}
 	r, m, err := q.lookupReceipt(entry.ReceiptHandle)
 	if err != nil {

@@ -349,7 +349,7 @@ func TestBrokerForwards(t *testing.T) {
 	if err := w.Healthy(); err != nil {
 		t.Errorf("Healthy through the wrapper = %v", err)
 	}
-	msgs, err := w.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: 1})
+	msgs, err := w.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: new(1)})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("receive: %v, %d messages", err, len(msgs))
 	}
@@ -357,7 +357,7 @@ func TestBrokerForwards(t *testing.T) {
 	if err != nil || len(errs) != 1 || errs[0] != nil {
 		t.Fatalf("RecordFailure through the wrapper: %v %v", err, errs)
 	}
-	peek, err := r.eng.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: 1, IncludeInflight: true})
+	peek, err := r.eng.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "q", Max: new(1), IncludeInflight: true})
 	if err != nil || len(peek) != 1 {
 		t.Fatalf("peek: %v", err)
 	}

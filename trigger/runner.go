@@ -240,7 +240,7 @@ func (r *runner) collect(ctx context.Context) ([]*tidemq.Message, error) {
 	wait := max(r.m.o.WaitTimeSeconds, 0)
 	recv := func(ctx context.Context, n int) ([]*tidemq.Message, error) {
 		return r.m.o.Broker.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{
-			Queue: r.cfg.Queue, MaxNumberOfMessages: min(n, tidemq.MaxReceiveMessages), WaitTimeSeconds: &wait, Client: r.client(),
+			Queue: r.cfg.Queue, MaxNumberOfMessages: new(min(n, tidemq.MaxReceiveMessages)), WaitTimeSeconds: &wait, Client: r.client(),
 		})
 	}
 	batch, err := recv(ctx, size)

@@ -118,7 +118,7 @@ func (v *env) stats(name string) trigger.Stats {
 }
 
 func (v *env) peek(queue string) []*tidemq.Message {
-	msgs, err := v.e.PeekMessages(context.Background(), tidemq.PeekMessagesParams{Queue: queue, Max: 100, IncludeInflight: true})
+	msgs, err := v.e.PeekMessages(context.Background(), tidemq.PeekMessagesParams{Queue: queue, Max: new(100), IncludeInflight: true})
 	if err != nil {
 		v.t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 
 // The message actions. Single sends, deletes and visibility changes call the
 // broker's batch-shaped methods with one entry and turn that entry's error
-// into the response's error.
+// into the response's error; the batch actions say they are batches. The
+// broker judges the requests (entry Ids, sizes, required members).
 
 // client identifies the caller to the broker (SenderId, dead-letter stories),
 // within tidemq.NewClientInfo's bounds.
@@ -73,9 +74,6 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := required(string(in.MessageBody), "MessageBody"); err != nil {
-		return nil, err
-	}
 	entry := toSendEntry("", &in.messageFields)
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
 		Queue: name, Entries: []tidemq.SendEntry{entry}, Client: c.client(),
@@ -98,22 +96,9 @@ func (c *call) sendMessageBatch(in *sendMessageBatchInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i := range in.Entries {
-		ids[i] = in.Entries[i].ID
-	}
-	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
-		return nil, err
-	}
 	entries := make([]tidemq.SendEntry, len(in.Entries))
-	total := 0
 	for i := range in.Entries {
 		entries[i] = toSendEntry(in.Entries[i].ID, &in.Entries[i].messageFields)
-		total += tidemq.MessageSize(entries[i].Body, entries[i].Attributes)
-	}
-	if total > tidemq.MaxMessageSize {
-		return nil, tidemq.Errorf(tidemq.ErrBatchRequestTooLong,
-			"Batch requests cannot be longer than %d bytes. You have sent %d bytes.", tidemq.MaxMessageSize, total)
 	}
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
 		Queue: name, Entries: entries, Batch: true, Client: c.client(),
@@ -140,12 +125,8 @@ func (c *call) deleteMessage(in *deleteMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	handle, err := required(in.ReceiptHandle, "ReceiptHandle")
-	if err != nil {
-		return nil, err
-	}
 	errs, err := c.broker().DeleteMessages(c.r.Context(), tidemq.DeleteMessagesParams{
-		Queue: name, Entries: []tidemq.DeleteEntry{{ReceiptHandle: handle}},
+		Queue: name, Entries: []tidemq.DeleteEntry{{ReceiptHandle: in.ReceiptHandle}},
 	})
 	if err != nil {
 		return nil, err
@@ -161,20 +142,15 @@ func (c *call) deleteMessageBatch(in *deleteMessageBatchInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
 	entries := make([]tidemq.DeleteEntry, len(in.Entries))
 	for i, e := range in.Entries {
-		ids[i] = e.ID
 		entries[i] = tidemq.DeleteEntry{ID: e.ID, ReceiptHandle: e.ReceiptHandle}
 	}
-	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
-		return nil, err
-	}
-	errs, err := c.broker().DeleteMessages(c.r.Context(), tidemq.DeleteMessagesParams{Queue: name, Entries: entries})
+	errs, err := c.broker().DeleteMessages(c.r.Context(), tidemq.DeleteMessagesParams{Queue: name, Entries: entries, Batch: true})
 	if err != nil {
 		return nil, err
 	}
-	return c.batchIDResults("DeleteMessageBatchResultEntry", ids, errs)
+	return c.batchIDResults("DeleteMessageBatchResultEntry", len(entries), func(i int) string { return entries[i].ID }, errs)
 }
 
 func (c *call) changeVisibility(in *changeVisibilityInput) (output, error) {
@@ -182,15 +158,8 @@ func (c *call) changeVisibility(in *changeVisibilityInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	handle, err := required(in.ReceiptHandle, "ReceiptHandle")
-	if err != nil {
-		return nil, err
-	}
-	if in.VisibilityTimeout == nil {
-		return nil, tidemq.MissingParameter("VisibilityTimeout")
-	}
 	errs, err := c.broker().ChangeMessageVisibility(c.r.Context(), tidemq.ChangeVisibilityParams{
-		Queue: name, Entries: []tidemq.ChangeVisibilityEntry{{ReceiptHandle: handle, VisibilityTimeout: *in.VisibilityTimeout}},
+		Queue: name, Entries: []tidemq.ChangeVisibilityEntry{{ReceiptHandle: in.ReceiptHandle, VisibilityTimeout: in.VisibilityTimeout}},
 	})
 	if err != nil {
 		return nil, err
@@ -206,37 +175,30 @@ func (c *call) changeVisibilityBatch(in *changeVisibilityBatchInput) (output, er
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
 	entries := make([]tidemq.ChangeVisibilityEntry, len(in.Entries))
 	for i, e := range in.Entries {
-		ids[i] = e.ID
-		entries[i] = tidemq.ChangeVisibilityEntry{ID: e.ID, ReceiptHandle: e.ReceiptHandle}
-		if e.VisibilityTimeout != nil {
-			entries[i].VisibilityTimeout = *e.VisibilityTimeout
-		}
+		entries[i] = tidemq.ChangeVisibilityEntry{ID: e.ID, ReceiptHandle: e.ReceiptHandle, VisibilityTimeout: e.VisibilityTimeout}
 	}
-	if err := tidemq.ValidateBatchEntryIDs(ids); err != nil {
-		return nil, err
-	}
-	errs, err := c.broker().ChangeMessageVisibility(c.r.Context(), tidemq.ChangeVisibilityParams{Queue: name, Entries: entries})
+	errs, err := c.broker().ChangeMessageVisibility(c.r.Context(), tidemq.ChangeVisibilityParams{Queue: name, Entries: entries, Batch: true})
 	if err != nil {
 		return nil, err
 	}
-	return c.batchIDResults("ChangeMessageVisibilityBatchResultEntry", ids, errs)
+	return c.batchIDResults("ChangeMessageVisibilityBatchResultEntry", len(entries), func(i int) string { return entries[i].ID }, errs)
 }
 
-// batchIDResults splits per-entry errors into Successful and Failed.
-func (c *call) batchIDResults(entry string, ids []string, errs []error) (output, error) {
-	if len(errs) != len(ids) {
-		return nil, errBrokerResults(len(ids), len(errs))
+// batchIDResults splits the per-entry errors of n entries, id(i) being the
+// Id of entry i, into Successful and Failed.
+func (c *call) batchIDResults(entry string, n int, id func(i int) string, errs []error) (output, error) {
+	if len(errs) != n {
+		return nil, errBrokerResults(n, len(errs))
 	}
 	out := &batchIDOutput{entry: entry}
 	for i, err := range errs {
 		if err != nil {
-			out.Failed = append(out.Failed, c.batchErrorFor(ids[i], err))
+			out.Failed = append(out.Failed, c.batchErrorFor(id(i), err))
 			continue
 		}
-		out.Successful = append(out.Successful, batchIDEntry{ID: ids[i]})
+		out.Successful = append(out.Successful, batchIDEntry{ID: id(i)})
 	}
 	return out, nil
 }

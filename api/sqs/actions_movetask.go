@@ -7,27 +7,12 @@ import (
 )
 
 // The message-move-task actions (DLQ redrive): StartMessageMoveTask,
-// ListMessageMoveTasks and CancelMessageMoveTask.
-
-// maxMoveTaskResults is the largest MaxResults of ListMessageMoveTasks.
-const maxMoveTaskResults = 10
+// ListMessageMoveTasks and CancelMessageMoveTask. The broker judges their
+// inputs (a rate of 1 to 500, MaxResults of 1 to 10, the task handle).
 
 func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
-	src, err := required(in.SourceARN, "SourceArn")
-	if err != nil {
-		return nil, err
-	}
-	// The broker reads a rate of 0 as "left out"; a client that gives one
-	// must give a real rate.
-	rate := 0
-	if r := in.MaxNumberOfMessagesPerSecond; r != nil {
-		if *r < 1 || *r > tidemq.MaxMoveTaskRate {
-			return nil, tidemq.InvalidParameter("MaxNumberOfMessagesPerSecond", *r, "Must be between 1 and 500.")
-		}
-		rate = *r
-	}
 	handle, err := c.broker().StartMessageMoveTask(c.r.Context(), tidemq.StartMoveTaskParams{
-		SourceARN: src, DestinationARN: in.DestinationARN, MaxNumberOfMessagesPerSecond: rate,
+		SourceARN: in.SourceARN, DestinationARN: in.DestinationARN, MaxNumberOfMessagesPerSecond: in.MaxNumberOfMessagesPerSecond,
 	})
 	if err != nil {
 		return nil, err
@@ -36,18 +21,7 @@ func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
 }
 
 func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {
-	src, err := required(in.SourceARN, "SourceArn")
-	if err != nil {
-		return nil, err
-	}
-	max := 0 // the broker's default, 1
-	if m := in.MaxResults; m != nil {
-		if *m < 1 || *m > maxMoveTaskResults {
-			return nil, tidemq.InvalidParameter("MaxResults", *m, "Must be between 1 and 10, if provided.")
-		}
-		max = *m
-	}
-	tasks, err := c.broker().ListMessageMoveTasks(c.r.Context(), tidemq.ListMoveTasksParams{SourceARN: src, MaxResults: max})
+	tasks, err := c.broker().ListMessageMoveTasks(c.r.Context(), tidemq.ListMoveTasksParams{SourceARN: in.SourceARN, MaxResults: in.MaxResults})
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +33,7 @@ func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {
 }
 
 func (c *call) cancelMoveTask(in *cancelMoveTaskInput) (output, error) {
-	handle, err := required(in.TaskHandle, "TaskHandle")
-	if err != nil {
-		return nil, err
-	}
-	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), tidemq.CancelMoveTaskParams{TaskHandle: handle})
+	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), tidemq.CancelMoveTaskParams{TaskHandle: in.TaskHandle})
 	if err != nil {
 		return nil, err
 	}

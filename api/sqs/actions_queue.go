@@ -5,16 +5,13 @@ import (
 )
 
 // The queue actions: lifecycle, listing, attributes, tags and permissions.
+// They decode and resolve queue URLs; the broker judges the requests.
 
 func (c *call) broker() tidemq.Broker { return c.h.cfg.Broker }
 
 func (c *call) createQueue(in *createQueueInput) (output, error) {
-	name, err := required(in.QueueName, "QueueName")
-	if err != nil {
-		return nil, err
-	}
 	info, err := c.broker().CreateQueue(c.r.Context(), tidemq.CreateQueueParams{
-		Name: name, Attributes: in.Attributes, Tags: in.Tags,
+		Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
 	})
 	if err != nil {
 		return nil, err
@@ -23,16 +20,16 @@ func (c *call) createQueue(in *createQueueInput) (output, error) {
 }
 
 func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
-	name, err := required(in.QueueName, "QueueName")
+	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: in.QueueName})
 	if err != nil {
 		return nil, err
 	}
+	// The broker serves one account, this one: a queue of another account
+	// does not exist here, as in a queue URL naming another account
+	// (queueName). Checked once the broker has judged the request, so that
+	// a request without a QueueName is refused as such.
 	if in.QueueOwnerAWSAccountID != "" && in.QueueOwnerAWSAccountID != c.h.cfg.AccountID {
 		return nil, tidemq.NonExistentQueue()
-	}
-	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: name})
-	if err != nil {
-		return nil, err
 	}
 	return &queueURLOutput{QueueURL: c.queueURL(info.Name)}, nil
 }
@@ -53,25 +50,9 @@ func (c *call) purgeQueue(in *queueInput) (output, error) {
 	return nil, c.broker().PurgeQueue(c.r.Context(), tidemq.PurgeQueueParams{Queue: name})
 }
 
-// checkMaxResults checks the MaxResults of the listing actions (1 to 1000)
-// and returns it as the broker wants it (0: no paging).
-func checkMaxResults(n *int) (int, error) {
-	if n == nil {
-		return 0, nil
-	}
-	if *n < 1 || *n > tidemq.MaxListQueuesResults {
-		return 0, tidemq.InvalidParameter("MaxResults", *n, "MaxResults must be an integer between 1 and 1000.")
-	}
-	return *n, nil
-}
-
 func (c *call) listQueues(in *listQueuesInput) (output, error) {
-	max, err := checkMaxResults(in.MaxResults)
-	if err != nil {
-		return nil, err
-	}
 	res, err := c.broker().ListQueues(c.r.Context(), tidemq.ListQueuesParams{
-		Prefix: in.QueueNamePrefix, MaxResults: max, NextToken: in.NextToken,
+		Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
 	})
 	if err != nil {
 		return nil, err
@@ -84,12 +65,8 @@ func (c *call) listDeadLetterSourceQueues(in *listDeadLetterSourceQueuesInput) (
 	if err != nil {
 		return nil, err
 	}
-	max, err := checkMaxResults(in.MaxResults)
-	if err != nil {
-		return nil, err
-	}
 	res, err := c.broker().ListDeadLetterSourceQueues(c.r.Context(), tidemq.ListDeadLetterSourceQueuesParams{
-		Queue: name, MaxResults: max, NextToken: in.NextToken,
+		Queue: name, MaxResults: in.MaxResults, NextToken: in.NextToken,
 	})
 	if err != nil {
 		return nil, err
@@ -101,11 +78,6 @@ func (c *call) getQueueAttributes(in *getQueueAttributesInput) (output, error) {
 	name, err := c.queue(in.QueueURL)
 	if err != nil {
 		return nil, err
-	}
-	for _, n := range in.AttributeNames {
-		if !tidemq.IsQueueAttributeName(n) {
-			return nil, tidemq.Errorf(tidemq.ErrInvalidAttributeName, "Unknown Attribute %s.", n)
-		}
 	}
 	attrs, err := c.broker().GetQueueAttributes(c.r.Context(), tidemq.GetQueueAttributesParams{
 		Queue: name, Names: in.AttributeNames,
@@ -121,9 +93,6 @@ func (c *call) setQueueAttributes(in *setQueueAttributesInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Attributes == nil {
-		return nil, tidemq.MissingParameter("Attributes")
-	}
 	return nil, c.broker().SetQueueAttributes(c.r.Context(), tidemq.SetQueueAttributesParams{
 		Queue: name, Attributes: in.Attributes,
 	})
@@ -134,9 +103,6 @@ func (c *call) tagQueue(in *tagQueueInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Tags == nil {
-		return nil, tidemq.MissingParameter("Tags")
-	}
 	return nil, c.broker().TagQueue(c.r.Context(), tidemq.TagQueueParams{Queue: name, Tags: in.Tags})
 }
 
@@ -144,9 +110,6 @@ func (c *call) untagQueue(in *untagQueueInput) (output, error) {
 	name, err := c.queue(in.QueueURL)
 	if err != nil {
 		return nil, err
-	}
-	if in.TagKeys == nil {
-		return nil, tidemq.MissingParameter("TagKeys")
 	}
 	return nil, c.broker().UntagQueue(c.r.Context(), tidemq.UntagQueueParams{Queue: name, TagKeys: in.TagKeys})
 }
@@ -168,18 +131,8 @@ func (c *call) addPermission(in *addPermissionInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	label, err := required(in.Label, "Label")
-	if err != nil {
-		return nil, err
-	}
-	if len(in.AWSAccountIDs) == 0 {
-		return nil, tidemq.MissingParameter("AWSAccountIds")
-	}
-	if len(in.Actions) == 0 {
-		return nil, tidemq.MissingParameter("Actions")
-	}
 	return nil, c.broker().AddPermission(c.r.Context(), tidemq.AddPermissionParams{
-		Queue: name, Label: label, AccountIDs: in.AWSAccountIDs, Actions: in.Actions,
+		Queue: name, Label: in.Label, AccountIDs: in.AWSAccountIDs, Actions: in.Actions,
 	})
 }
 
@@ -188,9 +141,5 @@ func (c *call) removePermission(in *removePermissionInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	label, err := required(in.Label, "Label")
-	if err != nil {
-		return nil, err
-	}
-	return nil, c.broker().RemovePermission(c.r.Context(), tidemq.RemovePermissionParams{Queue: name, Label: label})
+	return nil, c.broker().RemovePermission(c.r.Context(), tidemq.RemovePermissionParams{Queue: name, Label: in.Label})
 }

@@ -8,9 +8,13 @@
 // the same action code and encode the same output structs, so the two
 // protocols cannot drift apart.
 //
-// The package only translates: it resolves queue URLs to queue names,
-// decodes parameters, checks what is purely a matter of the protocol
-// (required members, types, the ranges AWS checks before it looks at a
-// queue, batch entry ids and batch size) and maps tidemq.Error values to
-// each protocol's error shape. Every domain rule is the Broker's.
+// The package only translates: it resolves queue URLs to queue names (an
+// absent QueueUrl, or one of another account, is its to refuse), decodes
+// parameters (a member of the wrong type is its to refuse; an absent
+// optional number stays nil, not 0) and maps tidemq.Error values to each
+// protocol's error shape. Every rule about what a request may ask (required
+// members, ranges, batch entry ids and sizes) is the Broker's: a Broker
+// validates its params (tidemq.Broker), so every backend refuses the same
+// requests with the same codes and messages, and this package checks none
+// of them twice.
 package sqs

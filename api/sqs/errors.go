@@ -52,12 +52,3 @@ func (c *call) setCommonHeaders(w http.ResponseWriter, contentType string) {
 	h.Set("Content-Type", contentType)
 	h.Set("X-Amzn-Requestid", c.requestID)
 }
-
-// required returns a required string member, or MissingParameter when it is
-// absent or empty.
-func required(value, name string) (string, error) {
-	if value == "" {
-		return "", tidemq.MissingParameter(name)
-	}
-	return value, nil
-}

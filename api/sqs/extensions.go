@@ -125,14 +125,9 @@ func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := tidemq.PeekMessagesParams{Queue: name, IncludeInflight: in.IncludeInflight}
-	if in.MaxNumberOfMessages != nil {
-		if *in.MaxNumberOfMessages < 1 {
-			return nil, tidemq.InvalidParameter("MaxNumberOfMessages", *in.MaxNumberOfMessages, "Must be between 1 and 1000, if provided.")
-		}
-		p.Max = *in.MaxNumberOfMessages
-	}
-	msgs, err := c.broker().PeekMessages(c.r.Context(), p)
+	msgs, err := c.broker().PeekMessages(c.r.Context(), tidemq.PeekMessagesParams{
+		Queue: name, Max: in.MaxNumberOfMessages, IncludeInflight: in.IncludeInflight,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -33,6 +34,14 @@ func (b *moveTaskBroker) CancelMessageMoveTask(ctx context.Context, p tidemq.Can
 	return b.stubBroker.CancelMessageMoveTask(ctx, p)
 }
 
+// deref shows an optional number.
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 const (
 	dlqARN  = "arn:aws:sqs:us-east-1:000000000000:dlq"
 	destARN = "arn:aws:sqs:us-east-1:000000000000:dest"
@@ -41,8 +50,8 @@ const (
 func TestMoveTaskInputsBothProtocols(t *testing.T) {
 	b := &moveTaskBroker{}
 	h := NewHandler(Config{Broker: b, Logger: slog.New(slog.DiscardHandler)})
-	wantStart := tidemq.StartMoveTaskParams{SourceARN: dlqARN, DestinationARN: destARN, MaxNumberOfMessagesPerSecond: 7}
-	wantList := tidemq.ListMoveTasksParams{SourceARN: dlqARN, MaxResults: 10}
+	wantStart := tidemq.StartMoveTaskParams{SourceARN: dlqARN, DestinationARN: destARN, MaxNumberOfMessagesPerSecond: new(7)}
+	wantList := tidemq.ListMoveTasksParams{SourceARN: dlqARN, MaxResults: new(10)}
 
 	for _, proto := range []string{"json", "query"} {
 		*b = moveTaskBroker{}
@@ -55,12 +64,13 @@ func TestMoveTaskInputsBothProtocols(t *testing.T) {
 			serve(h, formRequest("/", url.Values{"Action": {"ListMessageMoveTasks"}, "SourceArn": {dlqARN}, "MaxResults": {"10"}}))
 			serve(h, formRequest("/", url.Values{"Action": {"CancelMessageMoveTask"}, "TaskHandle": {"th-1"}}))
 		}
-		if b.start != wantStart || b.list != wantList || b.cancel.TaskHandle != "th-1" {
-			t.Errorf("%s: start %+v list %+v cancel %q", proto, b.start, b.list, b.cancel)
+		if !reflect.DeepEqual(b.start, wantStart) || !reflect.DeepEqual(b.list, wantList) || b.cancel.TaskHandle != "th-1" {
+			t.Errorf("%s: start %+v (rate %v) list %+v (max %v) cancel %q", proto, b.start, deref(b.start.MaxNumberOfMessagesPerSecond),
+				b.list, deref(b.list.MaxResults), b.cancel.TaskHandle)
 		}
 	}
 
-	// Left out: no rate, the broker's default MaxResults.
+	// Left out: no rate, the broker's default MaxResults (nil, not 0).
 	*b = moveTaskBroker{}
 	serve(h, jsonRequest("/", "StartMessageMoveTask", `{"SourceArn":"`+dlqARN+`"}`))
 	serve(h, formRequest("/", url.Values{"Action": {"ListMessageMoveTasks"}, "SourceArn": {dlqARN}}))

@@ -7,8 +7,8 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// ReceiveMessage: the request checks AWS makes before it looks at the queue,
-// and the choice of which attributes each received message shows.
+// ReceiveMessage: the choice of which attributes each received message
+// shows. (The broker checks the request's bounds.)
 
 // Message system attribute names (the MessageSystemAttributeName enum).
 const (
@@ -24,42 +24,18 @@ const (
 	sysDeadLetterQueueSourceArn         = "DeadLetterQueueSourceArn"
 )
 
-// checkRange checks an optional integer parameter against AWS's bounds,
-// with AWS's wording for each parameter.
-func checkRange(param string, v *int, lo, hi int) error {
-	if v == nil || (*v >= lo && *v <= hi) {
-		return nil
-	}
-	reason := "Must be >= " + strconv.Itoa(lo) + " and <= " + strconv.Itoa(hi) + ", if provided."
-	if param == "MaxNumberOfMessages" {
-		reason = "Must be between " + strconv.Itoa(lo) + " and " + strconv.Itoa(hi) + ", if provided."
-	}
-	return tidemq.InvalidParameter(param, *v, reason)
-}
-
 func (c *call) receiveMessage(in *receiveMessageInput) (output, error) {
 	name, err := c.queue(in.QueueURL)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRange("MaxNumberOfMessages", in.MaxNumberOfMessages, 1, tidemq.MaxReceiveMessages); err != nil {
-		return nil, err
-	}
-	if err := checkRange("VisibilityTimeout", in.VisibilityTimeout, 0, tidemq.MaxVisibilityTimeout); err != nil {
-		return nil, err
-	}
-	if err := checkRange("WaitTimeSeconds", in.WaitTimeSeconds, 0, tidemq.MaxWaitTimeSeconds); err != nil {
-		return nil, err
-	}
 	p := tidemq.ReceiveMessagesParams{
 		Queue:                   name,
+		MaxNumberOfMessages:     in.MaxNumberOfMessages,
 		VisibilityTimeout:       in.VisibilityTimeout,
 		WaitTimeSeconds:         in.WaitTimeSeconds,
 		ReceiveRequestAttemptID: in.ReceiveRequestAttemptID,
 		Client:                  c.client(),
-	}
-	if in.MaxNumberOfMessages != nil {
-		p.MaxNumberOfMessages = *in.MaxNumberOfMessages
 	}
 	msgs, err := c.broker().ReceiveMessages(c.r.Context(), p)
 	if err != nil {

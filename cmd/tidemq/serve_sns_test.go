@@ -135,7 +135,7 @@ func TestOpenTopicsImportsAnOlderDataDir(t *testing.T) {
 		t.Errorf("stats after the import = %+v", st)
 	}
 	for q, want := range map[string]string{"orders-q": "order 1", "audit": `"Message" : "order 1"`} {
-		ms, err := eng.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: q, MaxNumberOfMessages: 10})
+		ms, err := eng.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: q, MaxNumberOfMessages: new(10)})
 		if err != nil || len(ms) != 1 || !strings.Contains(ms[0].Body, want) {
 			t.Errorf("queue %s: %v %v", q, ms, err)
 		}
