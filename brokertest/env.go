@@ -112,6 +112,22 @@ func (e *env) wantMessage(err error, code *tidemq.ErrorCode, text, what string, 
 	}
 }
 
+// wantExact reports an error unless err carries code and exactly the
+// message text: for the messages a client sees word for word.
+func (e *env) wantExact(err error, code *tidemq.ErrorCode, text, what string, args ...any) {
+	e.t.Helper()
+	if !e.wantCode(err, code, what, args...) {
+		return
+	}
+	var te *tidemq.Error
+	errors.As(err, &te)
+	if te.Message != text {
+		e.t.Errorf("%s: message %q, want %q", fmt.Sprintf(what, args...), te.Message, text)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
 // wantClientError reports an error unless err is a catalogue error that
 // blames the sender (any code): for cases where the reference says only
 // that AWS rejects the request.
@@ -279,6 +295,9 @@ func withWait(s int) recvOpt {
 }
 func withQueueWait() recvOpt {
 	return func(p *tidemq.ReceiveMessagesParams) { p.WaitTimeSeconds = nil }
+}
+func withMax(n int) recvOpt {
+	return func(p *tidemq.ReceiveMessagesParams) { p.MaxNumberOfMessages = intp(n) }
 }
 func withAttempt(id string) recvOpt {
 	return func(p *tidemq.ReceiveMessagesParams) { p.ReceiveRequestAttemptID = id }

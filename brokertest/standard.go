@@ -205,6 +205,10 @@ func standardChecks() []check {
 				_, err := e.tryReceive("q", n)
 				e.wantCode(err, tidemq.ErrInvalidParameterValue, "MaxNumberOfMessages %d", n)
 			}
+			// A 0 that the client gives is refused, unlike one left out.
+			_, err := e.tryReceive("q", 1, withMax(0))
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue,
+				"Value 0 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.", "MaxNumberOfMessages 0")
 		}},
 		{"ReceiveParameterRanges", func(e *env) {
 			e.create("q", nil)

@@ -100,6 +100,7 @@ func groups() []group {
 		{"Restart", restartChecks()},
 		{"Concurrency", concurrencyChecks()},
 		{"Limits", limitChecks()},
+		{"Params", paramChecks()},
 		{"Operations", operationChecks()},
 	}
 }
