@@ -13,14 +13,15 @@ import (
 //
 // A Broker validates what reaches it, so that every backend enforces the
 // same rules with the same codes and messages; the transports only decode
-// (wire types, and queue URLs to names). The rules are in this package: the
-// ones that need no state are the Validate methods of the params types,
-// which a Broker calls first, before it looks at any queue; the ones that
-// need a queue's type or settings are functions here too, which it calls
-// once it has the queue (ValidateQueueAttributes, ChangeVisibilityEntry's
-// Validate, ...). An optional number is a pointer, nil when the client left
-// it out: AWS refuses a 0 given where it accepts the member left out.
-// brokertest holds every Broker to these rules.
+// (wire types, and queue URLs to names). The rules are in this package.
+// Those that need no state are the params types' Validate methods, which a
+// Broker calls first, before it looks at any queue. Those that need the
+// queue's type or settings are here too, for a Broker to call once it has
+// the queue: SendMessagesParams.ValidateFIFO, SendEntry.Validate,
+// ChangeVisibilityEntry.Validate and ValidateQueueAttributes. An optional
+// number is a pointer, nil when the client left it out: AWS refuses a 0
+// given where it accepts the member left out. brokertest holds every Broker
+// to these rules.
 //
 // Durability: a Broker answers a mutating call only once its effect is
 // durable, unless it was opened in memory on purpose.

@@ -518,3 +518,68 @@ func (p *CancelMoveTaskParams) Validate() (MoveTaskHandle, error) {
 	}
 	return h, nil
 }
+
+// The rules of a send that need the queue: a Broker applies them once it
+// has found the queue.
+
+// ValidateFIFO applies the rules of a send to a FIFO queue that fail the
+// whole request (reference §5): every entry needs a MessageGroupId, and a
+// MessageDeduplicationId unless the queue deduplicates by content. In a
+// batch both are InvalidParameterValue.
+func (p *SendMessagesParams) ValidateFIFO(contentDedup bool) error {
+	for i := range p.Entries {
+		entry := &p.Entries[i]
+		if entry.MessageGroupID == "" {
+			if p.Batch {
+				return Errorf(ErrInvalidParameterValue, "The request must contain the parameter MessageGroupId.")
+			}
+			return MissingParameter("MessageGroupId")
+		}
+		if entry.MessageDeduplicationID == "" && !contentDedup {
+			return Errorf(ErrInvalidParameterValue, "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+		}
+	}
+	return nil
+}
+
+// Validate checks one message against the rules of the queue it is sent
+// to, FIFO or not, whose MaximumMessageSize is maxSize: its body and
+// attributes, its size, its delay (none on a FIFO queue), its group and
+// deduplication ids (the latter on a FIFO queue only). A problem here is
+// the entry's, not the whole request's.
+func (e *SendEntry) Validate(fifo bool, maxSize int) error {
+	if err := ValidateBody(e.Body); err != nil {
+		return err
+	}
+	if err := ValidateMessageAttributes(e.Attributes); err != nil {
+		return err
+	}
+	if err := ValidateSystemAttributes(e.SystemAttributes); err != nil {
+		return err
+	}
+	if size := MessageSize(e.Body, e.Attributes); size > maxSize {
+		return Errorf(ErrInvalidParameterValue, "One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", maxSize)
+	}
+	if d := e.DelaySeconds; d != nil {
+		if *d < 0 || *d > MaxDelaySeconds {
+			return InvalidParameter("DelaySeconds", *d, "DelaySeconds must be >= 0 and <= 900")
+		}
+		if fifo && *d != 0 {
+			return InvalidParameter("DelaySeconds", *d, "The request include parameter that is not valid for this queue type")
+		}
+	}
+	if e.MessageGroupID != "" {
+		if err := ValidateFIFOToken("MessageGroupId", e.MessageGroupID); err != nil {
+			return err
+		}
+	}
+	if e.MessageDeduplicationID != "" {
+		if !fifo {
+			return InvalidParameter("MessageDeduplicationId", e.MessageDeduplicationID, "The request include parameter that is not valid for this queue type")
+		}
+		if err := ValidateFIFOToken("MessageDeduplicationId", e.MessageDeduplicationID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -41,7 +41,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		return nil, err
 	}
 	if q.fifo {
-		if err := checkFIFOEntries(q, p); err != nil {
+		if err := p.ValidateFIFO(q.contentDedup); err != nil {
 			_ = e.finish(&h, t) // commits what advance did
 			return nil, err
 		}
@@ -53,10 +53,11 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	results := make([]tidemq.SendResult, len(p.Entries))
 	var waits []*sharedDurable
 	created := false
-	for i, entry := range p.Entries {
+	for i := range p.Entries {
+		entry := &p.Entries[i]
 		res := &results[i]
 		res.ID = entry.ID
-		if err := q.validateEntry(entry); err != nil {
+		if err := entry.Validate(q.fifo, q.maxSize); err != nil {
 			res.Err = err
 			continue
 		}
@@ -125,62 +126,6 @@ func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Tim
 	q.dedupOrder = append(q.dedupOrder, d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
 	t.b.Set(dedupKey(q.id, key), rec)
-}
-
-// checkFIFOEntries applies the FIFO rules that fail a whole request: every
-// entry needs a MessageGroupId, and a deduplication id unless the queue
-// deduplicates by content. In a batch both are InvalidParameterValue.
-func checkFIFOEntries(q *queue, p tidemq.SendMessagesParams) error {
-	for _, entry := range p.Entries {
-		if entry.MessageGroupID == "" {
-			if p.Batch {
-				return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "The request must contain the parameter MessageGroupId.")
-			}
-			return tidemq.MissingParameter("MessageGroupId")
-		}
-		if entry.MessageDeduplicationID == "" && !q.contentDedup {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
-		}
-	}
-	return nil
-}
-
-// validateEntry checks one message against the queue's rules.
-func (q *queue) validateEntry(entry tidemq.SendEntry) error {
-	if err := tidemq.ValidateBody(entry.Body); err != nil {
-		return err
-	}
-	if err := tidemq.ValidateMessageAttributes(entry.Attributes); err != nil {
-		return err
-	}
-	if err := tidemq.ValidateSystemAttributes(entry.SystemAttributes); err != nil {
-		return err
-	}
-	if size := tidemq.MessageSize(entry.Body, entry.Attributes); size > q.maxSize {
-		return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", q.maxSize)
-	}
-	if d := entry.DelaySeconds; d != nil {
-		if *d < 0 || *d > tidemq.MaxDelaySeconds {
-			return tidemq.InvalidParameter("DelaySeconds", *d, "DelaySeconds must be >= 0 and <= 900")
-		}
-		if q.fifo && *d != 0 {
-			return tidemq.InvalidParameter("DelaySeconds", *d, "The request include parameter that is not valid for this queue type")
-		}
-	}
-	if entry.MessageGroupID != "" {
-		if err := tidemq.ValidateFIFOToken("MessageGroupId", entry.MessageGroupID); err != nil {
-			return err
-		}
-	}
-	if entry.MessageDeduplicationID != "" {
-		if !q.fifo {
-			return tidemq.InvalidParameter("MessageDeduplicationId", entry.MessageDeduplicationID, "The request include parameter that is not valid for this queue type")
-		}
-		if err := tidemq.ValidateFIFOToken("MessageDeduplicationId", entry.MessageDeduplicationID); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func init() {
