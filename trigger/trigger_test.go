@@ -265,11 +265,17 @@ func TestInvalidResponseFailsTheBatch(t *testing.T) {
 			if s := v.stats("t"); s.InvalidResponses < 1 || s.MessagesDeleted != 0 {
 				t.Fatalf("stats = %+v", s)
 			}
-			for _, m := range v.peek("q") {
-				if d := m.History[len(m.History)-1].Detail; !strings.Contains(d, "invalid batchItemFailures response") {
-					t.Fatalf("detail = %q", d)
+			// The failure is counted a moment before it is written into the
+			// messages' history.
+			eventually(t, "the failure in both histories", func() bool {
+				ms := v.peek("q")
+				for _, m := range ms {
+					if d := m.History[len(m.History)-1].Detail; !strings.Contains(d, "invalid batchItemFailures response") {
+						return false
+					}
 				}
-			}
+				return len(ms) == 2
+			})
 		})
 	}
 	// Without ReportBatchItemFailures the same answer is not read: all deleted.
