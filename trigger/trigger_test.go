@@ -306,8 +306,18 @@ func TestTimeoutRedeliveryThenDLQ(t *testing.T) {
 	if got := v.peek("q"); len(got) != 1 || got[0].ApproximateReceiveCount != 1 {
 		t.Fatalf("after one timeout: %+v", got)
 	}
+	// A timeout is counted a moment before it is written into the
+	// message's history: wait for the story before time moves on.
+	failures := func(n int) func() bool {
+		return func() bool {
+			got := v.peek("q")
+			return len(got) == 1 && strings.Count(strings.Join(kinds(got[0]), " "), "consumer-failed") == n
+		}
+	}
+	eventually(t, "the first failure in the history", failures(1))
 	v.clk.Advance(31 * time.Second) // visible again: redelivered
 	eventually(t, "the second timeout", func() bool { return v.stats("slow").Timeouts == 2 })
+	eventually(t, "the second failure in the history", failures(2))
 	v.clk.Advance(31 * time.Second) // the next receive dead-letters it
 	eventually(t, "the dead-letter move", func() bool { return len(v.peek("dlq")) == 1 })
 	m := v.peek("dlq")[0]
