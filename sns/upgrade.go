@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/tidemq/tidemq/storage"
 )
@@ -60,9 +59,9 @@ func ImportFiles(st storage.Store, dir string, openOutbox func(path string) (sto
 		return err
 	}
 	if done {
-		to, err := moveAside(dir)
+		to, err := storage.MoveAside(dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("sns: %w", err)
 		}
 		log.Warn("sns: the SNS state in the data directory was imported into the store before; its old directory was moved aside unread",
 			"dir", dir, "moved_to", to)
@@ -78,9 +77,9 @@ func ImportFiles(st storage.Store, dir string, openOutbox func(path string) (sto
 	if err := commit(b); err != nil {
 		return fmt.Errorf("sns: import %s: %w", dir, err)
 	}
-	to, err := moveAside(dir)
+	to, err := storage.MoveAside(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("sns: %w", err)
 	}
 	log.Info("sns: imported the SNS state of an older release into the store", "topics", n.topics, "subscriptions", n.subs,
 		"pending_publishes", n.publishes, "signing_key", n.key, "old_files_moved_to", to)
@@ -265,28 +264,4 @@ func (s kvState) imported() (bool, error) {
 		return nil
 	})
 	return found, err
-}
-
-// moveAside renames dir to the first of dir.imported, dir.imported-2, ...
-// that does not exist, and returns the new name.
-func moveAside(dir string) (string, error) {
-	for i := 1; ; i++ {
-		to := dir + ".imported"
-		if i > 1 {
-			to += "-" + strconv.Itoa(i)
-		}
-		if _, err := os.Lstat(to); err == nil {
-			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("sns: %w", err)
-		}
-		if err := os.Rename(dir, to); err != nil {
-			return "", fmt.Errorf("sns: move the imported %s aside: %w", dir, err)
-		}
-		if d, err := os.Open(filepath.Dir(dir)); err == nil {
-			_ = d.Sync() // the rename is durable: the next start does not see dir
-			d.Close()
-		}
-		return to, nil
-	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/tidemq/tidemq/storage"
 )
@@ -61,9 +59,9 @@ func ImportFile(st storage.Store, path string, log *slog.Logger) error {
 		return fmt.Errorf("trigger: %w", err)
 	}
 	if done {
-		to, err := moveAside(path)
+		to, err := storage.MoveAside(path)
 		if err != nil {
-			return err
+			return fmt.Errorf("trigger: %w", err)
 		}
 		log.Warn("trigger: the triggers file was imported into the store before; it was moved aside unread",
 			"file", path, "moved_to", to)
@@ -82,9 +80,9 @@ func ImportFile(st storage.Store, path string, log *slog.Logger) error {
 	if len(skipped) > 0 {
 		log.Warn("trigger: the store has triggers of these names already; the file's are not imported", "triggers", skipped)
 	}
-	to, err := moveAside(path)
+	to, err := storage.MoveAside(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("trigger: %w", err)
 	}
 	log.Info("trigger: imported the triggers of an older release into the store", "triggers", n, "old_file_moved_to", to)
 	return nil
@@ -141,28 +139,4 @@ func tightenFileMode(path string, log *slog.Logger) {
 		return
 	}
 	log.Warn("the triggers file holds secrets: made it readable by the server's user only", "path", path, "was", fi.Mode().Perm().String())
-}
-
-// moveAside renames path to the first of path.imported, path.imported-2,
-// ... that does not exist, and returns the new name.
-func moveAside(path string) (string, error) {
-	for i := 1; ; i++ {
-		to := path + ".imported"
-		if i > 1 {
-			to += "-" + strconv.Itoa(i)
-		}
-		if _, err := os.Lstat(to); err == nil {
-			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("trigger: %w", err)
-		}
-		if err := os.Rename(path, to); err != nil {
-			return "", fmt.Errorf("trigger: move the imported %s aside: %w", path, err)
-		}
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
-			_ = d.Sync() // the rename is durable: the next start does not see path
-			d.Close()
-		}
-		return to, nil
-	}
 }
