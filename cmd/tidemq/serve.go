@@ -65,14 +65,20 @@ State is kept durably in --data-dir (Pebble, fsync before every answer). With
 ends.
 
 Without --auth, requests are not authenticated: any access key and secret are
-accepted, as with other local SQS emulators. With --auth, every request must
-carry a valid AWS Signature Version 4 made with one of the configured
-credentials (--credentials or --credentials-file).
+accepted, as with other local SQS emulators; only requests addressed to an IP
+address, localhost or --allowed-hosts are answered, and browsers cannot reach
+the server from other sites. With --auth, every route (SQS, SNS, /tidemq/...,
+/metrics, /health) needs a valid AWS Signature Version 4 made with one of the
+configured credentials (--credentials or --credentials-file); tidemq's own
+commands sign for the "tidemq" service. --auth-exempt health,metrics opens the
+two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
+section has the threat model.
 
 Every flag can also be set with an environment variable, shown in brackets.`,
 		Example: `  tidemq serve
   tidemq serve --in-memory --listen 0.0.0.0:9324
-  TIDEMQ_DATA_DIR=/var/lib/tidemq tidemq serve --auth --credentials-file /etc/tidemq/credentials`,
+  TIDEMQ_DATA_DIR=/var/lib/tidemq tidemq serve --auth --credentials-file /etc/tidemq/credentials
+  tidemq serve --auth --credentials-file creds --auth-exempt health,metrics --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
