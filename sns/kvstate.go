@@ -25,18 +25,6 @@ var (
 // newKVState keeps the state in st, under Namespace.
 func newKVState(st storage.Store) kvState { return kvState{kv: storage.Prefix(st, Namespace)} }
 
-// commit commits b, if it holds anything, and waits until it is durable.
-func commit(b storage.Batch) error {
-	if b.Empty() {
-		return nil
-	}
-	d, err := b.Commit()
-	if err != nil {
-		return err
-	}
-	return d.Wait()
-}
-
 // scanJSON decodes every value under prefix into a new T.
 func scanJSON[T any](kv storage.Store, prefix string, add func(*T)) error {
 	return kv.Scan([]byte(prefix), func(k, v []byte) error {
@@ -66,7 +54,7 @@ func (s kvState) ApplyRegistry(c RegistryChange) error {
 	if err := putRegistry(b, c); err != nil {
 		return err
 	}
-	return commit(b)
+	return storage.CommitSync(b)
 }
 
 // putRegistry adds c to b.
@@ -108,7 +96,7 @@ func putRegistry(b storage.Batch, c RegistryChange) error {
 func (s kvState) PutOutbox(w OutboxWrite) error {
 	b := s.kv.NewBatch()
 	putOutbox(b, w)
-	return commit(b)
+	return storage.CommitSync(b)
 }
 
 // putOutbox adds w to b.
@@ -134,7 +122,7 @@ func (s kvState) DeliveryDone(id uint64, index uint32, last bool) error {
 	if last {
 		b.Delete(recordKey(id))
 	}
-	return commit(b)
+	return storage.CommitSync(b)
 }
 
 func (s kvState) LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error) {
@@ -188,7 +176,7 @@ func (s kvState) LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error) {
 		}
 		out = append(out, *r)
 	}
-	if err := commit(cleanup); err != nil {
+	if err := storage.CommitSync(cleanup); err != nil {
 		return nil, nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -215,7 +203,7 @@ func (s kvState) StoreSigningKey(key []byte) ([]byte, error) {
 	}
 	b := s.kv.NewBatch()
 	b.Set([]byte(keySigning), key)
-	if err := commit(b); err != nil {
+	if err := storage.CommitSync(b); err != nil {
 		return nil, err
 	}
 	return key, nil

@@ -74,7 +74,7 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 	for k, v := range others {
 		b.Set([]byte(k), []byte(v))
 	}
-	if err := commit(b); err != nil {
+	if err := storage.CommitSync(b); err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -74,7 +74,7 @@ func ImportFiles(st storage.Store, dir string, openOutbox func(path string) (sto
 	}
 	mark, _ := json.Marshal(map[string]any{"dir": dir, "topics": n.topics, "subscriptions": n.subs, "publishes": n.publishes})
 	b.Set([]byte(keyImported), mark)
-	if err := commit(b); err != nil {
+	if err := storage.CommitSync(b); err != nil {
 		return fmt.Errorf("sns: import %s: %w", dir, err)
 	}
 	to, err := storage.MoveAside(dir)
@@ -257,11 +257,4 @@ func readLegacyOutbox(outbox storage.Store) (OutboxWrite, error) {
 }
 
 // imported reports whether the files of an older release were imported.
-func (s kvState) imported() (bool, error) {
-	found := false
-	err := s.kv.Scan([]byte(keyImported), func(k, _ []byte) error {
-		found = found || string(k) == keyImported
-		return nil
-	})
-	return found, err
-}
+func (s kvState) imported() (bool, error) { return storage.Has(s.kv, []byte(keyImported)) }

@@ -76,7 +76,7 @@ func loadDump(t *testing.T, st storage.Store, path string) {
 		}
 		b.Set(kb, vb)
 	}
-	if err := commit(b); err != nil {
+	if err := storage.CommitSync(b); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -76,3 +76,26 @@ type Done struct{ Err error }
 
 // Wait returns the stored error.
 func (d Done) Wait() error { return d.Err }
+
+// CommitSync commits b, if it holds anything, and waits until it is
+// durable: for writes that are acknowledged one at a time, off any hot path.
+func CommitSync(b Batch) error {
+	if b.Empty() {
+		return nil
+	}
+	d, err := b.Commit()
+	if err != nil {
+		return err
+	}
+	return d.Wait()
+}
+
+// Has reports whether st holds key.
+func Has(st Store, key []byte) (bool, error) {
+	found := false
+	err := st.Scan(key, func(k, _ []byte) error {
+		found = found || string(k) == string(key)
+		return nil
+	})
+	return found, err
+}

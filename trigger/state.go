@@ -42,18 +42,6 @@ func newKVRegistry(st storage.Store) kvRegistry {
 	return kvRegistry{kv: storage.Prefix(st, Namespace)}
 }
 
-// commit commits b, if it holds anything, and waits until it is durable.
-func commit(b storage.Batch) error {
-	if b.Empty() {
-		return nil
-	}
-	d, err := b.Commit()
-	if err != nil {
-		return err
-	}
-	return d.Wait()
-}
-
 func (r kvRegistry) LoadTriggers() ([]*Config, error) {
 	var out []*Config
 	err := r.kv.Scan([]byte(prefixTrigger), func(k, v []byte) error {
@@ -79,7 +67,7 @@ func (r kvRegistry) PutTrigger(c *Config) error {
 	if err := putTrigger(b, c); err != nil {
 		return err
 	}
-	return commit(b)
+	return storage.CommitSync(b)
 }
 
 // putTrigger adds c to b.
@@ -95,16 +83,9 @@ func putTrigger(b storage.Batch, c *Config) error {
 func (r kvRegistry) DeleteTrigger(name string) error {
 	b := r.kv.NewBatch()
 	b.Delete(triggerKey(name))
-	return commit(b)
+	return storage.CommitSync(b)
 }
 
 // imported reports whether the triggers.json of an older release was
 // imported.
-func (r kvRegistry) imported() (bool, error) {
-	found := false
-	err := r.kv.Scan([]byte(keyImported), func(k, _ []byte) error {
-		found = found || string(k) == keyImported
-		return nil
-	})
-	return found, err
-}
+func (r kvRegistry) imported() (bool, error) { return storage.Has(r.kv, []byte(keyImported)) }

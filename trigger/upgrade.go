@@ -74,7 +74,7 @@ func ImportFile(st storage.Store, path string, log *slog.Logger) error {
 	}
 	mark, _ := json.Marshal(map[string]any{"file": path, "triggers": n})
 	b.Set([]byte(keyImported), mark)
-	if err := commit(b); err != nil {
+	if err := storage.CommitSync(b); err != nil {
 		return fmt.Errorf("trigger: import %s: %w", path, err)
 	}
 	if len(skipped) > 0 {
