@@ -214,23 +214,9 @@ func TestFilterSeesThroughTheSNSEnvelope(t *testing.T) {
 	e := newEnv(t)
 	dlqURL := e.createQueue("documents-dlq", nil)
 	src := e.source("documents", "documents-dlq", 1)
-	svc, err := sns.Open(sns.Options{Broker: e.eng, Region: "us-east-1", AccountID: account, Clock: e.clk,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	topic, err := svc.CreateTopic("document-events", nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Subscribe(topic.ARN, "sqs", arn("documents"), nil); err != nil {
-		t.Fatal(err)
-	}
+	publish := e.topicInto("documents")
 	for _, ev := range []string{seedEvent(1001, 3, "d-1"), seedEvent(1002, 1, "d-2")} {
-		if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: ev, BaseURL: e.srv.URL}); err != nil {
-			t.Fatal(err)
-		}
+		publish(ev)
 	}
 	wrapped, _ := json.Marshal(map[string]string{"Message": seedEvent(1003, 5, "d-3")})
 	e.send(src, &awssqs.SendMessageInput{MessageBody: aws.String(string(wrapped))})
@@ -305,22 +291,8 @@ func TestRedriveSetsSeed002MarkersInsideTheBody(t *testing.T) {
 	e := newEnv(t)
 	dlqURL := e.createQueue("stack_doc_loader_1001_7_dlq", nil)
 	src := e.source("stack_doc_loader_1001_7", "stack_doc_loader_1001_7_dlq", 1)
-	svc, err := sns.Open(sns.Options{Broker: e.eng, Region: "us-east-1", AccountID: account, Clock: e.clk,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	topic, err := svc.CreateTopic("document-events", nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Subscribe(topic.ARN, "sqs", arn("stack_doc_loader_1001_7"), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: seedEvent(1001, 2, "d-1"), BaseURL: e.srv.URL}); err != nil {
-		t.Fatal(err)
-	}
+	publish := e.topicInto("stack_doc_loader_1001_7")
+	publish(seedEvent(1001, 2, "d-1"))
 	e.deadLetterAll(src)
 	published := e.peekBodies("stack_doc_loader_1001_7_dlq")[0]
 	e.send(dlqURL, &awssqs.SendMessageInput{MessageBody: aws.String(seed002In)}) // send_to_dlq
@@ -446,4 +418,30 @@ func (e *env) peekBodies(queue string) []string {
 		out = append(out, r.Body)
 	}
 	return out
+}
+
+// topicInto opens tidemq's SNS service on the test's broker with a topic
+// subscribed by queue, and returns a function that publishes a message to
+// it (so the queue gets a real notification envelope).
+func (e *env) topicInto(queue string) func(message string) {
+	e.t.Helper()
+	svc, err := sns.Open(sns.Options{Broker: e.eng, Region: "us-east-1", AccountID: account, Clock: e.clk,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { svc.Close() })
+	topic, err := svc.CreateTopic("document-events", nil, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := svc.Subscribe(topic.ARN, "sqs", arn(queue), nil); err != nil {
+		e.t.Fatal(err)
+	}
+	return func(message string) {
+		e.t.Helper()
+		if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: message, BaseURL: e.srv.URL}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
