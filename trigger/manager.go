@@ -389,15 +389,20 @@ func (m *Manager) Stats() []TriggerStats {
 	defer m.mu.Unlock()
 	out := make([]TriggerStats, 0, len(m.triggers))
 	for _, r := range m.triggers {
-		out = append(out, TriggerStats{Name: r.cfg.Name, Queue: r.cfg.Queue, Enabled: r.cfg.IsEnabled(), Stats: r.stats.snapshot()})
+		out = append(out, TriggerStats{Name: r.cfg.Name, Queue: r.cfg.Queue, Enabled: r.cfg.IsEnabled(), State: r.state(),
+			Stats: r.stats.snapshot(), Durations: r.stats.calls.durations()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// TriggerStats are one trigger's counters.
+// TriggerStats are one trigger's state and counters.
 type TriggerStats struct {
 	Name, Queue string
 	Enabled     bool
+	State       string // one of States
 	Stats
+	// Durations are the invocation durations by outcome (one of
+	// Outcomes), for the outcomes that happened.
+	Durations map[string]Histogram
 }

@@ -50,7 +50,11 @@ type counters struct {
 	deleted, failed, filtered, pollErrors, durationNanos       atomic.Uint64
 	pauses                                                     atomic.Uint64
 	concurrent, maxConcurrent                                  atomic.Int64
+	// calls are the duration histograms and the recent invocations.
+	calls *invocations
 }
+
+func newCounters() *counters { return &counters{calls: newInvocations()} }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
@@ -102,6 +106,9 @@ type Status struct {
 	// they are the ones a client has. Empty when the target has none.
 	SecretsDigest string `json:"SecretsDigest,omitempty"`
 	Stats         Stats  `json:"Stats"`
+	// RecentInvocations are the last invocations (up to
+	// RecentInvocations), the latest first; kept in memory only.
+	RecentInvocations []Invocation `json:"RecentInvocations,omitempty"`
 }
 
 // runner runs one trigger: a supervisor that resolves the queue, then
@@ -135,14 +142,14 @@ type runner struct {
 }
 
 func (m *Manager) newRunner(cfg *Config, facts QueueFacts, arn string, fs filters) *runner {
-	return &runner{m: m, cfg: cfg, stats: &counters{}, digest: SecretsDigest(cfg), facts: facts, arn: arn, filters: fs}
+	return &runner{m: m, cfg: cfg, stats: newCounters(), digest: SecretsDigest(cfg), facts: facts, arn: arn, filters: fs}
 }
 
 func (r *runner) status() *Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := &Status{Config: *r.cfg.clone(), QueueARN: r.arn, LastError: r.lastErr,
-		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot()}
+		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot(), RecentInvocations: r.stats.calls.recent.list()}
 	s.Target = s.Target.WithoutSecrets() // every response is made here: none shows a secret
 	s.State, s.StateReason = r.stateLocked()
 	if !r.lastErrAt.IsZero() {
@@ -397,6 +404,10 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	r.stats.concurrent.Add(-1)
 	r.stats.invocations.Add(1)
 	r.stats.durationNanos.Add(uint64(took))
+	// Recorded once the batch is settled, with the outcome the branches
+	// below set.
+	inv := Invocation{Time: start, BatchSize: len(records), DurationSeconds: took.Seconds(), Outcome: OutcomeSuccess}
+	defer func() { r.stats.calls.record(inv, took) }()
 
 	handles := make([]string, len(records))
 	for i, rec := range records {
@@ -404,13 +415,17 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	}
 	if out.err != nil {
 		r.stats.errors.Add(1)
+		inv.Outcome = OutcomeError
 		if out.timeout {
 			r.stats.timeouts.Add(1)
 			out.err = fmt.Errorf("function timed out after %s", r.cfg.timeout())
+			inv.Outcome = OutcomeTimeout
 		}
 		if out.throttle {
 			r.stats.throttles.Add(1)
+			inv.Outcome = OutcomeThrottle
 		}
+		inv.FailedMessages, inv.Error = len(handles), out.err.Error()
 		r.fail(handles, out.err.Error())
 		return
 	}
@@ -425,7 +440,9 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	ids, err := parseItemFailures(out.resp, func(id string) bool { _, ok := byID[id]; return ok })
 	if err != nil {
 		r.stats.invalid.Add(1)
-		r.fail(handles, "invalid batchItemFailures response, the whole batch fails: "+err.Error())
+		why := "invalid batchItemFailures response, the whole batch fails: " + err.Error()
+		inv.Outcome, inv.FailedMessages, inv.Error = OutcomeInvalidResponse, len(handles), why
+		r.fail(handles, why)
 		return
 	}
 	keep := make(map[string]bool, len(ids))
@@ -444,6 +461,7 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	}
 	if len(failed) > 0 {
 		r.stats.partial.Add(1)
+		inv.Outcome, inv.FailedMessages = OutcomePartial, len(failed)
 		r.fail(failed, "listed in batchItemFailures")
 	}
 	r.stats.deleted.Add(uint64(r.delete(done)))

@@ -253,3 +253,38 @@ func TestCollectAsksForTheCheckedVisibility(t *testing.T) {
 		t.Fatalf("recheck after the lowering: %v, state %s", err, r.state())
 	}
 }
+
+// The ring keeps the last RecentInvocations, latest first, and bounds the
+// error text.
+func TestRecentRing(t *testing.T) {
+	var r recentRing
+	if l := r.list(); len(l) != 0 {
+		t.Fatalf("empty ring: %v", l)
+	}
+	for i := range RecentInvocations + 5 {
+		r.add(Invocation{BatchSize: i, Error: strings.Repeat("x", 1000)})
+	}
+	l := r.list()
+	if len(l) != RecentInvocations || l[0].BatchSize != RecentInvocations+4 || l[len(l)-1].BatchSize != 5 {
+		t.Fatalf("ring: %d entries, first %d, last %d", len(l), l[0].BatchSize, l[len(l)-1].BatchSize)
+	}
+	if len(l[0].Error) > maxInvocationError+len("…") {
+		t.Fatalf("error of %d bytes kept", len(l[0].Error))
+	}
+}
+
+// Durations fall in the first bucket that holds them; the buckets are
+// cumulative.
+func TestDurationHistogram(t *testing.T) {
+	h := newHistogram()
+	for _, d := range []time.Duration{3 * time.Millisecond, 5 * time.Millisecond, 700 * time.Millisecond, 20 * time.Minute} {
+		h.observe(d)
+	}
+	s := h.snapshot()
+	if s.Count != 4 || s.Buckets[0.005] != 2 || s.Buckets[0.5] != 2 || s.Buckets[1] != 3 || s.Buckets[900] != 3 {
+		t.Fatalf("histogram %+v", s)
+	}
+	if want := (3*time.Millisecond + 5*time.Millisecond + 700*time.Millisecond + 20*time.Minute).Seconds(); s.Sum != want {
+		t.Fatalf("sum %g, want %g", s.Sum, want)
+	}
+}
