@@ -81,7 +81,7 @@ func startObservability(eng *engine.Engine, store storage.Store, o *serveOptions
 			as := ev.Alarms()
 			out := make([]metrics.AlarmState, len(as))
 			for i, a := range as {
-				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Firing: a.State == alarms.StateFiring}
+				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Trigger: a.Trigger, Firing: a.State == alarms.StateFiring}
 			}
 			return out
 		}

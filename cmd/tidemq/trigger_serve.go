@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
@@ -68,6 +69,20 @@ func (t *triggers) stop(d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	_ = t.m.Close(ctx)
+}
+
+// triggerAlarmSnapshots are the manager's Stats for the trigger alarms:
+// a failed invocation is an error, a timeout, a throttle or an unusable
+// batchItemFailures answer.
+func triggerAlarmSnapshots(m *trigger.Manager) func() []alarms.TriggerSnapshot {
+	return func() []alarms.TriggerSnapshot {
+		ss := m.Stats()
+		out := make([]alarms.TriggerSnapshot, len(ss))
+		for i, s := range ss {
+			out[i] = alarms.TriggerSnapshot{Name: s.Name, Queue: s.Queue, Errors: s.Errors + s.InvalidResponses}
+		}
+		return out
+	}
 }
 
 // triggerStats are the manager's Stats for metrics.NewTriggerCollector.
