@@ -133,6 +133,10 @@ type runner struct {
 	// paused says why the trigger does not poll although it is enabled
 	// (StatePaused); failing why it cannot (StateFailing). "" when not.
 	paused, failing string
+	// pausedFor and pausedAt are the pause's error and when the queue
+	// was last read for it.
+	pausedFor *VisibilityError
+	pausedAt  time.Time
 	// failLogAt and failQuiet pace the warning about failed invocations:
 	// one line per failLogEvery, with how many failures it stands for.
 	failLogAt time.Time

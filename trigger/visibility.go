@@ -54,8 +54,16 @@ func (m *Manager) visibilityTimeout(ctx context.Context, queue string) (int, err
 
 // recheck re-reads the queue's visibility timeout before a batch: it
 // returns it when it is above the function timeout, and otherwise pauses
-// the trigger and returns a *VisibilityError.
+// the trigger and returns a *VisibilityError. While paused, the pollers
+// share one read per pauseRecheck (a trigger may have 1,000 of them).
 func (r *runner) recheck(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	if r.paused != "" && time.Since(r.pausedAt) < pauseRecheck {
+		ve := r.pausedFor
+		r.mu.Unlock()
+		return 0, ve
+	}
+	r.mu.Unlock()
 	vis, err := r.m.visibilityTimeout(ctx, r.cfg.Queue)
 	if err != nil {
 		return 0, err
@@ -74,7 +82,7 @@ func (r *runner) pause(ve *VisibilityError) {
 	why := fmt.Sprintf("paused: the queue's visibility timeout (%s) is not above the function timeout (%s), so a message still being processed would be delivered again; raise the queue's VisibilityTimeout or lower the trigger's Timeout", ve.Visibility, ve.Timeout)
 	r.mu.Lock()
 	was := r.paused
-	r.paused = why
+	r.paused, r.pausedFor, r.pausedAt = why, ve, time.Now()
 	if was == "" {
 		r.lastErr, r.lastErrAt = why, time.Now()
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,42 @@ func TestDisableWithVisibilityTooShort(t *testing.T) {
 	var inv *trigger.InvalidConfigError
 	if err == nil || !strings.Contains(err.Error(), "must be below the queue's visibility timeout (10s)") || !errors.As(err, &inv) {
 		t.Fatalf("enable: %v", err)
+	}
+}
+
+// countingBroker counts GetQueueAttributes calls.
+type countingBroker struct {
+	tidemq.Broker
+	attrs atomic.Int64
+}
+
+func (b *countingBroker) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
+	b.attrs.Add(1)
+	return b.Broker.GetQueueAttributes(ctx, p)
+}
+
+// The pollers of a paused trigger share one read of the queue's
+// visibility timeout a second, however many they are.
+func TestPausedTriggerReadsTheQueueOnceASecond(t *testing.T) {
+	v := newEnv(t, false)
+	v.queue("q", map[string]string{"VisibilityTimeout": "120"})
+	b := &countingBroker{Broker: v.e}
+	m, err := trigger.NewManager(trigger.Options{Broker: b, WaitTimeSeconds: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	m.Start()
+	if _, err := m.Create(context.Background(), trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: "http://127.0.0.1:1/"},
+		Timeout: 30, ScalingConfig: &trigger.ScalingConfig{MaximumConcurrency: 50}}); err != nil {
+		t.Fatal(err)
+	}
+	v.setVisibility("q", "10")
+	eventually(t, "the pause", func() bool { s, _ := m.Get("t"); return s.State == trigger.StatePaused })
+	time.Sleep(1200 * time.Millisecond) // every poller is asleep in the pause
+	before := b.attrs.Load()
+	time.Sleep(2 * time.Second)
+	if n := b.attrs.Load() - before; n > 8 {
+		t.Fatalf("%d reads of the queue's attributes in 2 s by 50 paused pollers", n)
 	}
 }
