@@ -16,7 +16,15 @@
 //     received is settled (deleted or left to time out);
 //   - every failure is written into the story of each message it concerns
 //     when the broker is a tidemq.FailureRecorder, so that a dead letter
-//     says why it died.
+//     says why it died;
+//   - the function timeout must stay below the queue's visibility timeout:
+//     checked at create and update as Lambda does, and again before every
+//     batch, so that a timeout lowered under a running trigger pauses it
+//     instead of processing messages twice (see visibility.go).
+//
+// Each trigger keeps its counters, a duration histogram per outcome and
+// its last invocations in memory (invocations.go), for the admin API, the
+// metrics and the alarms.
 //
 // Time: function timeouts and batching windows are measured in real time
 // (they bound real work); visibility timeouts are the broker's, on its

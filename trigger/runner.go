@@ -97,7 +97,8 @@ type Status struct {
 	// StateReason says why a trigger is Paused or Failing.
 	StateReason string `json:"StateReason,omitempty"`
 	QueueARN    string `json:"QueueArn,omitempty"`
-	// LastError is the latest failure: a function error or a failed poll.
+	// LastError is the latest failure: a function error, a failed poll,
+	// or the reason of a pause.
 	LastError     string     `json:"LastError,omitempty"`
 	LastErrorTime *time.Time `json:"LastErrorTime,omitempty"`
 	Warnings      []string   `json:"Warnings,omitempty"`
