@@ -19,6 +19,7 @@ const seedTemplate = "testdata/seed000-morpheus.yaml"
 //
 //   - EnrichmentPipelineQueue has a producer (enrichment-scraper) and no
 //     consumer, because the scorer's SQS event is commented out: TQ005.
+//
 //   - "No CloudWatch alarm is configured on any queue metric": the three
 //     DLQs have no depth alarm, TQ006 three times. (The Bedrock alarm does
 //     not count: it is not on a queue metric.)
