@@ -80,23 +80,23 @@ func TestImportCommand(t *testing.T) {
 	}
 }
 
-// TestApplyCommand applies the seed template to an in-process server,
-// twice: its six queues over the SQS API, and email-agent's trigger (its
+// TestApplyCommand applies the seed template (with --no-lint: it has a
+// lint error, the queue nobody reads) to an in-process server, twice: its six queues over the SQS API, and email-agent's trigger (its
 // Metadata gives it a local URL) over the admin API; morpheus-hubspot's
 // event source has no local stand-in and is listed as not applied.
 func TestApplyCommand(t *testing.T) {
 	s := newTestServer(t)
-	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--dry-run")
+	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--dry-run", "--no-lint")
 	if err != nil || !strings.Contains(out, "7 to create, 0 to update, 0 unchanged, 1 not applied") || !strings.Contains(out, "dry run") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--no-lint")
 	if err != nil || !strings.Contains(out, "+ queue morpheus-sam-crm-sync-dlq.fifo (create)") ||
 		!strings.Contains(out, "+ trigger email-agent.morpheus-sam-email-agent (create)") ||
 		!strings.Contains(out, "! trigger morpheus-hubspot.morpheus-sam-crm-sync.fifo (not applied: function morpheus-hubspot has no url or command to stand for it locally)") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--no-lint")
 	if err != nil || !strings.Contains(out, "0 to create, 0 to update, 7 unchanged, 1 not applied") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}

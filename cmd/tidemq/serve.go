@@ -26,6 +26,7 @@ import (
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/storage/pebble"
+	"github.com/tidemq/tidemq/topology"
 )
 
 type serveOptions struct {
@@ -46,6 +47,7 @@ type serveOptions struct {
 	dataDirSet      bool // --data-dir (or its variable) was given
 	config          string
 	configParams    []string
+	noLint          bool
 	pprofListen     string
 	door            doorOptions
 }
@@ -63,6 +65,11 @@ for the built-in alarms (see 'tidemq alarms').
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
 ends.
+
+--config FILE applies a tidemq.yaml or CloudFormation/SAM template at start
+(see 'tidemq apply'), after linting it (see 'tidemq lint'): an error finding is
+logged and stops the server before it opens the data directory; warnings are
+logged and do not stop it. --no-lint skips the check.
 
 Without --auth, requests are not authenticated: any access key and secret are
 accepted, as with other local SQS emulators; only requests addressed to an IP
@@ -102,6 +109,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	o.triggers.addFlags(f)
 	o.door.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
+	f.BoolVar(&o.noLint, "no-lint", false, "apply --config without linting it first (by default an error finding stops the server before it opens the data directory; warnings are logged)")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
@@ -212,6 +220,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.inMemory && o.dataDirSet {
 		return errors.New("--in-memory keeps nothing on disk: drop --data-dir (or $TIDEMQ_DATA_DIR), or drop --in-memory")
 	}
+	var config *topology.Config // read and linted before anything is opened
+	if o.config != "" {
+		if config, err = loadConfigFile(o.config, o.region, o.accountID, o.configParams, !o.noLint, log); err != nil {
+			return err
+		}
+	}
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
@@ -258,9 +272,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer topics.Close() // for the early returns; closed before eng below
 	obs.metrics.RegisterTopics(topicMetrics(topics))
-	if o.config != "" {
+	if config != nil {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
-		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, o.configParams, log); err != nil {
+		if err := applyConfig(ctx, ct, config, log); err != nil {
 			trg.stop(o.shutdownTimeout)
 			eng.Close()
 			return err
