@@ -309,7 +309,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.inMemory {
 		storeDesc = "memory"
 	}
-	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", version)
+	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", currentBuild().Version)
 	if !o.auth && !isLoopback(o.listen) {
 		log.Warn("listening beyond this machine without --auth: anyone who can reach " + o.listen + " can read, send and delete every message")
 	}
