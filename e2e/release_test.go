@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,4 +170,60 @@ func runBinary(t *testing.T, bin string, env []string, args ...string) (stdout, 
 		t.Fatalf("run %s: %v", bin, err)
 	}
 	return o.String(), e.String(), code
+}
+
+// TestSystemdUnit checks deploy/tidemq.service with systemd-analyze
+// (skipped where it is missing): 'verify' finds nothing to say (it
+// prints what it ignores and exits 0, so its output must be empty too),
+// with ExecStart pointed at the binary under test; the unit keeps the
+// hardening the README promises, and 'security --offline' rates its
+// exposure at most 2.0 ("OK"). A unit with a typo is caught, so the check
+// bites.
+func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not available (Debian package systemd)")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "tidemq.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := string(data)
+	for _, want := range []string{"\nType=exec\n", "\nExecStart=/usr/local/bin/tidemq serve\n", "\nDynamicUser=yes\n", "\nStateDirectory=tidemq\n",
+		"\nEnvironment=TIDEMQ_DATA_DIR=/var/lib/tidemq\n", "\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n",
+		"\nRestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n", "\nLimitNOFILE=65536\n", "\nWantedBy=multi-user.target\n"} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("the unit lacks %q", strings.TrimSpace(want))
+		}
+	}
+	dir := t.TempDir()
+	check := func(name, text string) (string, error) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "/usr/local/bin/tidemq", tidemqBin)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(analyze, "verify", "--man=no", p).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := check("tidemq.service", unit); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	if out, err := check("typo.service", strings.Replace(unit, "Type=exec", "Type=exce", 1)); err == nil && !strings.Contains(out, "exce") {
+		t.Errorf("a typo passed systemd-analyze verify: %s", out)
+	}
+	out, err := exec.Command(analyze, "security", "--offline=yes", "--no-pager", filepath.Join(dir, "tidemq.service")).CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "Overall exposure level") {
+		t.Skipf("systemd-analyze security --offline not supported here: %v\n%s", err, out)
+	}
+	var level float64
+	if i := strings.Index(string(out), "Overall exposure level for tidemq.service: "); i < 0 {
+		t.Errorf("no exposure level in:\n%s", out)
+	} else if _, err := fmt.Sscanf(string(out[i:]), "Overall exposure level for tidemq.service: %f", &level); err != nil || level > 2.0 {
+		t.Errorf("exposure level %.1f (%v), want at most 2.0:\n%s", level, err, out)
+	}
 }
