@@ -26,7 +26,7 @@ func TestCheckpointWhileCommitting(t *testing.T) {
 	}
 	defer s.Close()
 	var (
-		durable sync.Map     // key → value, once its Durable reported success
+		durable sync.Map // key → value, once its Durable reported success
 		stop    atomic.Bool
 		wg      sync.WaitGroup
 		errs    = make(chan error, 4)
