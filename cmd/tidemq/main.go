@@ -43,7 +43,7 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newTriggerCommand())
 	root.AddCommand(newLintCommand(), newApplyCommand(), newImportCommand())
-	root.AddCommand(newVersionCommand(), newHealthCommand())
+	root.AddCommand(newVersionCommand(), newHealthCommand(), newBackupCommand())
 	return root
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
@@ -286,6 +287,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		queues:  obs.queuesHandler,
 		alarms:  obs.alarmsHandler,
 		trigger: trg.handler,
+		backup:  backup.Handler(checkpointer(store), log),
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
 			sqs.NewHandler(sqs.Config{
 				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
@@ -352,6 +354,15 @@ func healthHandler(eng *engine.Engine) http.Handler {
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
+}
+
+// checkpointer is the store's online backup, or nil for a store that has
+// none (--in-memory).
+func checkpointer(store storage.Store) storage.Checkpointer {
+	if cp, ok := store.(storage.Checkpointer); ok {
+		return cp
+	}
+	return nil
 }
 
 // snsAuth is the SQS authenticator accepting the "sns" signing scope.
