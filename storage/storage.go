@@ -82,6 +82,15 @@ func BrokenErr(s Store) error {
 	return nil
 }
 
+// Checkpointer is implemented by a store that can write a consistent copy
+// of itself into a new directory while it goes on serving: the online
+// backup. The copy holds every batch whose Durable reported success before
+// Checkpoint was called, and is a store that opens like the original.
+// dest must not exist; its parent must.
+type Checkpointer interface {
+	Checkpoint(dest string) error
+}
+
 // Durable waits until a committed batch is on stable storage.
 type Durable interface {
 	Wait() error

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/trigger"
 )
 
@@ -123,6 +124,7 @@ const adminService = "tidemq"
 type routeHandlers struct {
 	health, metrics         http.Handler
 	queues, alarms, trigger http.Handler
+	backup                  http.Handler // POST /tidemq/backup
 	protocols               http.Handler // SQS and SNS
 }
 
@@ -136,6 +138,7 @@ func mountRoutes(d *frontdoor.Door, h routeHandlers, open map[string]bool) {
 	d.Admin("GET /tidemq/alarms", h.alarms)
 	d.Admin(trigger.APIPath, h.trigger)
 	d.Admin(trigger.APIPath+"/", h.trigger)
+	d.Admin("POST "+backup.APIPath, h.backup)
 	d.Protocol("/", h.protocols)
 }
 

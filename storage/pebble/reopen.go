@@ -36,6 +36,8 @@ var errClosed = errors.New("storage: the pebble store is closed")
 func (s *Store) Reopen() (err error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	s.closeMu.Lock() // waits for a running Checkpoint
+	defer s.closeMu.Unlock()
 	defer func() {
 		// Pebble panics (Fatalf, see quietLogger) when it cannot write its
 		// manifest while opening; its deferred clean-ups release the
@@ -84,15 +86,16 @@ func (s *Store) failure() error {
 type walWatchFS struct {
 	vfs.FS
 	failed func(error)
+	dir    string // the store's directory: only its WALs are watched ("": any)
 }
 
 // Create creates the file; a WAL is watched.
 func (fs walWatchFS) Create(name string) (vfs.File, error) {
 	f, err := fs.FS.Create(name)
-	if err != nil && isWAL(name) {
+	if err != nil && isStoreWAL(fs.dir, name) {
 		fs.failed(err)
 	}
-	if err != nil || !isWAL(name) {
+	if err != nil || !isStoreWAL(fs.dir, name) {
 		return f, err
 	}
 	return watchedFile{File: f, failed: fs.failed}, nil
@@ -101,10 +104,10 @@ func (fs walWatchFS) Create(name string) (vfs.File, error) {
 // ReuseForWrite reuses an obsolete WAL, watched.
 func (fs walWatchFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname)
-	if err != nil && isWAL(newname) {
+	if err != nil && isStoreWAL(fs.dir, newname) {
 		fs.failed(err)
 	}
-	if err != nil || !isWAL(newname) {
+	if err != nil || !isStoreWAL(fs.dir, newname) {
 		return f, err
 	}
 	return watchedFile{File: f, failed: fs.failed}, nil
