@@ -2,6 +2,8 @@ package brokertest
 
 import (
 	"fmt"
+	"math/big"
+	"strings"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -354,6 +356,21 @@ func fifoChecks() []check {
 					if m.SequenceNumber != ids[m.MessageID] {
 						e.t.Fatalf("received SequenceNumber %q, the send returned %q", m.SequenceNumber, ids[m.MessageID])
 					}
+				}
+			}
+		}},
+		{"SequenceNumbersInSQSForm", func(e *env) {
+			// AWS's SequenceNumbers are 20-digit decimals past the range of
+			// an int64 (e.g. 18849496460467696128), never zero-padded.
+			e.create("f.fifo", nil)
+			r := e.sendFIFO("f.fifo", "g", "1", "m1")
+			m := e.receiveOne("f.fifo")
+			for _, s := range []string{r.SequenceNumber, m.SequenceNumber} {
+				if len(s) != 20 || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+					e.t.Fatalf("SequenceNumber %q: want 20 decimal digits without leading zeros, as SQS returns", s)
+				}
+				if e.seq(s).Cmp(new(big.Int).Lsh(big.NewInt(1), 63)) < 0 {
+					e.t.Fatalf("SequenceNumber %q is below 2^63: SQS's are larger than an int64", s)
 				}
 			}
 		}},

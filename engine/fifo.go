@@ -149,6 +149,9 @@ func (f *fifoIndex) next() *group {
 	return f.avail[0]
 }
 
-// formatSeq renders a FIFO sequence number as SQS does: a decimal string.
-// Zero-padding to 20 digits keeps string order equal to numeric order.
-func formatSeq(seq uint64) string { return fmt.Sprintf("%020d", seq) }
+// formatSeq renders a FIFO sequence number in SQS's form: a large decimal
+// number of 20 digits (AWS returns numbers like 18849496460467696128, past
+// the range of an int64). It is a "1" followed by the sequence padded to 19
+// digits, so it never starts with 0, exceeds 2^63, and string order equals
+// numeric order for every sequence below 10^19.
+func formatSeq(seq uint64) string { return fmt.Sprintf("1%019d", seq) }

@@ -186,7 +186,8 @@ func rangeOf(prefix string, qid uint64) [2][]byte {
 	return [2][]byte{s, e}
 }
 
-// PurgeQueue deletes every message, in flight or not; once per 60 seconds.
+// PurgeQueue deletes every message, in flight or not, and the deduplication
+// window of a FIFO queue; once per 60 seconds.
 func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
@@ -205,6 +206,13 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)
+	// A purge also forgets the deduplication window: a message sent again
+	// with the id of a purged one is accepted (as SQS does, per the
+	// AWS-validated LocalStack suite, localstack#8218).
+	q.dedup = make(map[string]*dedupEntry)
+	q.dedupOrder = nil
+	start, end := queueRange(prefixDedup, q.id)
+	t.b.DeleteRange(start, end)
 	q.purged = now
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
