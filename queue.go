@@ -99,9 +99,10 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			if !ok {
 				return nil, invalid()
 			}
-			if !creating {
+			if !creating && !b {
 				return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
 			}
+			// FifoQueue=true on a FIFO queue changes nothing; AWS accepts it.
 			if !b {
 				return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute FifoQueue.")
 			}

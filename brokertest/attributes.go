@@ -184,6 +184,25 @@ func attributeChecks() []check {
 			e.wantCode(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "false"}), tidemq.ErrInvalidAttributeValue,
 				"SetQueueAttributes FifoQueue=false on a FIFO queue (modifying the queue type)")
 		}},
+		{"SetFifoQueueTrueOnAFIFOQueueIsAccepted", func(e *env) {
+			// AWS accepts FifoQueue=true on a FIFO queue (it changes
+			// nothing) and refuses false, and any value on a standard queue.
+			e.create("f.fifo", nil)
+			e.ok(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "true", tidemq.AttrVisibilityTimeout: "45"}),
+				"SetQueueAttributes FifoQueue=true on a FIFO queue")
+			a := e.attrs("f.fifo", tidemq.AttrAll)
+			if a[tidemq.AttrFifoQueue] != "true" || a[tidemq.AttrVisibilityTimeout] != "45" {
+				e.t.Fatalf("after SetQueueAttributes FifoQueue=true, VisibilityTimeout=45: FifoQueue %q, VisibilityTimeout %q",
+					a[tidemq.AttrFifoQueue], a[tidemq.AttrVisibilityTimeout])
+			}
+			e.wantMessage(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "false"}), tidemq.ErrInvalidAttributeValue,
+				"Modifying queue type is not supported.", "SetQueueAttributes FifoQueue=false on a FIFO queue")
+			e.wantCode(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "maybe"}), tidemq.ErrInvalidAttributeValue,
+				"SetQueueAttributes FifoQueue=maybe on a FIFO queue")
+			e.create("q", nil)
+			e.wantMessage(e.trySet("q", map[string]string{tidemq.AttrFifoQueue: "true"}), tidemq.ErrInvalidAttributeName,
+				"Unknown Attribute FifoQueue.", "SetQueueAttributes FifoQueue=true on a standard queue")
+		}},
 	}
 }
 
