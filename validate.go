@@ -289,6 +289,9 @@ func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err 
 	if err := ValidateTags(p.Tags); err != nil {
 		return false, nil, err
 	}
+	if len(p.Tags) > MaxTagsPerQueue {
+		return false, nil, TooManyTags(p.Name)
+	}
 	return fifo, attrs, nil
 }
 
@@ -343,12 +346,20 @@ func ValidateTags(tags map[string]string) error {
 	return nil
 }
 
-// Validate checks that there are tags, and each of them.
+// Validate checks that there are tags, and each of them. (A queue holds
+// at most MaxTagsPerQueue tags, old and new together; the broker checks
+// that with TooManyTags, once it has the queue.)
 func (p *TagQueueParams) Validate() error {
 	if len(p.Tags) == 0 {
 		return MissingParameter("Tags")
 	}
 	return ValidateTags(p.Tags)
+}
+
+// TooManyTags is AWS's error for a CreateQueue or TagQueue that would
+// leave more than MaxTagsPerQueue tags on the queue.
+func TooManyTags(queue string) error {
+	return Errorf(ErrInvalidParameterValue, "Too many tags added for queue %s.", queue)
 }
 
 // Validate checks that there are tag keys.

@@ -220,6 +220,35 @@ func queueChecks() []check {
 			e.create("untagged", nil)
 			wantTags(e, "untagged", map[string]string{}, "a queue without tags")
 		}},
+		{"AtMost50Tags", func(e *env) {
+			tags := func(prefix string, n int) map[string]string {
+				m := make(map[string]string, n)
+				for i := 0; i < n; i++ {
+					m[fmt.Sprintf("%s%d", prefix, i)] = "v"
+				}
+				return m
+			}
+			const tooMany = "Too many tags added for queue"
+			_, err := e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "crowded", Tags: tags("k", 51)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" crowded.", "CreateQueue with 51 tags")
+			if _, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "crowded"}); err == nil {
+				e.t.Fatal("a refused CreateQueue with 51 tags created the queue")
+			}
+			_, err = e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "q", Tags: tags("k", 50)})
+			e.ok(err, "CreateQueue with 50 tags")
+			// Overwriting existing keys adds none.
+			e.ok(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "q", Tags: tags("k", 10)}), "TagQueue overwriting 10 of 50 tags")
+			err = e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "q", Tags: map[string]string{"k0": "w", "new": "v"}})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" q.", "TagQueue adding a 51st tag")
+			got, err := e.b.ListQueueTags(e.ctx, tidemq.ListQueueTagsParams{Queue: "q"})
+			e.ok(err, "ListQueueTags")
+			if len(got) != 50 || got["k0"] != "v" {
+				e.t.Fatalf("after a refused TagQueue: %d tags, k0=%q; want the 50 unchanged", len(got), got["k0"])
+			}
+			e.create("small", nil)
+			err = e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "small", Tags: tags("k", 51)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" small.", "TagQueue with 51 tags")
+		}},
 		{"ListDeadLetterSourceQueues", func(e *env) {
 			e.create("dlq", nil)
 			e.create("src1", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 3)})

@@ -8,12 +8,22 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// TagQueue adds or overwrites tags.
+// TagQueue adds or overwrites tags; a queue holds at most
+// tidemq.MaxTagsPerQueue.
 func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
+		n := len(q.tags)
+		for k := range p.Tags {
+			if _, ok := q.tags[k]; !ok {
+				n++
+			}
+		}
+		if n > tidemq.MaxTagsPerQueue {
+			return tidemq.TooManyTags(q.name)
+		}
 		for k, v := range p.Tags {
 			q.tags[k] = v
 		}
