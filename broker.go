@@ -19,7 +19,8 @@ import (
 // queue's type or settings are here too, for a Broker to call once it has
 // the queue: SendMessagesParams.ValidateFIFO, SendEntry.Validate,
 // ChangeVisibilityEntry.Validate, ValidateQueueAttributes and TooManyTags
-// (TagQueue: old and new tags together). An optional
+// (TagQueue: old and new tags together). MergeQueueAttributes applies
+// accepted attributes to a queue's, with the rules that tie some together. An optional
 // number is a pointer, nil when the client left it out: AWS refuses a 0
 // given where it accepts the member left out. brokertest holds every Broker
 // to these rules.

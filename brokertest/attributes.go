@@ -184,6 +184,38 @@ func attributeChecks() []check {
 			e.wantCode(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "false"}), tidemq.ErrInvalidAttributeValue,
 				"SetQueueAttributes FifoQueue=false on a FIFO queue (modifying the queue type)")
 		}},
+		{"ServerSideEncryptionKMSAndSQSAreExclusive", func(e *env) {
+			kms := []string{tidemq.AttrKmsMasterKeyID, tidemq.AttrKmsDataKeyReusePeriodSeconds, tidemq.AttrSqsManagedSseEnabled}
+			want := func(q, key, period, sse, when string) {
+				e.t.Helper()
+				a := e.attrs(q, tidemq.AttrAll)
+				if a[kms[0]] != key || a[kms[1]] != period || a[kms[2]] != sse {
+					e.t.Fatalf("%s: KmsMasterKeyId %q, KmsDataKeyReusePeriodSeconds %q, SqsManagedSseEnabled %q; want %q, %q, %q",
+						when, a[kms[0]], a[kms[1]], a[kms[2]], key, period, sse)
+				}
+			}
+			e.create("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs"})
+			want("q", "alias/aws/sqs", "300", "false", "created with a KMS key")
+			e.set("q", map[string]string{tidemq.AttrKmsDataKeyReusePeriodSeconds: "600"})
+			e.set("q", map[string]string{tidemq.AttrSqsManagedSseEnabled: "true"})
+			want("q", "", "", "true", "after SqsManagedSseEnabled=true")
+			e.set("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/mine", tidemq.AttrKmsDataKeyReusePeriodSeconds: "120"})
+			want("q", "alias/mine", "120", "false", "after setting a KMS key and a reuse period")
+			e.set("q", map[string]string{tidemq.AttrKmsMasterKeyID: ""})
+			want("q", "", "", "false", `after KmsMasterKeyId=""`)
+			for _, f := range []func() error{
+				func() error {
+					_, err := e.tryCreate("both", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs", tidemq.AttrSqsManagedSseEnabled: "true"})
+					return err
+				},
+				func() error {
+					return e.trySet("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs", tidemq.AttrSqsManagedSseEnabled: "true"})
+				},
+			} {
+				e.wantMessage(f(), tidemq.ErrInvalidAttributeName, "You can use one type of server-side encryption (SSE) at one time.",
+					"a KMS key and SqsManagedSseEnabled=true in one request")
+			}
+		}},
 		{"SetFifoQueueTrueOnAFIFOQueueIsAccepted", func(e *env) {
 			// AWS accepts FifoQueue=true on a FIFO queue (it changes
 			// nothing) and refuses false, and any value on a standard queue.

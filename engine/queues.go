@@ -60,10 +60,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 		}
 		return q.info(), nil
 	}
-	merged := tidemq.DefaultQueueAttributes(fifo)
-	for k, v := range attrs {
-		merged[k] = v
-	}
+	merged := tidemq.MergeQueueAttributes(tidemq.DefaultQueueAttributes(fifo), attrs)
 	if err := e.checkRedrive(p.Name, fifo, merged); err != nil {
 		h.unlock()
 		return nil, err
@@ -348,13 +345,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return err
 	}
 	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-	merged := make(map[string]string, len(q.attrs)+len(attrs))
-	for k, v := range q.attrs {
-		merged[k] = v
-	}
-	for k, v := range attrs {
-		merged[k] = v
-	}
+	merged := tidemq.MergeQueueAttributes(q.attrs, attrs)
 	if err == nil {
 		err = e.checkRedrive(q.name, q.fifo, merged)
 	}
