@@ -256,6 +256,44 @@ func permissionChecks() []check {
 			e.ok(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "readers"}), "RemovePermission(readers)")
 			wantSids(e, "q", nil)
 		}},
+		{"PolicyInAWSShape", func(e *env) {
+			// The document AWS writes for AddPermission: Version
+			// 2008-10-17, Id <arn>/SQSDefaultPolicy, and a single principal
+			// or action as a string, several as a list.
+			e.create("q", nil)
+			e.ok(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "q", Label: "one",
+				AccountIDs: []string{"111122223333"}, Actions: []string{"SendMessage"}}), "AddPermission(one)")
+			e.ok(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "q", Label: "two",
+				AccountIDs: []string{"111122223333", "444455556666"}, Actions: []string{"ReceiveMessage", "DeleteMessage"}}),
+				"AddPermission(two)")
+			var doc struct {
+				Version   string
+				ID        string `json:"Id"`
+				Statement []struct {
+					Sid, Effect, Resource string
+					Principal             map[string]any
+					Action                any
+				}
+			}
+			policy := e.attrs("q", tidemq.AttrPolicy)[tidemq.AttrPolicy]
+			if err := json.Unmarshal([]byte(policy), &doc); err != nil {
+				e.t.Fatalf("Policy is not a JSON policy document: %v\n%s", err, policy)
+			}
+			if doc.Version != "2008-10-17" || doc.ID != e.arn("q")+"/SQSDefaultPolicy" || len(doc.Statement) != 2 {
+				e.t.Fatalf("Policy %s: want Version 2008-10-17, Id %s/SQSDefaultPolicy and 2 statements", policy, e.arn("q"))
+			}
+			one, two := doc.Statement[0], doc.Statement[1]
+			if one.Sid != "one" || one.Effect != "Allow" || one.Resource != e.arn("q") ||
+				one.Principal["AWS"] != "arn:aws:iam::111122223333:root" || one.Action != "SQS:SendMessage" {
+				e.t.Fatalf("statement for one account and one action: %+v; want Principal {\"AWS\": \"arn:aws:iam::111122223333:root\"} and Action \"SQS:SendMessage\" as strings", one)
+			}
+			if p, ok := two.Principal["AWS"].([]any); !ok || len(p) != 2 {
+				e.t.Fatalf("statement for two accounts: Principal %v, want a list of two", two.Principal)
+			}
+			if a, ok := two.Action.([]any); !ok || len(a) != 2 {
+				e.t.Fatalf("statement for two actions: Action %v, want a list of two", two.Action)
+			}
+		}},
 		{"RemoveUnknownLabelIsInvalidParameterValue", func(e *env) {
 			e.create("q", nil)
 			e.wantCode(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "nosuchlabel"}), tidemq.ErrInvalidParameterValue, "RemovePermission(nosuchlabel)")
