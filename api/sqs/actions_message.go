@@ -41,9 +41,32 @@ func toSendEntry(id string, f *messageFields) tidemq.SendEntry {
 		DelaySeconds:           f.DelaySeconds,
 		Attributes:             toAttributes(f.MessageAttributes),
 		SystemAttributes:       toAttributes(f.MessageSystemAttributes),
-		MessageGroupID:         f.MessageGroupID,
-		MessageDeduplicationID: f.MessageDeduplicationID,
+		MessageGroupID:         strValue(f.MessageGroupID),
+		MessageDeduplicationID: strValue(f.MessageDeduplicationID),
 	}
+}
+
+func strValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkGivenIDs refuses a MessageGroupId or MessageDeduplicationId that is
+// given but empty, as SQS does ("Value  for parameter MessageGroupId is
+// invalid. Reason: MessageGroupId can only include alphanumeric and
+// punctuation characters. 1 to 128 in length."). The broker sees "" as
+// left out, so this is the transport's to tell; it fails the whole
+// request, a batch included.
+func checkGivenIDs(f *messageFields) error {
+	if f.MessageGroupID != nil && *f.MessageGroupID == "" {
+		return tidemq.ValidateFIFOToken("MessageGroupId", "")
+	}
+	if f.MessageDeduplicationID != nil && *f.MessageDeduplicationID == "" {
+		return tidemq.ValidateFIFOToken("MessageDeduplicationId", "")
+	}
+	return nil
 }
 
 // sendResultFor builds the digests and ids of one sent message. The digests
@@ -74,6 +97,9 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkGivenIDs(&in.messageFields); err != nil {
+		return nil, err
+	}
 	entry := toSendEntry("", &in.messageFields)
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
 		Queue: name, Entries: []tidemq.SendEntry{entry}, Client: c.client(),
@@ -98,6 +124,9 @@ func (c *call) sendMessageBatch(in *sendMessageBatchInput) (output, error) {
 	}
 	entries := make([]tidemq.SendEntry, len(in.Entries))
 	for i := range in.Entries {
+		if err := checkGivenIDs(&in.Entries[i].messageFields); err != nil {
+			return nil, err
+		}
 		entries[i] = toSendEntry(in.Entries[i].ID, &in.Entries[i].messageFields)
 	}
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{

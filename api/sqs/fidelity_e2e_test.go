@@ -1,6 +1,7 @@
 package sqs_test
 
 import (
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -52,5 +53,61 @@ func TestSDKMessageAttributeNameFilters(t *testing.T) {
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("MessageAttributeNames %q returned [%s], want [%s]", c.names, strings.Join(got, " "), c.want)
 		}
+	}
+}
+
+// TestSDKEmptyGroupAndDeduplicationIDs: a MessageGroupId or
+// MessageDeduplicationId given empty is refused with AWS's
+// InvalidParameterValue, in SendMessage and SendMessageBatch, over JSON and
+// Query; left out, the usual FIFO rules apply.
+func TestSDKEmptyGroupAndDeduplicationIDs(t *testing.T) {
+	e := newEnv(t)
+	fifo := e.createQueue("f.fifo", map[string]string{"FifoQueue": "true"})
+	std := e.createQueue("s", nil)
+	const group = "Value  for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+	const dedup = "Value  for parameter MessageDeduplicationId is invalid. Reason: MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+	for _, url := range []string{fifo, std} {
+		_, err := e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("x"),
+			MessageGroupId: aws.String(""), MessageDeduplicationId: aws.String("d")})
+		wantErrorMessage(t, err, "InvalidParameterValue", group)
+		_, err = e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("x"),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("")})
+		wantErrorMessage(t, err, "InvalidParameterValue", dedup)
+		_, err = e.client.SendMessageBatch(e.ctx, &awssqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+			{Id: aws.String("ok"), MessageBody: aws.String("x"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("1")},
+			{Id: aws.String("empty"), MessageBody: aws.String("y"), MessageGroupId: aws.String(""), MessageDeduplicationId: aws.String("2")},
+		}})
+		wantErrorMessage(t, err, "InvalidParameterValue", group)
+	}
+	// Left out on a FIFO queue: AWS's MissingParameter.
+	_, err := e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &fifo, MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
+	wantErrorMessage(t, err, "MissingParameter", "The request must contain the parameter MessageGroupId.")
+	if n := e.depth("f.fifo") + e.depth("s"); n != 0 {
+		t.Fatalf("%d messages were sent by refused requests", n)
+	}
+	// Query: an empty form field is given, too.
+	r := e.postForm("/", url.Values{"Action": {"SendMessage"}, "QueueUrl": {fifo}, "MessageBody": {"x"},
+		"MessageGroupId": {""}, "MessageDeduplicationId": {"d"}})
+	if r.status != 400 || !strings.Contains(r.body, "<Code>InvalidParameterValue</Code>") || !strings.Contains(r.body, "Value  for parameter MessageGroupId is invalid.") {
+		t.Errorf("Query SendMessage with MessageGroupId=: %d %s", r.status, r.body)
+	}
+}
+
+// TestSDKAccentedAttributeNames: accented Latin attribute names go through
+// both digests the SDK checks.
+func TestSDKAccentedAttributeNames(t *testing.T) {
+	e := newEnv(t)
+	url := e.createQueue("q", nil)
+	attrs := map[string]types.MessageAttributeValue{
+		"attr.1øßä": {DataType: aws.String("String"), StringValue: aws.String("Valida")},
+		"Größe":     {DataType: aws.String("Number"), StringValue: aws.String("3")},
+		"plain":     {DataType: aws.String("String"), StringValue: aws.String("x")},
+	}
+	if _, err := e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m"), MessageAttributes: attrs}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.client.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: []string{"All"}})
+	if err != nil || len(out.Messages) != 1 || len(out.Messages[0].MessageAttributes) != 3 {
+		t.Fatalf("receive: %v %v", out, err)
 	}
 }
