@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Fidelity details that only the transport decides, checked with the SDK
@@ -110,4 +111,51 @@ func TestSDKAccentedAttributeNames(t *testing.T) {
 	if err != nil || len(out.Messages) != 1 || len(out.Messages[0].MessageAttributes) != 3 {
 		t.Fatalf("receive: %v %v", out, err)
 	}
+}
+
+// TestTraceHeaderFromHTTPHeader: SQS stores the X-Amzn-Trace-Id HTTP
+// header as the message's AWSTraceHeader when the request sets none; one
+// the request sets wins, and a malformed header is refused like a
+// malformed attribute.
+func TestTraceHeaderFromHTTPHeader(t *testing.T) {
+	e := newEnv(t)
+	queueURL := e.createQueue("q", nil)
+	const fromHeader = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+	const fromAttr = "Root=1-abc-def"
+	withHeader := func(v string) func(*awssqs.Options) {
+		return func(o *awssqs.Options) {
+			o.APIOptions = append(o.APIOptions, smithyhttp.SetHeaderValue("X-Amzn-Trace-Id", v))
+		}
+	}
+	if _, err := e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: aws.String("from header")},
+		withHeader(fromHeader)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.client.SendMessageBatch(e.ctx, &awssqs.SendMessageBatchInput{QueueUrl: &queueURL, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("h"), MessageBody: aws.String("batch from header")},
+		{Id: aws.String("a"), MessageBody: aws.String("from attribute"), MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{
+			"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(fromAttr)}}},
+	}}, withHeader(fromHeader))
+	if err != nil || len(out.Failed) != 0 {
+		t.Fatalf("batch: %v %+v", err, out)
+	}
+	want := map[string]string{"from header": fromHeader, "batch from header": fromHeader, "from attribute": fromAttr}
+	got := map[string]string{}
+	for len(got) < len(want) {
+		r, err := e.client.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: &queueURL, MaxNumberOfMessages: 10,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{"AWSTraceHeader"}})
+		if err != nil || len(r.Messages) == 0 {
+			t.Fatalf("receive: %v (got %v so far)", err, got)
+		}
+		for _, m := range r.Messages {
+			got[aws.ToString(m.Body)] = m.Attributes["AWSTraceHeader"]
+		}
+	}
+	for body, h := range want {
+		if got[body] != h {
+			t.Errorf("%q: AWSTraceHeader %q, want %q", body, got[body], h)
+		}
+	}
+	_, err = e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: aws.String("x")}, withHeader("Root=dummy"))
+	wantAPIError[error](t, err, "InvalidParameterValue", nil)
 }
