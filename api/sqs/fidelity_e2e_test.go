@@ -1,6 +1,9 @@
 package sqs_test
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -158,4 +161,87 @@ func TestTraceHeaderFromHTTPHeader(t *testing.T) {
 	}
 	_, err = e.client.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: aws.String("x")}, withHeader("Root=dummy"))
 	wantAPIError[error](t, err, "InvalidParameterValue", nil)
+}
+
+// TestQueryServiceActionsOnAQueuePath: in the Query protocol, AWS refuses
+// the actions about the service (CreateQueue, ListQueues, GetQueueUrl)
+// posted to a queue URL with InvalidAction; queue actions work there, and
+// JSON requests are routed by X-Amz-Target whatever the path.
+func TestQueryServiceActionsOnAQueuePath(t *testing.T) {
+	e := newEnv(t)
+	e.createQueue("q", nil)
+	for _, action := range []string{"CreateQueue", "ListQueues", "GetQueueUrl"} {
+		r := e.postForm("/"+account+"/q", url.Values{"Action": {action}, "Version": {"2012-11-05"}, "QueueName": {"other"}})
+		if r.status != 400 || !strings.Contains(r.body, "<Code>InvalidAction</Code>") ||
+			!strings.Contains(r.body, "The action "+action+" is not valid for this endpoint.") {
+			t.Errorf("Query %s on a queue path: %d %s", action, r.status, r.body)
+		}
+		if g := e.get("/" + account + "/q?Action=" + action + "&QueueName=other"); g.status != 400 {
+			t.Errorf("Query GET %s on a queue path: %d %s", action, g.status, g.body)
+		}
+	}
+	if r := e.postForm("/"+account+"/q", url.Values{"Action": {"SendMessage"}, "MessageBody": {"x"}}); r.status != 200 {
+		t.Errorf("Query SendMessage on the queue path: %d %s", r.status, r.body)
+	}
+	if r := e.postForm("/", url.Values{"Action": {"ListQueues"}}); r.status != 200 || !strings.Contains(r.body, "/"+account+"/q</QueueUrl>") {
+		t.Errorf("Query ListQueues on /: %d %s", r.status, r.body)
+	}
+	// JSON to a queue path (Java SDK v1) is routed by its target.
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/"+account+"/q", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+	if r := e.do(req); r.status != 200 {
+		t.Errorf("JSON ListQueues on a queue path: %d %s", r.status, r.body)
+	}
+}
+
+// TestQueryGETAcceptJSON: a Query request with Accept: application/json
+// is answered in JSON, shaped as SQS shapes it.
+func TestQueryGETAcceptJSON(t *testing.T) {
+	e := newEnv(t)
+	queueURL := e.createQueue("q", nil)
+	get := func(pathAndQuery string) (int, string, http.Header) {
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+pathAndQuery, nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	status, body, h := get("/?Action=GetQueueUrl&QueueName=q")
+	var ok struct {
+		GetQueueUrlResponse struct {
+			GetQueueUrlResult struct{ QueueUrl string }
+			ResponseMetadata  struct{ RequestId string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &ok); err != nil || status != 200 ||
+		ok.GetQueueUrlResponse.GetQueueUrlResult.QueueUrl != queueURL || ok.GetQueueUrlResponse.ResponseMetadata.RequestId == "" ||
+		!strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+		t.Fatalf("GetQueueUrl with Accept: application/json: %d %q %s (%v)", status, h.Get("Content-Type"), body, err)
+	}
+	status, body, _ = get("/" + account + "/q?Action=SendMessage&MessageBody=hello")
+	var sent struct {
+		SendMessageResponse struct{ SendMessageResult struct{ MD5OfMessageBody, MessageId string } }
+	}
+	if err := json.Unmarshal([]byte(body), &sent); err != nil || status != 200 ||
+		sent.SendMessageResponse.SendMessageResult.MD5OfMessageBody != "5d41402abc4b2a76b9719d911017c592" {
+		t.Fatalf("SendMessage with Accept: application/json: %d %s (%v)", status, body, err)
+	}
+	status, body, _ = get("/?Action=GetQueueUrl&QueueName=nope")
+	var fail struct {
+		Error     struct{ Type, Code, Message string }
+		RequestId string
+	}
+	if err := json.Unmarshal([]byte(body), &fail); err != nil || status != 400 || fail.Error.Code != "AWS.SimpleQueueService.NonExistentQueue" ||
+		fail.Error.Type != "Sender" || fail.RequestId == "" {
+		t.Fatalf("error with Accept: application/json: %d %s (%v)", status, body, err)
+	}
+	// Without the header: XML as before.
+	if r := e.get("/?Action=GetQueueUrl&QueueName=q"); r.status != 200 || !strings.Contains(r.body, "<GetQueueUrlResponse") {
+		t.Errorf("GetQueueUrl without Accept: %d %s", r.status, r.body)
+	}
 }
