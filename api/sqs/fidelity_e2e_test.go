@@ -225,7 +225,9 @@ func TestQueryGETAcceptJSON(t *testing.T) {
 	}
 	status, body, _ = get("/" + account + "/q?Action=SendMessage&MessageBody=hello")
 	var sent struct {
-		SendMessageResponse struct{ SendMessageResult struct{ MD5OfMessageBody, MessageId string } }
+		SendMessageResponse struct {
+			SendMessageResult struct{ MD5OfMessageBody, MessageId string }
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &sent); err != nil || status != 200 ||
 		sent.SendMessageResponse.SendMessageResult.MD5OfMessageBody != "5d41402abc4b2a76b9719d911017c592" {
