@@ -7,7 +7,10 @@ import (
 // Broker is everything tidemq's transports need from a queue backend: one
 // method per operation, each taking a params struct. Queues are named by
 // their name within the broker's single account; the transports turn queue
-// URLs into names and names back into URLs.
+// URLs into names and names back into URLs. Each region is a namespace of
+// its own: a queue of the broker's home region is named plainly, one of
+// another region "<region>/<name>", and its ARN carries that region
+// (region.go; ListQueues lists one region's queues).
 //
 // Every error meant for a client is an *Error from the catalogue.
 //

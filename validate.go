@@ -290,17 +290,24 @@ func validateBatchIDs(n int, id func(i int) string) error {
 	return nil
 }
 
-// Validate checks a CreateQueue request on its own: a name, valid for the
-// queue's type (FIFO when Attributes say FifoQueue true), valid attributes
+// Validate checks a CreateQueue request on its own: a name (of the home
+// region or "<region>/<name>", region.go), valid for the queue's type (FIFO when Attributes say FifoQueue true), valid attributes
 // and tags. It returns the type and the attributes normalised
 // (ValidateQueueAttributes). What needs other queues (a RedrivePolicy's
 // target) is the broker's to check.
 func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err error) {
-	if p.Name == "" {
+	name := p.Name
+	if region, plain, ok := strings.Cut(p.Name, "/"); ok {
+		if !ValidRegion(region) {
+			return false, nil, Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+		}
+		name = plain
+	}
+	if name == "" {
 		return false, nil, MissingParameter("QueueName")
 	}
 	fifo = strings.EqualFold(p.Attributes[AttrFifoQueue], "true")
-	if err := ValidateQueueName(p.Name, fifo); err != nil {
+	if err := ValidateQueueName(name, fifo); err != nil {
 		return false, nil, err
 	}
 	if attrs, err = ValidateQueueAttributes(p.Attributes, fifo, true); err != nil {

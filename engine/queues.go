@@ -45,6 +45,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	if err != nil {
 		return nil, err
 	}
+	p.Name = e.canonical(p.Name)
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
@@ -97,6 +98,12 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 		return err
 	}
 	dlq := e.queueByARN(p.DeadLetterTargetARN)
+	if region, _ := tidemq.SplitQueueName(e.canonical(name), e.region); dlq != nil {
+		// A dead-letter queue in another region is none (AWS: same region).
+		if dlqRegion, _ := tidemq.SplitQueueName(dlq.name, e.region); dlqRegion != region {
+			dlq = nil
+		}
+	}
 	if dlq == nil {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
 	}
@@ -225,9 +232,12 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
+	// One region's queues: the region named in the prefix
+	// ("eu-west-1/ord"), else the engine's own.
+	region, prefix := tidemq.SplitQueueName(p.Prefix, e.region)
 	names := make([]string, 0, len(e.queues))
 	for name := range e.queues {
-		if strings.HasPrefix(name, p.Prefix) {
+		if r, plain := tidemq.SplitQueueName(name, e.region); r == region && strings.HasPrefix(plain, prefix) {
 			names = append(names, name)
 		}
 	}
