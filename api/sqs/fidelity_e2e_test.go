@@ -3,16 +3,22 @@ package sqs_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/tidemq/tidemq/api/sqs"
 )
 
 // Fidelity details that only the transport decides, checked with the SDK
@@ -245,5 +251,93 @@ func TestQueryGETAcceptJSON(t *testing.T) {
 	// Without the header: XML as before.
 	if r := e.get("/?Action=GetQueueUrl&QueueName=q"); r.status != 200 || !strings.Contains(r.body, "<GetQueueUrlResponse") {
 		t.Errorf("GetQueueUrl without Accept: %d %s", r.status, r.body)
+	}
+}
+
+// TestQueuesPerRegion: the region of a request is its SigV4 credential
+// scope's; each region's queues are its own (the same name in two regions
+// is two queues with two ARNs), an unsigned request is for the default
+// region, and a PublicURL's {region} is the queue's region.
+func TestQueuesPerRegion(t *testing.T) {
+	e := newEnv(t)
+	east := e.client
+	west := awssqs.New(awssqs.Options{BaseEndpoint: aws.String(e.srv.URL), Region: "eu-west-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		Retryer:     retry.AddWithMaxAttempts(retry.NewStandard(), 1)})
+	create := func(c *awssqs.Client, name string) string {
+		out, err := c.CreateQueue(e.ctx, &awssqs.CreateQueueInput{QueueName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.QueueUrl)
+	}
+	arnOf := func(c *awssqs.Client, url string) string {
+		out, err := c.GetQueueAttributes(e.ctx, &awssqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes["QueueArn"]
+	}
+	eastURL := create(east, "orders")
+	westURL := create(west, "orders")
+	if a, b := arnOf(east, eastURL), arnOf(west, westURL); a != "arn:aws:sqs:us-east-1:"+account+":orders" || b != "arn:aws:sqs:eu-west-1:"+account+":orders" {
+		t.Fatalf("QueueArns %q and %q", a, b)
+	}
+	if _, err := west.SendMessage(e.ctx, &awssqs.SendMessageInput{QueueUrl: &westURL, MessageBody: aws.String("west")}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := east.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: &eastURL}); err != nil || len(out.Messages) != 0 {
+		t.Fatalf("us-east-1's orders: %v %v, want nothing", out, err)
+	}
+	if out, err := west.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: &westURL}); err != nil || len(out.Messages) != 1 {
+		t.Fatalf("eu-west-1's orders: %v %v", out, err)
+	}
+	create(west, "west-only")
+	list := func(c *awssqs.Client) string {
+		out, err := c.ListQueues(e.ctx, &awssqs.ListQueuesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, u := range out.QueueUrls {
+			names = append(names, u[strings.LastIndexByte(u, '/')+1:])
+		}
+		sort.Strings(names)
+		return strings.Join(names, " ")
+	}
+	if got := list(east); got != "orders" {
+		t.Errorf("us-east-1 lists %q", got)
+	}
+	if got := list(west); got != "orders west-only" {
+		t.Errorf("eu-west-1 lists %q", got)
+	}
+	if _, err := east.GetQueueUrl(e.ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("west-only")}); err == nil {
+		t.Error("us-east-1 found eu-west-1's queue")
+	}
+	// Unsigned: the default region.
+	if r := e.get("/?Action=GetQueueUrl&QueueName=west-only"); r.status != 400 {
+		t.Errorf("unsigned GetQueueUrl of eu-west-1's queue: %d %s", r.status, r.body)
+	}
+	if r := e.get("/" + account + "/orders?Action=ReceiveMessage"); r.status != 200 || strings.Contains(r.body, "<Message>") {
+		t.Errorf("unsigned receive from (us-east-1's, empty) orders: %d %s", r.status, r.body)
+	}
+	// A slash in a name is no way into another region.
+	if _, err := east.GetQueueUrl(e.ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("eu-west-1/west-only")}); err == nil {
+		t.Error("GetQueueUrl(eu-west-1/west-only) from us-east-1 found it")
+	}
+	if _, err := east.CreateQueue(e.ctx, &awssqs.CreateQueueInput{QueueName: aws.String("eu-west-1/sneaky")}); err == nil {
+		t.Error("CreateQueue(eu-west-1/sneaky) was accepted")
+	}
+
+	// {region} in the public URL.
+	srv := httptest.NewServer(sqs.NewHandler(sqs.Config{Broker: e.eng, PublicURL: "http://sqs.{region}.example.test:9324",
+		Logger: slog.New(slog.DiscardHandler)}))
+	defer srv.Close()
+	west2 := awssqs.New(awssqs.Options{BaseEndpoint: aws.String(srv.URL), Region: "eu-west-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		Retryer:     retry.AddWithMaxAttempts(retry.NewStandard(), 1)})
+	out, err := west2.GetQueueUrl(e.ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("orders")})
+	if err != nil || aws.ToString(out.QueueUrl) != "http://sqs.eu-west-1.example.test:9324/"+account+"/orders" {
+		t.Fatalf("GetQueueUrl with a {region} public URL: %v %v", aws.ToString(out.QueueUrl), err)
 	}
 }

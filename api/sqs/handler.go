@@ -22,11 +22,16 @@ type Authenticator interface {
 
 // Config configures the SQS handler.
 type Config struct {
-	Broker    tidemq.Broker
+	Broker tidemq.Broker
+	// Region is the default region: the broker's home region, and the
+	// region of an unsigned request. A signed request is for the region
+	// of its credential scope; each region's queues are its own.
 	Region    string // default "us-east-1"
 	AccountID string // default "000000000000"
 	// PublicURL, when set (e.g. "https://queues.example.com"), is the base
-	// of every queue URL; otherwise queue URLs are built from the request:
+	// of every queue URL, "{region}" in it replaced by the queue's region
+	// ("https://sqs.{region}.example.com"); otherwise queue URLs are built
+	// from the request:
 	// scheme (http, or https if r.TLS != nil or X-Forwarded-Proto says so)
 	// and Host.
 	PublicURL string
@@ -94,6 +99,9 @@ type call struct {
 	// application/json), answered in AWS's JSON form of the Query
 	// protocol (queryjson.go).
 	queryJSON bool
+	// region is the request's region (requestRegion): queues are looked
+	// up and created in it.
+	region string
 }
 
 // ServeHTTP decodes a request, runs its action and encodes the answer.
@@ -124,6 +132,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *call) serve(w http.ResponseWriter) (output, error) {
 	body, err := readBody(w, c.r)
 	if err != nil {
+		return nil, err
+	}
+	if c.region, err = c.requestRegion(); err != nil {
 		return nil, err
 	}
 	if c.extension() { // tidemq's own actions: extensions.go
