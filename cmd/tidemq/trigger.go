@@ -328,6 +328,9 @@ func printTriggers(w io.Writer, ts []*trigger.Status) error {
 		if target == "" {
 			target = strings.Join(s.Target.Command, " ")
 		}
+		if f := s.Target.Function; f != nil {
+			target = "function " + f.Runtime + " " + f.Handler
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Queue, s.State, target,
 			s.Stats.Invocations, s.Stats.Errors, s.Stats.Timeouts, s.Stats.MessagesDeleted, s.Stats.MessagesFailed,
 			s.Stats.ConcurrentInvocations, s.LastError)
