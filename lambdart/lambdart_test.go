@@ -53,6 +53,20 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// waitLog waits for a line of the function's output: it is read from the
+// process's pipe while the response travels over HTTP, so it may come a
+// moment after the response.
+func waitLog(t *testing.T, logs *logBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q is not in the log:\n%s", want, logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func newPool(t *testing.T, f lambdart.Function, size int) (*lambdart.Pool, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
@@ -120,9 +134,7 @@ func TestGoRuntime(t *testing.T) {
 		if string(got) != `[{"itemIdentifier":"m1"},{"itemIdentifier":"m3"}]` {
 			t.Fatalf("batchItemFailures = %s", got)
 		}
-		if !strings.Contains(logs.String(), "processed m0") {
-			t.Errorf("the function's output is not in the log:\n%s", logs)
-		}
+		waitLog(t, logs, "processed m0")
 	})
 
 	t.Run("ContextAndEnvironment", func(t *testing.T) {
@@ -268,9 +280,7 @@ func TestPythonRuntime(t *testing.T) {
 		if string(got) != `{"batchItemFailures":[{"itemIdentifier":"m1"}]}` {
 			t.Fatalf("response = %s", got)
 		}
-		if !strings.Contains(logs.String(), "processed m0") {
-			t.Errorf("the handler's print is not in the log:\n%s", logs)
-		}
+		waitLog(t, logs, "processed m0")
 	})
 
 	t.Run("Context", func(t *testing.T) {
