@@ -106,7 +106,9 @@ func (f *Function) environ(addr, runtimeDir string) []string {
 		"TZ=:UTC",
 	)
 	if IsPython(f.Runtime) {
-		env = append(env, "PYTHONUNBUFFERED=1", "PYTHONPATH="+f.CodeDir)
+		// Lambda's task root is read-only: no __pycache__ is written
+		// into the function's code directory.
+		env = append(env, "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+f.CodeDir)
 	}
 	keys := make([]string, 0, len(f.Environment))
 	for k := range f.Environment {
