@@ -247,10 +247,19 @@ func (e *Engine) sweepLoop(interval time.Duration) {
 // are applied and expired messages dropped (or captured). Expiry is never
 // silent: each queue whose messages expired since the last sweep gets one
 // log line with the count, and the counts are returned.
+//
+// It first checks that the store can still commit: the topic service and
+// the triggers share it, and a write of theirs that broke it must start
+// the engine's recovery (which reopens the store for every user) even
+// while the engine itself writes nothing.
 func (e *Engine) Sweep() map[string]int {
 	h := hold{e: e}
 	defer h.guard(nil)
 	if h.lock() != nil {
+		return nil
+	}
+	if err := storage.BrokenErr(e.store); err != nil {
+		e.failLocked(err)
 		return nil
 	}
 	t := e.begin()

@@ -251,6 +251,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
+	if obs.alarms != nil {
+		obs.alarms.SetTriggers(triggerAlarmSnapshots(trg.m))
+	}
 	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, log)
 	if err != nil {
 		eng.Close()

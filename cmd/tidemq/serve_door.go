@@ -43,7 +43,7 @@ func (d *doorOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&d.writeTimeout, "write-timeout", frontdoor.DefaultWriteTimeout, "longest time from a request's headers to the end of its answer; must exceed --read-timeout + 20s (long polls)")
 	f.DurationVar(&d.idleTimeout, "idle-timeout", frontdoor.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	f.IntVar(&d.maxConns, "max-connections", frontdoor.DefaultMaxConns, "most connections held open; at the cap the longest-idle one is closed for a newcomer")
-	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once; others wait for room")
+	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once (a quarter of it per client address); others wait for room")
 	f.StringSliceVar(&d.allowedHosts, "allowed-hosts", nil, "without --auth, host names (besides IP addresses, localhost and --public-url's) that requests may be sent to, e.g. a compose service name; * for any (open to DNS rebinding)")
 	f.StringVar(&d.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS instead of HTTP (with --tls-key; reloaded when it changes)")
 	f.StringVar(&d.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/tidemq/tidemq/storage"
 )
 
 // Recovering from a failed write.
@@ -61,6 +63,13 @@ func (s *Store) Reopen() (err error) {
 func (s *Store) walFailed(err error) {
 	s.broken.CompareAndSwap(nil, &err)
 }
+
+// Broken returns the write-ahead log's error, if it failed
+// (storage.Breakable): a commit of any of the store's users may have
+// found it.
+func (s *Store) Broken() error { return s.failure() }
+
+var _ storage.Breakable = (*Store)(nil)
 
 // failure is the WAL's error, if it failed.
 func (s *Store) failure() error {
