@@ -257,7 +257,7 @@ func (p *process) failure() error {
 		msg = "Runtime exited with error: " + p.exitErr.Error()
 	}
 	if tail := p.output.tail(); tail != "" {
-		msg += "\n" + tail
+		msg += ": " + tail
 	}
 	return &FunctionError{Type: "Runtime.ExitError", Message: msg}
 }
@@ -342,11 +342,12 @@ func (o *outputLog) flush() {
 	}
 }
 
-// tail is the last lines written, at most 1 KiB of them.
+// tail is the last lines written, at most 1 KiB of them, on one line
+// (the error is a trigger's LastError and a message's history).
 func (o *outputLog) tail() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	s := strings.Join(o.last, "\n")
+	s := strings.Join(o.last, " | ")
 	if len(s) > 1024 {
 		s = "…" + s[len(s)-1024:]
 	}
