@@ -73,11 +73,11 @@ func TestGoFunctionTarget(t *testing.T) {
 
 	v.queue("slow", nil)
 	v.send("slow", "sleep")
-	v.create(trigger.Config{Name: "slow", Queue: "slow", Target: trigger.Target{Function: fn}, Timeout: 0.5, BatchSize: 1})
+	v.create(trigger.Config{Name: "slow", Queue: "slow", Target: trigger.Target{Function: fn}, Timeout: 2, BatchSize: 1})
 	eventually(t, "the timeout", func() bool { return v.stats("slow").Timeouts == 1 })
 	eventually(t, "the timeout in the history", func() bool {
 		left := v.peek("slow")
-		return len(left) == 1 && lastDetail(left[0]) == "trigger slow: function timed out after 500ms"
+		return len(left) == 1 && lastDetail(left[0]) == "trigger slow: function timed out after 2s"
 	})
 	v.send("slow", "ok")
 	eventually(t, "a batch on a new process", func() bool { return v.stats("slow").MessagesDeleted == 1 })
