@@ -106,7 +106,7 @@ func TriggerPatch(c trigger.Config) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{
 		"Name": c.Name, "Queue": c.Queue, "Enabled": c.IsEnabled(),
-		"Target":                         map[string]any{"URL": c.Target.URL, "Headers": c.Target.Headers, "Command": c.Target.Command, "Dir": c.Target.Dir},
+		"Target":                         map[string]any{"URL": c.Target.URL, "Headers": c.Target.Headers, "Command": c.Target.Command, "Dir": c.Target.Dir, "Function": c.Target.Function},
 		"BatchSize":                      c.BatchSize,
 		"MaximumBatchingWindowInSeconds": c.MaximumBatchingWindowInSeconds,
 		"FunctionResponseTypes":          types,
@@ -129,6 +129,14 @@ func triggerFields(c *trigger.Config, secretsDigest string) map[string]string {
 	}
 	if c.Target.Dir != "" {
 		target += " in " + c.Target.Dir
+	}
+	env := ""
+	if fn := c.Target.Function; fn != nil {
+		target = fmt.Sprintf("function %s %s in %s", fn.Runtime, fn.Handler, fn.CodeUri)
+		if fn.MemorySize != 0 {
+			target += fmt.Sprintf(" (%d MB)", fn.MemorySize)
+		}
+		env = strings.Join(sortedKeys(fn.Environment), ", ")
 	}
 	headers := strings.Join(sortedKeys(c.Target.Headers), ", ")
 	secrets := ""
@@ -156,6 +164,7 @@ func triggerFields(c *trigger.Config, secretsDigest string) map[string]string {
 		"Queue":                          c.Queue,
 		"Target":                         target,
 		"Headers":                        headers,
+		"Environment":                    env,
 		"Secrets":                        secrets,
 		"Enabled":                        fmt.Sprint(c.IsEnabled()),
 		"BatchSize":                      fmt.Sprint(batch),
@@ -195,19 +204,33 @@ func applyTriggers(ctx context.Context, target TriggerTarget, c *Config, dryRun 
 	for _, t := range c.Triggers {
 		name := TriggerName(t)
 		f := c.Function(t.Function)
-		switch {
-		case f == nil:
+		if f == nil {
 			plan.Changes = append(plan.Changes, Change{Kind: KindTrigger, Name: name, Action: ActionSkip,
 				Reason: fmt.Sprintf("function %s is not declared", t.Function)})
 			continue
-		case !f.HasLocalTarget():
-			plan.Changes = append(plan.Changes, Change{Kind: KindTrigger, Name: name, Action: ActionSkip,
-				Reason: fmt.Sprintf("function %s has no url or command to stand for it locally", f.Name)})
+		}
+		code, why := c.LambdaTarget(f)
+		if !f.HasLocalTarget() && code == nil {
+			if why == "" {
+				why = fmt.Sprintf("function %s has no url or command to stand for it locally", f.Name)
+			}
+			plan.Changes = append(plan.Changes, Change{Kind: KindTrigger, Name: name, Action: ActionSkip, Reason: why})
 			continue
 		}
 		want, notes, err := TriggerConfig(t, f)
 		if err != nil {
 			return fmt.Errorf("trigger %s: %w", name, err)
+		}
+		want.Target.Function = code
+		// A server that runs no code on behalf of its triggers skips the
+		// function's triggers, as it would one without a local target.
+		codeRefused := func(err error) bool {
+			if code == nil || !strings.Contains(err.Error(), "--allow-trigger-commands") {
+				return false
+			}
+			plan.Changes = append(plan.Changes, Change{Kind: KindTrigger, Name: name, Action: ActionSkip,
+				Reason: fmt.Sprintf("function %s runs its code (%s) on the server, which does not allow it: start it with --allow-trigger-commands", f.Name, f.Runtime)})
+			return true
 		}
 		cur, err := target.Trigger(ctx, name)
 		if err != nil {
@@ -224,6 +247,9 @@ func applyTriggers(ctx context.Context, target TriggerTarget, c *Config, dryRun 
 			}
 			if !dryRun {
 				warnings, err := target.CreateTrigger(ctx, want)
+				if err != nil && codeRefused(err) {
+					continue
+				}
 				if err != nil {
 					return fmt.Errorf("create trigger %s: %w", name, err)
 				}
@@ -246,6 +272,9 @@ func applyTriggers(ctx context.Context, target TriggerTarget, c *Config, dryRun 
 			ch.Action = ActionUpdate
 			if !dryRun {
 				warnings, err := target.UpdateTrigger(ctx, want)
+				if err != nil && codeRefused(err) {
+					continue
+				}
 				if err != nil {
 					return fmt.Errorf("update trigger %s: %w", name, err)
 				}

@@ -686,6 +686,12 @@ func (im *importer) function(r *resource) error {
 	if f.ReservedConcurrency, err = num("ReservedConcurrentExecutions", "reservedConcurrency"); err != nil {
 		return err
 	}
+	if f.MemorySize, err = num("MemorySize", "memorySize"); err != nil {
+		return err
+	}
+	if err := im.functionCode(f, r, prop); err != nil {
+		return err
+	}
 	produces := map[string]int{}
 	// Environment: every variable that names a queue (URL, ARN or name).
 	for _, envSrc := range []*node{t.globals.get("Environment"), r.props.get("Environment")} {
@@ -701,6 +707,7 @@ func (im *importer) function(r *resource) error {
 			if err != nil {
 				return err
 			}
+			im.setEnvironment(f, e.key, v, e.keyLine)
 			for _, s := range stringsIn(v) {
 				if q := im.queueByValue(s); q != nil {
 					produces[q.Name] = e.keyLine

@@ -131,7 +131,24 @@ type Function struct {
 	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
 	// Dir is the command's working directory.
 	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
-	src `yaml:"-" json:"-"`
+	// Runtime, Handler and CodeUri are the function's own code. When it
+	// has no URL or Command, tidemq runs that code for its event sources
+	// through the Lambda Runtime API (see trigger.Function): a runtime of
+	// provided.al2023, provided.al2, provided, go1.x or python3.x, whose
+	// code is in CodeUri, a directory relative to the file that declares
+	// it. The server must allow command triggers.
+	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
+	Handler string `yaml:"handler,omitempty" json:"handler,omitempty"`
+	CodeUri string `yaml:"codeUri,omitempty" json:"codeUri,omitempty"`
+	// MemorySize is in MB (Lambda's default is 128).
+	MemorySize *int `yaml:"memorySize,omitempty" json:"memorySize,omitempty"`
+	// Environment are the function's variables (secrets: tidemq shows
+	// them redacted).
+	Environment map[string]string `yaml:"environment,omitempty" json:"environment,omitempty"`
+	// buildID is the function's logical id in a template: `sam build`
+	// puts its built code in .aws-sam/build/<buildID>.
+	buildID string
+	src     `yaml:"-" json:"-"`
 }
 
 // HasLocalTarget reports whether the function has a URL or a Command.

@@ -1,6 +1,7 @@
 // Package trigger runs event source mappings: a trigger long-polls one queue
 // of a tidemq.Broker and hands what it receives, in batches, to a target (an
-// HTTP endpoint or a command) as the Lambda SQS event, then deletes what the
+// HTTP endpoint, a command or a Lambda function run through the Lambda
+// Runtime API) as the Lambda SQS event, then deletes what the
 // target processed. Settings, event shape and outcome rules are Lambda's
 // (see reference/aws-sqs-sns-lambda.md §8):
 //
@@ -87,7 +88,7 @@ type Config struct {
 	FilterCriteria *FilterCriteria `json:"FilterCriteria,omitempty"`
 }
 
-// Target is where batches go: exactly one of URL and Command.
+// Target is where batches go: exactly one of URL, Command and Function.
 type Target struct {
 	// URL receives the event as the body of a POST. A 2xx answer is a
 	// success and its body the function's response; any other status is a
@@ -103,6 +104,8 @@ type Target struct {
 	Command []string `json:"Command,omitempty"`
 	// Dir is the command's working directory.
 	Dir string `json:"Dir,omitempty"`
+	// Function is a Lambda function run on the server (see Function).
+	Function *Function `json:"Function,omitempty"`
 }
 
 // ScalingConfig caps concurrent invocations.
@@ -182,11 +185,17 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 	if c.Queue == "" {
 		return nil, invalid("Queue is required")
 	}
+	kinds := 0
+	for _, given := range []bool{c.Target.URL != "", len(c.Target.Command) > 0, c.Target.Function != nil} {
+		if given {
+			kinds++
+		}
+	}
 	switch {
-	case c.Target.URL == "" && len(c.Target.Command) == 0:
-		return nil, invalid("Target needs a URL or a Command")
-	case c.Target.URL != "" && len(c.Target.Command) > 0:
-		return nil, invalid("Target takes a URL or a Command, not both")
+	case kinds == 0:
+		return nil, invalid("Target needs a URL, a Command or a Function")
+	case kinds > 1:
+		return nil, invalid("Target takes one of a URL, a Command and a Function")
 	case c.Target.URL != "" && !regexp.MustCompile(`^https?://`).MatchString(c.Target.URL):
 		// Only the scheme is quoted: the rest may hold a secret.
 		if scheme, _, ok := strings.Cut(c.Target.URL, "://"); ok {
@@ -203,6 +212,11 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 				err = ue.Err
 			}
 			return nil, invalid("Target.URL %q is not a valid URL: %v", RedactURL(c.Target.URL), err)
+		}
+	}
+	if c.Target.Function != nil {
+		if err := c.validateFunction(); err != nil {
+			return nil, err
 		}
 	}
 	if where, ok := c.Target.hasRedacted(); ok {

@@ -133,9 +133,9 @@ func (m *Manager) Start() {
 		}
 		// A command trigger saved while commands were allowed does not
 		// outlive the flag: the server's operator decides at each start.
-		if len(r.cfg.Target.Command) > 0 && !m.o.AllowCommands {
+		if r.cfg.Target.runsLocalCode() && !m.o.AllowCommands {
 			r.setFailing(errCommandsOff)
-			m.log.Warn("trigger not started: it runs a command, and command targets are off", "trigger", r.cfg.Name)
+			m.log.Warn("trigger not started: it runs a command or a function, and command targets are off", "trigger", r.cfg.Name)
 			continue
 		}
 		r.start(m.invokeCtx)
@@ -179,8 +179,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	return err
 }
 
-// errCommandsOff says why a command trigger is refused or not started.
-const errCommandsOff = "command targets are off on this server (tidemq serve --allow-trigger-commands)"
+// errCommandsOff says why a command or function trigger is refused or not
+// started.
+const errCommandsOff = "command and function targets are off on this server: they run code on it (tidemq serve --allow-trigger-commands)"
 
 // errClosed refuses a change after Close.
 var errClosed = errors.New("trigger manager is closed")
@@ -200,7 +201,7 @@ func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, str
 
 // check validates c against its queue and this manager's policy.
 func (m *Manager) check(ctx context.Context, c *Config) (QueueFacts, string, []string, filters, error) {
-	if len(c.Target.Command) > 0 && !m.o.AllowCommands {
+	if c.Target.runsLocalCode() && !m.o.AllowCommands {
 		return QueueFacts{}, "", nil, nil, invalid("%s", errCommandsOff)
 	}
 	if c.Queue == "" {
@@ -285,10 +286,20 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 	if headersGiven {
 		cfg.Target.Headers = nil // replaced as a whole, not merged
 	}
+	functionGiven, err := patchGivesFunction(patch)
+	if err != nil {
+		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if functionGiven {
+		cfg.Target.Function = nil // replaced as a whole, not merged
+	}
 	if err := json.Unmarshal(patch, cfg); err != nil {
 		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
 	}
 	if err := cfg.Target.keepSecrets(&old.cfg.Target, headersGiven); err != nil {
+		return nil, err
+	}
+	if err := cfg.Target.keepEnvironment(&old.cfg.Target); err != nil {
 		return nil, err
 	}
 	if cfg.Name != name {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/lambdart"
 )
 
 // Stats are a trigger's counters since the server started, named after
@@ -144,6 +145,9 @@ type runner struct {
 	failQuiet int
 	cancel    context.CancelFunc
 	done      chan struct{}
+	// fn runs a function target's processes while the workers run (see
+	// function.go); nil for other targets.
+	fn *lambdart.Pool
 }
 
 func (m *Manager) newRunner(cfg *Config, facts QueueFacts, arn string, fs filters) *runner {
@@ -263,6 +267,19 @@ func (r *runner) supervise(ctx, invokeCtx context.Context) {
 			return
 		}
 	}
+	for {
+		err := r.startFunction()
+		if err == nil {
+			r.setFailing("")
+			break
+		}
+		r.setFailing(err.Error())
+		r.m.log.Warn("trigger cannot start its function", "trigger", r.cfg.Name, "err", err)
+		if !sleep(ctx, 5*time.Second) {
+			return
+		}
+	}
+	defer r.closeFunction()
 	var wg sync.WaitGroup
 	for range r.cfg.concurrency() {
 		wg.Add(1)
@@ -403,7 +420,7 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	}
 	ctx, cancel := context.WithTimeout(invokeCtx, r.cfg.timeout())
 	start := time.Now()
-	out := newInvoker(r.cfg.Target, r.m.o.HTTPClient).invoke(ctx, event)
+	out := r.invoker().invoke(ctx, event)
 	took := time.Since(start)
 	cancel()
 	r.stats.concurrent.Add(-1)

@@ -16,8 +16,9 @@ import (
 // A target may carry credentials, and what counts as one is decided by
 // where it sits, not by its name: every HTTP header value (Authorization,
 // but any custom header may hold a token) and the userinfo of the URL
-// (user:password@, or a token given as the user). A command target has
-// none: Target has no environment, and its arguments are shown as given.
+// (user:password@, or a token given as the user), and every value of a
+// function target's Environment (API keys live there). A command target
+// has none: its arguments are shown as given.
 //
 // The server needs the secrets, so its store keeps them as given (the
 // Registry, in the data directory for `tidemq serve`: whoever can read the
@@ -98,6 +99,16 @@ func (t Target) WithoutSecrets() Target {
 		}
 	}
 	out.Command = slices.Clone(t.Command)
+	if t.Function != nil {
+		f := *t.Function
+		if f.Environment != nil {
+			f.Environment = make(map[string]string, len(t.Function.Environment))
+			for k := range t.Function.Environment {
+				f.Environment[k] = Redacted
+			}
+		}
+		out.Function = &f
+	}
 	return out
 }
 
@@ -111,7 +122,39 @@ func (t *Target) hasRedacted() (where string, ok bool) {
 	if userinfo(t.URL) == Redacted {
 		return "the userinfo of Target.URL", true
 	}
+	if t.Function != nil {
+		for _, k := range sortedHeaderNames(t.Function.Environment) {
+			if t.Function.Environment[k] == Redacted {
+				return fmt.Sprintf("Target.Function.Environment[%q]", k), true
+			}
+		}
+	}
 	return "", false
+}
+
+// keepEnvironment resolves, in t (a target being updated), each Redacted
+// value of its function's Environment to the stored one of old. (Who may
+// update a function trigger may run code on the server: the values are
+// not bound to the code they were given for.)
+func (t *Target) keepEnvironment(old *Target) error {
+	if t.Function == nil {
+		return nil
+	}
+	for _, k := range sortedHeaderNames(t.Function.Environment) {
+		if t.Function.Environment[k] != Redacted {
+			continue
+		}
+		var v string
+		ok := false
+		if old.Function != nil {
+			v, ok = old.Function.Environment[k]
+		}
+		if !ok {
+			return invalid("Target.Function.Environment[%q] is %s, the placeholder of a stored secret, but the function has no such variable: give its value", k, Redacted)
+		}
+		t.Function.Environment[k] = v
+	}
+	return nil
 }
 
 // SecretsDigest is a salted, iterated digest (PBKDF2-SHA256, salted with
@@ -120,10 +163,14 @@ func (t *Target) hasRedacted() (where string, ok bool) {
 // back, though a weak one could be guessed from it at PBKDF2's pace.
 func SecretsDigest(c *Config) string {
 	s := struct {
-		Headers  map[string]string `json:",omitempty"`
-		UserInfo string            `json:",omitempty"`
+		Headers     map[string]string `json:",omitempty"`
+		UserInfo    string            `json:",omitempty"`
+		Environment map[string]string `json:",omitempty"`
 	}{Headers: c.Target.Headers, UserInfo: userinfo(c.Target.URL)}
-	if len(s.Headers) == 0 && s.UserInfo == "" {
+	if c.Target.Function != nil {
+		s.Environment = c.Target.Function.Environment
+	}
+	if len(s.Headers) == 0 && s.UserInfo == "" && len(s.Environment) == 0 {
 		return ""
 	}
 	b, _ := json.Marshal(s) // map keys sorted: a canonical form

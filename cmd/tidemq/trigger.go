@@ -26,9 +26,11 @@ func newTriggerCommand() *cobra.Command {
 		Use:   "trigger",
 		Short: "Manage triggers: Lambda-style consumers that a tidemq server runs",
 		Long: `A trigger (an event source mapping, in Lambda's words) long-polls one queue
-and delivers batches to an HTTP endpoint (POST of the Lambda SQS event) or to a
-command (the event on stdin, the response on stdout; the server must run with
---allow-trigger-commands). Success deletes the batch; an error or a timeout
+and delivers batches to an HTTP endpoint (POST of the Lambda SQS event), to a
+command (the event on stdin, the response on stdout), or to a Lambda function
+run unmodified through the Lambda Runtime API (--runtime, --handler,
+--code-uri); commands and functions need a server run with
+--allow-trigger-commands. Success deletes the batch; an error or a timeout
 leaves it to come back after the visibility timeout; with
 --report-batch-item-failures the response {"batchItemFailures":[...]} keeps
 only the listed messages.
@@ -39,6 +41,7 @@ as a server with --auth requires. It never shows a target's secrets: header
 values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 		Example: `  tidemq trigger create orders-fn --queue orders --url http://127.0.0.1:8080/ --batch-size 5 --report-batch-item-failures
   tidemq trigger create local --queue jobs.fifo --timeout 30 -- ./handler.sh
+  tidemq trigger create py --queue jobs --runtime python3.12 --handler app.handler --code-uri ./src
   tidemq trigger list
   tidemq trigger update orders-fn --max-concurrency 10
   tidemq trigger disable orders-fn`,
@@ -59,7 +62,7 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 	}
 
 	create := &cobra.Command{
-		Use:   "create NAME --queue QUEUE (--url URL | -- COMMAND [ARGS...])",
+		Use:   "create NAME --queue QUEUE (--url URL | --runtime RUNTIME --code-uri DIR [--handler H] | -- COMMAND [ARGS...])",
 		Short: "Create a trigger",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -174,6 +177,7 @@ func addTriggerFlags(cmd *cobra.Command) {
 	f.Float64("timeout", 0, "function timeout in seconds, below the queue's visibility timeout (default 3)")
 	f.StringArray("filter", nil, `FilterCriteria pattern, like '{"body":{"type":["order"]}}' (repeatable)`)
 	f.Bool("enabled", true, "whether the trigger polls")
+	addFunctionFlags(f)
 }
 
 // localCommand resolves a command given as a relative path with a slash
@@ -241,10 +245,20 @@ func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, erro
 	} else if len(args) > 1 {
 		return nil, fmt.Errorf("unexpected arguments %v (put a command target after --)", args[1:])
 	}
+	fn, err := functionTargetJSON(f, f.Changed("url") || cmd.ArgsLenAtDash() >= 0)
+	if err != nil {
+		return nil, err
+	}
 	if _, isURL := target["URL"]; isURL {
 		target["Command"] = nil
 	} else if _, isCmd := target["Command"]; isCmd {
 		target["URL"] = ""
+	}
+	switch {
+	case fn != nil:
+		target["Function"], target["URL"], target["Command"] = fn, "", nil
+	case f.Changed("url") || cmd.ArgsLenAtDash() >= 0:
+		target["Function"] = nil
 	}
 	if len(target) > 0 {
 		out["Target"] = target
@@ -342,6 +356,9 @@ func printTriggers(w io.Writer, ts []*trigger.Status) error {
 		target := trigger.RedactURL(s.Target.URL)
 		if target == "" {
 			target = strings.Join(s.Target.Command, " ")
+		}
+		if f := s.Target.Function; f != nil {
+			target = "function " + f.Runtime + " " + f.Handler
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Queue, s.State, target,
 			s.Stats.Invocations, s.Stats.Errors, s.Stats.Timeouts, s.Stats.MessagesDeleted, s.Stats.MessagesFailed,
