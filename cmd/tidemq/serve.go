@@ -22,6 +22,7 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
@@ -266,12 +267,15 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
+	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
 	mountRoutes(door, routeHandlers{
-		health:  healthHandler(eng),
-		metrics: obs.metrics.Handler(),
-		queues:  obs.queuesHandler,
-		alarms:  obs.alarmsHandler,
-		trigger: trg.handler,
+		health:        healthHandler(eng),
+		metrics:       obs.metrics.Handler(),
+		queues:        obs.queuesHandler,
+		alarms:        obs.alarmsHandler,
+		trigger:       trg.handler,
+		consoleAssets: console.Assets(),
+		consoleAPI:    con.API(),
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
 			sqs.NewHandler(sqs.Config{
 				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
