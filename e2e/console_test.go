@@ -183,18 +183,24 @@ func (b *browser) screenshot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
+	writeDoc(b.t, name, png)
+}
+
+// writeDoc writes a PNG to docs/console/name.png.
+func writeDoc(t *testing.T, name string, png []byte) {
+	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
-	b.t.Logf("wrote docs/console/%s.png (%d bytes)", name, len(png))
+	t.Logf("wrote docs/console/%s.png (%d bytes)", name, len(png))
 }
 
 // sqsClient is the SDK's SQS client for a server, with MD5 checks on.
@@ -246,16 +252,22 @@ func depth(t *testing.T, c *sqs.Client, url string) int {
 // until all of them have moved to dlq.
 func deadLetter(t *testing.T, c *sqs.Client, src, dlq string, bodies ...string) {
 	t.Helper()
-	ctx := context.Background()
 	for _, b := range bodies {
-		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(src), MessageBody: aws.String(b)}); err != nil {
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(src), MessageBody: aws.String(b)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	drainToDLQ(t, c, src, dlq, len(bodies))
+}
+
+// drainToDLQ receives from src until dlq holds n messages.
+func drainToDLQ(t *testing.T, c *sqs.Client, src, dlq string, n int) {
+	t.Helper()
+	ctx := context.Background()
 	deadline := time.Now().Add(15 * time.Second)
-	for depth(t, c, dlq) < len(bodies) {
+	for depth(t, c, dlq) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages dead-lettered", depth(t, c, dlq), len(bodies))
+			t.Fatalf("%d of %d messages dead-lettered", depth(t, c, dlq), n)
 		}
 		if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(src), MaxNumberOfMessages: 10}); err != nil {
 			t.Fatal(err)

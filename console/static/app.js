@@ -2,7 +2,7 @@
 // API and draws queues, messages, topics and triggers.
 
 import { api, AuthError, credentials, signIn, signOut } from './api.js';
-import { h, age, time, num } from './dom.js';
+import { h, age, time, clock, num } from './dom.js';
 import { sparkline } from './chart.js';
 
 const POLL_MS = 2000;
@@ -185,6 +185,8 @@ async function renderQueue(name, navigated) {
     loadMessages(q);
   }
   if (q.deadLetterQueue) loadTasks(q);
+  // While a redrive runs, the messages it moves disappear from the list.
+  if (!navigated && detail.tasks && detail.tasks.some((t) => t.status === 'RUNNING')) loadMessages(q);
   const existing = document.getElementById('queue-page');
   if (existing && existing.dataset.queue === name) {
     existing.querySelector('.stats').replaceWith(stats(q));
@@ -285,12 +287,13 @@ function drawMessages() {
     el.replaceChildren(h('p', { class: 'muted empty' }, detail.inflight ? 'No messages.' : 'No visible messages.'));
     return;
   }
-  el.replaceChildren(...ms.map(messageCard));
+  el.replaceChildren(...ms.map((m, i) => messageCard(m, i)));
 }
 
-function messageCard(m) {
+function messageCard(m, i) {
   const facts = [
-    ['sent', time(m.sent) + (m.sent ? ` (${age((Date.now() - m.sent) / 1000)} ago)` : '')],
+    ['sent', time(m.sent)],
+    ['first received', time(m.firstReceive)],
     ['receives', String(m.receiveCount)],
     ['source', m.sourceQueue ? m.sourceQueue : 'sent to this queue directly'],
     m.groupId ? ['group', m.groupId] : null,
@@ -298,26 +301,33 @@ function messageCard(m) {
     m.sequenceNumber ? ['sequence', m.sequenceNumber] : null,
     m.traceHeader ? ['trace', m.traceHeader] : null,
     ['size', num(m.size) + ' bytes'],
-  ].filter(Boolean);
+  ].filter((f) => f && f[1]);
   const env = m.envelope;
+  const inner = env ? env.message : m.pretty;
   return h('article', { class: 'message', dataset: { messageId: m.messageId } },
-    h('header', {}, h('code', {}, m.messageId), m.receiveCount ? h('span', { class: 'badge' }, `received ${m.receiveCount}×`) : null),
+    h('div', { class: 'msg-head' },
+      h('code', {}, m.messageId),
+      env ? h('span', { class: 'badge' }, env.kind === 'sns' ? 'SNS' : 'wrapped') : null,
+      m.receiveCount ? h('span', { class: 'badge' }, `received ${m.receiveCount}×`) : null,
+      m.sourceQueue ? h('span', { class: 'muted' }, '← ' + m.sourceQueue) : null,
+      h('span', { class: 'muted right' }, m.sent ? age((Date.now() - m.sent) / 1000) + ' old' : '')),
     m.explain ? h('p', { class: 'explain' }, m.explain) : null,
-    h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    m.attributes && m.attributes.length ? h('table', { class: 'attrs' }, h('tbody', {}, m.attributes.map((a) =>
-      h('tr', {}, h('td', {}, a.name), h('td', { class: 'muted' }, a.dataType), h('td', {}, h('code', {}, a.value)))))) : null,
-    env
-      ? [h('p', { class: 'envelope' }, env.kind === 'sns'
-          ? `SNS notification from ${env.topicArn}${env.subject ? `, subject “${env.subject}”` : ''} — unwrapped:`
-          : '{"Message": <JSON string>} envelope — unwrapped:'),
-        h('pre', { class: 'body' }, env.message),
-        h('details', {}, h('summary', {}, 'body as sent'), h('pre', { class: 'body raw' }, m.pretty))]
-      : h('pre', { class: 'body' }, m.pretty),
-    m.history && m.history.length ? h('details', { class: 'history', open: Boolean(m.explain) },
-      h('summary', {}, `history (${m.history.length} events)`),
-      h('table', {}, h('tbody', {}, m.history.map((ev) => h('tr', { class: 'ev-' + ev.kind },
-        h('td', { class: 'muted' }, time(ev.time)), h('td', {}, ev.kind), h('td', {}, ev.queue || ''),
-        h('td', {}, [ev.detail, who(ev.client)].filter(Boolean).join('; '))))))) : null);
+    h('details', { class: 'msg-body', open: i === 0 },
+      h('summary', {}, h('span', { class: 'preview' }, inner.replace(/\s+/g, ' ').slice(0, 140))),
+      h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+      m.attributes && m.attributes.length ? h('table', { class: 'attrs' }, h('tbody', {}, m.attributes.map((a) =>
+        h('tr', {}, h('td', {}, a.name), h('td', { class: 'muted' }, a.dataType), h('td', {}, h('code', {}, a.value)))))) : null,
+      env
+        ? [h('p', { class: 'envelope' }, env.kind === 'sns'
+            ? `SNS notification from ${env.topicArn}${env.subject ? `, subject “${env.subject}”` : ''}, unwrapped:`
+            : '{"Message": <JSON string>} envelope, unwrapped:'),
+          h('pre', { class: 'body' }, env.message),
+          h('details', {}, h('summary', {}, 'body as sent'), h('pre', { class: 'body raw' }, m.pretty))]
+        : h('pre', { class: 'body' }, m.pretty),
+      m.history && m.history.length ? [h('h3', {}, `History (${m.history.length} events)`),
+        h('table', { class: 'history' }, h('tbody', {}, m.history.map((ev) => h('tr', { class: 'ev-' + ev.kind },
+          h('td', { class: 'muted when', title: time(ev.time) }, clock(ev.time)), h('td', { class: 'kind' }, ev.kind), h('td', {}, ev.queue || ''),
+          h('td', {}, [ev.detail, who(ev.client)].filter(Boolean).join('; '))))))] : null));
 }
 
 function who(c) {
@@ -329,11 +339,13 @@ function who(c) {
   return parts.length ? 'by ' + parts.join(', ') : '';
 }
 
-function confirmDialog(title, text, ok) {
+function confirmDialog(title, text, ok, danger) {
   const dlg = document.getElementById('confirm');
   document.getElementById('confirm-title').textContent = title;
   document.getElementById('confirm-text').textContent = text;
-  document.getElementById('confirm-ok').textContent = ok;
+  const okButton = document.getElementById('confirm-ok');
+  okButton.textContent = ok;
+  okButton.className = danger ? 'danger' : 'primary';
   dlg.returnValue = '';
   return new Promise((resolve) => {
     dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true });
@@ -353,7 +365,7 @@ function actionResult(text, bad) {
 async function redrive(q) {
   const to = q.sources && q.sources.length ? q.sources.join(', ') : 'the queues they came from';
   const ok = await confirmDialog(`Redrive ${q.name}?`,
-    `Move the ${num(q.visible)} visible message(s) of ${q.name} back to ${to}. A message move task does it; it can be followed here.`, 'Redrive');
+    `Move the ${num(q.visible)} visible message(s) of ${q.name} back to ${to}. A message move task does it; it can be followed here.`, 'Redrive', false);
   if (!ok) return;
   try {
     await api.redrive(q.name);
@@ -368,7 +380,7 @@ async function redrive(q) {
 
 async function purge(q) {
   const ok = await confirmDialog(`Purge ${q.name}?`,
-    `Delete every message of ${q.name} (${num(q.depth)} now, in flight included). This cannot be undone.`, 'Purge');
+    `Delete every message of ${q.name} (${num(q.depth)} now, in flight included). This cannot be undone.`, 'Purge', true);
   if (!ok) return;
   try {
     await api.purge(q.name);

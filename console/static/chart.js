@@ -23,8 +23,9 @@ export function sparkline(values, { width = 120, height = 28, cls = '', label = 
   const n = values.length;
   const top = Math.max(1, ...values);
   const pad = 2;
+  const padTop = label === null ? pad : 16; // room for the label
   const x = (i) => (n <= 1 ? width - pad : pad + (i * (width - 2 * pad)) / (n - 1));
-  const y = (v) => height - pad - (v / top) * (height - 2 * pad);
+  const y = (v) => height - pad - (v / top) * (height - pad - padTop);
   el.appendChild(svg('line', { x1: 0, y1: height - pad, x2: width, y2: height - pad, class: 'base' }));
   if (n > 0) {
     const pts = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);

@@ -37,6 +37,11 @@ export function time(ms) {
   return ms ? new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC') : '';
 }
 
+/** clock renders Unix milliseconds as a UTC time of day with milliseconds. */
+export function clock(ms) {
+  return ms ? new Date(ms).toISOString().slice(11, 23) : '';
+}
+
 /** num renders a count with thousands separators. */
 export function num(n) {
   return Number(n || 0).toLocaleString('en-US');
