@@ -37,8 +37,12 @@ func (c *Console) topics(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			for _, s := range subs {
+				endpoint := s.Endpoint
+				if s.IsHTTP() {
+					endpoint = redactURL(endpoint)
+				}
 				v.Subscriptions = append(v.Subscriptions, subscriptionView{
-					ARN: s.ARN, Protocol: s.Protocol, Endpoint: redactURL(s.Endpoint), Pending: s.Pending,
+					ARN: s.ARN, Protocol: s.Protocol, Endpoint: endpoint, Pending: s.Pending,
 					RawMessageDelivery: s.Attributes["RawMessageDelivery"] == "true",
 					FilterPolicy:       s.Attributes["FilterPolicy"], RedrivePolicy: s.Attributes["RedrivePolicy"],
 				})
@@ -53,11 +57,8 @@ func (c *Console) topics(w http.ResponseWriter, r *http.Request) {
 // redactURL hides the password of an endpoint URL's userinfo.
 func redactURL(endpoint string) string {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.User == nil {
+	if err != nil {
 		return endpoint
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "********")
-	}
-	return u.String()
+	return u.Redacted()
 }
