@@ -58,8 +58,9 @@ func newServeCommand() *cobra.Command {
 		Short: "Run the tidemq server",
 		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) and the SNS
 subset (Query; topics delivering to queues) on --listen, with
-GET /health for probes, GET /metrics for Prometheus and GET /tidemq/alarms
-for the built-in alarms (see 'tidemq alarms').
+GET /health for probes, GET /metrics for Prometheus, GET /tidemq/alarms
+for the built-in alarms (see 'tidemq alarms') and the web console at
+/console/.
 
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
@@ -69,10 +70,11 @@ Without --auth, requests are not authenticated: any access key and secret are
 accepted, as with other local SQS emulators; only requests addressed to an IP
 address, localhost or --allowed-hosts are answered, and browsers cannot reach
 the server from other sites. With --auth, every route (SQS, SNS, /tidemq/...,
-/metrics, /health) needs a valid AWS Signature Version 4 made with one of the
-configured credentials (--credentials or --credentials-file); tidemq's own
-commands sign for the "tidemq" service. --auth-exempt health,metrics opens the
-two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
+/metrics, /health, the console's data) needs a valid AWS Signature Version 4
+made with one of the configured credentials (--credentials or
+--credentials-file); tidemq's own commands sign for the "tidemq" service, and
+the console signs in the browser with a key typed into its sign-in page.
+--auth-exempt health,metrics opens the two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
 section has the threat model.
 
 Every flag can also be set with an environment variable, shown in brackets.`,
