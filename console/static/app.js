@@ -133,7 +133,7 @@ function queueRow(q) {
     charts(q),
     h('td', { class: 'muted' }, q.deadLetterQueue
       ? (q.sources && q.sources.length ? '← ' + q.sources.join(', ') : '')
-      : (q.deadLetterTarget ? `→ ${q.deadLetterTarget} after ${q.maxReceiveCount}` : '')),
+      : (q.deadLetterTarget ? h('span', { title: `dead-lettered after ${q.maxReceiveCount} receives` }, `→ ${q.deadLetterTarget} (${q.maxReceiveCount}×)`) : '')),
   );
 }
 
