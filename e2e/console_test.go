@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -458,4 +461,42 @@ func TestConsoleBrowserProtections(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &ov); err != nil || status != http.StatusOK || len(ov.Queues) != 1 {
 		t.Errorf("overview after the refused purges: %d %s", status, body)
 	}
+}
+
+// The page's SHA-256 and HMAC (console/static/sha256.js, what SigV4 in the
+// browser rests on) agree with Go's for every length around the block
+// boundaries, where padding mistakes hide.
+func TestConsoleSigningPrimitives(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t)
+	b.do("open the console", chromedp.Navigate(s.url+"/console/"), chromedp.WaitVisible(chromedp.CSS("#queues-page")))
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`import('./sha256.js').then(({ sha256, hmac, hex }) => {
+		const out = [];
+		for (let n = 0; n <= 300; n++) out.push(hex(sha256('é'.repeat(n % 7) + 'x'.repeat(n))));
+		out.push(hex(hmac('key', 'The quick brown fox jumps over the lazy dog')));
+		out.push(hex(hmac('k'.repeat(100), 'message')));
+		return out;
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for n := 0; n <= 300; n++ {
+		sum := sha256.Sum256([]byte(strings.Repeat("é", n%7) + strings.Repeat("x", n)))
+		want = append(want, hex.EncodeToString(sum[:]))
+	}
+	for _, kv := range [][2]string{{"key", "The quick brown fox jumps over the lazy dog"}, {strings.Repeat("k", 100), "message"}} {
+		m := hmac.New(sha256.New, []byte(kv[0]))
+		m.Write([]byte(kv[1]))
+		want = append(want, hex.EncodeToString(m.Sum(nil)))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d digests, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("digest %d: page %s, Go %s", i, got[i], want[i])
+		}
+	}
+	b.checkClean()
 }

@@ -7,6 +7,7 @@ import { sparkline } from './chart.js';
 
 const POLL_MS = 2000;
 const SAMPLES = 90; // three minutes of history at POLL_MS
+const PEEK_MAX = 50; // messages shown by the browser
 
 const main = document.getElementById('main');
 const state = {
@@ -34,12 +35,14 @@ function record(ov) {
 
 async function poll() {
   clearTimeout(state.timer);
+  if (state.authRequired && !credentials()) return; // signed out: the sign-in form waits
   try {
     state.overview = await api.overview();
     record(state.overview);
     await render(false);
   } catch (e) {
     handleError(e);
+    if (e instanceof AuthError) return; // no polling behind the sign-in form
   }
   state.timer = setTimeout(poll, POLL_MS);
 }
@@ -244,7 +247,7 @@ function bigCharts(q) {
 async function loadMessages(q) {
   const name = q.name;
   try {
-    const r = await api.messages(name, 50, detail.inflight);
+    const r = await api.messages(name, PEEK_MAX, detail.inflight);
     if (detail.queue !== name) return;
     detail.messages = r.messages;
     drawMessages();
@@ -287,7 +290,9 @@ function drawMessages() {
     el.replaceChildren(h('p', { class: 'muted empty' }, detail.inflight ? 'No messages.' : 'No visible messages.'));
     return;
   }
-  el.replaceChildren(...ms.map((m, i) => messageCard(m, i)));
+  const cards = ms.map((m, i) => messageCard(m, i));
+  if (ms.length >= PEEK_MAX) cards.push(h('p', { class: 'muted' }, `The first ${PEEK_MAX} messages, oldest first.`));
+  el.replaceChildren(...cards);
 }
 
 function messageCard(m, i) {
