@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,8 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/tidemq/tidemq/console"
 )
 
 // The web console in a real browser: headless Chromium driven by chromedp,
@@ -497,6 +500,49 @@ func TestConsoleSigningPrimitives(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("digest %d: page %s, Go %s", i, got[i], want[i])
 		}
+	}
+	b.checkClean()
+}
+
+// The triggers page shows the recent invocations the trigger admin API
+// lists (RecentInvocations on each trigger, latest first). The API is
+// stubbed here with the shape the trigger package gives them, so the page
+// is checked whatever the server's trigger package reports today.
+func TestConsoleTriggerInvocations(t *testing.T) {
+	b := newBrowser(t)
+	mux := http.NewServeMux()
+	mux.Handle("GET /console/", console.Assets())
+	mux.HandleFunc("GET /console/api/overview", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"time":0,"region":"us-east-1","accountId":"000000000000","alarmsOn":false,"queues":[]}`))
+	})
+	mux.HandleFunc("GET /tidemq/triggers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"Triggers":[
+		  {"Name":"with-history","Queue":"q","Target":{"URL":"http://fn/"},"State":"Enabled","Stats":{"Invocations":2},
+		   "RecentInvocations":[
+		     {"Time":"2026-12-03T08:00:02Z","BatchSize":3,"DurationSeconds":0.042,"Outcome":"partial_failure","FailedMessages":1},
+		     {"Time":"2026-12-03T08:00:01Z","BatchSize":10,"DurationSeconds":1.5,"Outcome":"error","FailedMessages":10,"Error":"HTTP 502: upstream down"}]},
+		  {"Name":"without","Queue":"q","Target":{"Command":["./handle"]},"State":"Disabled","Stats":{}}]}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	b.do("open the triggers", chromedp.Navigate(srv.URL+"/console/#/triggers"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-trigger="with-history"] table.invocations`)))
+	if n := b.count(`[data-trigger="with-history"] table.invocations tbody tr`); n != 2 {
+		t.Errorf("%d invocation rows, want 2", n)
+	}
+	row := b.text(`[data-trigger="with-history"] table.invocations tbody tr:nth-child(2)`)
+	for _, want := range []string{"2026-12-03 08:00:01.000 UTC", "error", "10", "1.50 s", "HTTP 502: upstream down"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("second invocation row %q lacks %q", row, want)
+		}
+	}
+	if first := b.text(`[data-trigger="with-history"] table.invocations tbody tr`); !strings.Contains(first, "42 ms") || !strings.Contains(first, "partial_failure") {
+		t.Errorf("first invocation row %q", first)
+	}
+	if msg := b.text(`[data-trigger="without"] .no-invocations`); !strings.Contains(msg, "No invocations") {
+		t.Errorf("a trigger without a history: %q", msg)
 	}
 	b.checkClean()
 }

@@ -426,23 +426,33 @@ function queueLink(arn) {
 // Triggers
 
 // recentInvocations is the hook for the trigger API's history of recent
-// invocations: the first of these fields that a trigger's status carries
-// as a list is shown, one row per invocation, with whatever columns its
-// entries have.
-const INVOCATION_FIELDS = ['RecentInvocations', 'Invocations', 'History'];
-
+// invocations: a RecentInvocations list on each trigger's status (latest
+// first), each entry with Time, Outcome, BatchSize, DurationSeconds,
+// FailedMessages and Error. Entries of another shape are shown with
+// whatever fields they have.
 function recentInvocations(t) {
-  for (const f of INVOCATION_FIELDS) if (Array.isArray(t[f])) return t[f];
-  return null;
+  return Array.isArray(t.RecentInvocations) ? t.RecentInvocations : null;
 }
+
+const INVOCATION_COLUMNS = [
+  ['Time', 'time', (v) => (v ? time(Date.parse(v)) : '')],
+  ['Outcome', 'outcome', (v) => v || ''],
+  ['BatchSize', 'messages', (v) => (v === undefined ? '' : num(v))],
+  ['DurationSeconds', 'duration', (v) => (v === undefined ? '' : v < 1 ? Math.round(v * 1000) + ' ms' : v.toFixed(2) + ' s')],
+  ['FailedMessages', 'failed', (v) => (v ? num(v) : '')],
+  ['Error', 'error', (v) => v || ''],
+];
 
 function invocationTable(list) {
   if (!list.length) return h('p', { class: 'muted' }, 'No invocations yet.');
-  const cols = [...new Set(list.flatMap((x) => Object.keys(x)))];
+  const known = new Set(INVOCATION_COLUMNS.map(([k]) => k));
+  const extra = [...new Set(list.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
   const cell = (v) => (v && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
   return h('table', { class: 'invocations' },
-    h('thead', {}, h('tr', {}, cols.map((c) => h('th', {}, c)))),
-    h('tbody', {}, list.map((x) => h('tr', {}, cols.map((c) => h('td', {}, cell(x[c])))))));
+    h('thead', {}, h('tr', {}, INVOCATION_COLUMNS.map(([, label]) => h('th', {}, label)), extra.map((c) => h('th', {}, c)))),
+    h('tbody', {}, list.map((x) => h('tr', { class: 'outcome-' + String(x.Outcome || '').toLowerCase() },
+      INVOCATION_COLUMNS.map(([k, , fmt]) => h('td', { class: k === 'Error' ? 'error' : '' }, fmt(x[k]))),
+      extra.map((c) => h('td', {}, cell(x[c])))))));
 }
 
 async function renderTriggers() {
@@ -464,7 +474,7 @@ async function renderTriggers() {
         t.LastError ? h('p', { class: 'error' }, `last error ${time(Date.parse(t.LastErrorTime))}: ${t.LastError}`) : null,
         (t.Warnings || []).map((w) => h('p', { class: 'muted' }, '⚠ ' + w)),
         h('h3', {}, 'Recent invocations'),
-        recent ? invocationTable(recent) : h('p', { class: 'muted' }, 'This server does not report individual invocations; the counters above are all it keeps.'));
+        recent ? invocationTable(recent) : h('p', { class: 'muted no-invocations' }, 'No invocations reported.'));
     }));
 }
 
