@@ -176,7 +176,9 @@ func (b *browser) waitFor(what, js string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waiting for %s (%s): %v", what, js, err)
+			page, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`'dialog open: ' + document.getElementById('confirm').open +
+				', returnValue: ' + document.getElementById('confirm').returnValue + '\n' + document.body.innerText.slice(0, 3000)`))
+			b.t.Fatalf("waiting for %s (%s): %v; the page reads:\n%s", what, js, err, page)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -338,7 +340,11 @@ func TestConsoleRedriveByClicking(t *testing.T) {
 		t.Fatalf("after a cancelled redrive the DLQ holds %d messages, want 3", n)
 	}
 
-	b.do("redrive", chromedp.Click(chromedp.ID("redrive")), chromedp.WaitVisible(chromedp.CSS(`#confirm[open]`)))
+	// Cancel and ask again at once: the first dialog's close event, which
+	// the browser queues, must not answer the second question.
+	b.do("redrive", chromedp.Click(chromedp.ID("redrive")), chromedp.WaitVisible(chromedp.CSS(`#confirm[open]`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('confirm-cancel').click(); document.getElementById('redrive').click()`))
+	b.waitFor("the dialog to open again", `document.getElementById('confirm').open`)
 	if title := b.text("#confirm-title"); !strings.Contains(title, "orders-dlq") {
 		t.Errorf("confirmation title %q", title)
 	}

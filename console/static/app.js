@@ -344,17 +344,31 @@ function who(c) {
   return parts.length ? 'by ' + parts.join(', ') : '';
 }
 
+// The confirmation dialog. Its close event is queued, not dispatched at
+// once: a dialog reopened quickly would otherwise see the close of the
+// previous one (returnValue '') and answer "cancel" for the user. So one
+// listener resolves the pending question, and only once the dialog is
+// really closed.
+const confirmEl = document.getElementById('confirm');
+let pendingConfirm = null;
+confirmEl.addEventListener('close', () => {
+  if (confirmEl.open || !pendingConfirm) return;
+  const resolve = pendingConfirm;
+  pendingConfirm = null;
+  resolve(confirmEl.returnValue === 'ok');
+});
+
 function confirmDialog(title, text, ok, danger) {
-  const dlg = document.getElementById('confirm');
   document.getElementById('confirm-title').textContent = title;
   document.getElementById('confirm-text').textContent = text;
   const okButton = document.getElementById('confirm-ok');
   okButton.textContent = ok;
   okButton.className = danger ? 'danger' : 'primary';
-  dlg.returnValue = '';
+  if (pendingConfirm) pendingConfirm(false);
+  confirmEl.returnValue = '';
   return new Promise((resolve) => {
-    dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true });
-    dlg.showModal();
+    pendingConfirm = resolve;
+    confirmEl.showModal();
     document.getElementById('confirm-cancel').focus();
   });
 }
