@@ -88,7 +88,7 @@ async function render(navigated) {
         if (navigated) await renderTopics();
         break;
       case 'triggers':
-        if (navigated) await renderTriggers();
+        await renderTriggers(); // live: counters and recent invocations
         break;
       default:
         renderQueues();
