@@ -7,7 +7,10 @@ import (
 // Broker is everything tidemq's transports need from a queue backend: one
 // method per operation, each taking a params struct. Queues are named by
 // their name within the broker's single account; the transports turn queue
-// URLs into names and names back into URLs.
+// URLs into names and names back into URLs. Each region is a namespace of
+// its own: a queue of the broker's home region is named plainly, one of
+// another region "<region>/<name>", and its ARN carries that region
+// (region.go; ListQueues lists one region's queues).
 //
 // Every error meant for a client is an *Error from the catalogue.
 //
@@ -18,7 +21,9 @@ import (
 // Broker calls first, before it looks at any queue. Those that need the
 // queue's type or settings are here too, for a Broker to call once it has
 // the queue: SendMessagesParams.ValidateFIFO, SendEntry.Validate,
-// ChangeVisibilityEntry.Validate and ValidateQueueAttributes. An optional
+// ChangeVisibilityEntry.Validate, ValidateQueueAttributes and TooManyTags
+// (TagQueue: old and new tags together). MergeQueueAttributes applies
+// accepted attributes to a queue's, with the rules that tie some together. An optional
 // number is a pointer, nil when the client left it out: AWS refuses a 0
 // given where it accepts the member left out. brokertest holds every Broker
 // to these rules.

@@ -15,6 +15,12 @@ const (
 	MoveTaskFailed     = "FAILED"
 )
 
+// MoveTaskNoSource is the FailureReason of a task without a DestinationArn
+// that meets a message it cannot return to a source: one sent straight to
+// the dead-letter queue (it has no DeadLetterQueueSourceArn), as AWS's DLQ
+// redrive troubleshooting guide describes.
+const MoveTaskNoSource = "CouldNotDetermineMessageSource"
+
 // MessageMoveTask is a redrive from a dead-letter queue, as
 // ListMessageMoveTasks reports it.
 type MessageMoveTask struct {
@@ -28,7 +34,9 @@ type MessageMoveTask struct {
 	MaxNumberOfMessagesPerSecond      int
 	ApproximateNumberOfMessagesMoved  int64
 	ApproximateNumberOfMessagesToMove int64
-	// FailureReason is an error code, set only when Status is FAILED.
+	// FailureReason is an error code, set only when Status is FAILED:
+	// AWS.SimpleQueueService.NonExistentQueue when a destination is gone,
+	// MoveTaskNoSource when a message has no source to go back to.
 	FailureReason    string
 	StartedTimestamp time.Time
 }

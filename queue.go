@@ -99,9 +99,10 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			if !ok {
 				return nil, invalid()
 			}
-			if !creating {
+			if !creating && !b {
 				return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
 			}
+			// FifoQueue=true on a FIFO queue changes nothing; AWS accepts it.
 			if !b {
 				return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute FifoQueue.")
 			}
@@ -151,6 +152,9 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", name)
 		}
 	}
+	if out[AttrKmsMasterKeyID] != "" && out[AttrSqsManagedSseEnabled] == "true" {
+		return nil, Errorf(ErrInvalidAttributeName, "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
+	}
 	if fifo && out[AttrFifoThroughputLimit] == "perMessageGroupId" && out[AttrDeduplicationScope] == "queue" {
 		return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
 	}
@@ -198,4 +202,38 @@ func IsQueueAttributeName(name string) bool {
 		return true
 	}
 	return false
+}
+
+// DefaultKmsDataKeyReusePeriodSeconds is what a queue reports once SSE-KMS
+// is turned on without a reuse period.
+const DefaultKmsDataKeyReusePeriodSeconds = "300"
+
+// MergeQueueAttributes applies attributes that ValidateQueueAttributes
+// accepted to a queue's current ones (the defaults, for CreateQueue) and
+// returns the result; current is not changed. Besides overwriting, it keeps
+// the two kinds of server-side encryption exclusive, as SQS does: turning
+// SSE-KMS on (a KmsMasterKeyId) turns SSE-SQS off and sets the reuse period
+// to its default if there is none; turning it off (SqsManagedSseEnabled
+// true, or KmsMasterKeyId "") clears KmsMasterKeyId and
+// KmsDataKeyReusePeriodSeconds.
+func MergeQueueAttributes(current, given map[string]string) map[string]string {
+	out := make(map[string]string, len(current)+len(given))
+	for k, v := range current {
+		out[k] = v
+	}
+	for k, v := range given {
+		out[k] = v
+	}
+	key, keyGiven := given[AttrKmsMasterKeyID]
+	switch {
+	case keyGiven && key != "":
+		out[AttrSqsManagedSseEnabled] = "false"
+		if out[AttrKmsDataKeyReusePeriodSeconds] == "" {
+			out[AttrKmsDataKeyReusePeriodSeconds] = DefaultKmsDataKeyReusePeriodSeconds
+		}
+	case keyGiven || given[AttrSqsManagedSseEnabled] == "true":
+		delete(out, AttrKmsMasterKeyID)
+		delete(out, AttrKmsDataKeyReusePeriodSeconds)
+	}
+	return out
 }

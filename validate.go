@@ -3,6 +3,7 @@ package tidemq
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -32,7 +33,8 @@ func allowedRune(r rune) bool {
 }
 
 // ValidateMessageAttributes checks names, types and values of message
-// attributes (at most 10; names of [A-Za-z0-9_.-], no AWS./Amazon. prefix,
+// attributes (at most 10; names of [A-Za-z0-9_.-] and accented Latin
+// letters (attributeNameRune), no AWS./Amazon. prefix,
 // no leading, trailing or doubled dot; types String, Number or Binary with an
 // optional custom suffix; values not empty).
 func ValidateMessageAttributes(attrs map[string]MessageAttributeValue) error {
@@ -82,7 +84,7 @@ func validateAttributeName(name string) error {
 		return bad(fmt.Sprintf("The message (user) attribute name must be shorter than %d bytes.", MaxAttributeNameLength+1))
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+		if !attributeNameRune(r) {
 			return bad("The message (user) attribute name can only contain alphanumeric characters, hyphens, underscores and periods.")
 		}
 	}
@@ -94,6 +96,22 @@ func validateAttributeName(name string) error {
 		return bad("The message (user) attribute name must not start or end with a period (.), or have multiple periods in succession (..).")
 	}
 	return nil
+}
+
+// attributeNameRune reports whether r may appear in a message attribute
+// name: ASCII letters and digits, '_', '-' and '.', and the accented Latin
+// letters of U+00C0-U+017F (Latin-1 Supplement and Latin Extended-A: SQS
+// accepts "attr.1øßä", LocalStack's AWS-validated
+// test_send_message_with_invalid_string_attributes; its docs say
+// "alphanumeric"). Other non-ASCII letters are refused, unverified on AWS.
+func attributeNameRune(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+		return true
+	case r >= 0xC0 && r <= 0x17F:
+		return unicode.IsLetter(r) // not × (U+00D7) or ÷ (U+00F7)
+	}
+	return false
 }
 
 func validateAttributeValue(name string, v MessageAttributeValue, what string) error {
@@ -114,7 +132,9 @@ func validateAttributeValue(name string, v MessageAttributeValue, what string) e
 		}
 	default:
 		if v.StringValue == "" {
-			return Errorf(ErrInvalidParameterValue, "The %s '%s' with type '%s' must use field 'String'.", what, name, base)
+			// AWS's wording (LocalStack's AWS-validated
+			// test_send_message_with_empty_string_attribute).
+			return Errorf(ErrInvalidParameterValue, "%s%s '%s' must contain a non-empty value of type '%s'.", strings.ToUpper(what[:1]), what[1:], name, base)
 		}
 		if base == "Number" && !isNumber(v.StringValue) {
 			return Errorf(ErrInvalidParameterValue, "Could not cast message attribute '%s' value to number.", name)
@@ -270,17 +290,24 @@ func validateBatchIDs(n int, id func(i int) string) error {
 	return nil
 }
 
-// Validate checks a CreateQueue request on its own: a name, valid for the
-// queue's type (FIFO when Attributes say FifoQueue true), valid attributes
+// Validate checks a CreateQueue request on its own: a name (of the home
+// region or "<region>/<name>", region.go), valid for the queue's type (FIFO when Attributes say FifoQueue true), valid attributes
 // and tags. It returns the type and the attributes normalised
 // (ValidateQueueAttributes). What needs other queues (a RedrivePolicy's
 // target) is the broker's to check.
 func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err error) {
-	if p.Name == "" {
+	name := p.Name
+	if region, plain, ok := strings.Cut(p.Name, "/"); ok {
+		if !ValidRegion(region) {
+			return false, nil, Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+		}
+		name = plain
+	}
+	if name == "" {
 		return false, nil, MissingParameter("QueueName")
 	}
 	fifo = strings.EqualFold(p.Attributes[AttrFifoQueue], "true")
-	if err := ValidateQueueName(p.Name, fifo); err != nil {
+	if err := ValidateQueueName(name, fifo); err != nil {
 		return false, nil, err
 	}
 	if attrs, err = ValidateQueueAttributes(p.Attributes, fifo, true); err != nil {
@@ -288,6 +315,9 @@ func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err 
 	}
 	if err := ValidateTags(p.Tags); err != nil {
 		return false, nil, err
+	}
+	if len(p.Tags) > MaxTagsPerQueue {
+		return false, nil, TooManyTags(p.Name)
 	}
 	return fifo, attrs, nil
 }
@@ -343,12 +373,20 @@ func ValidateTags(tags map[string]string) error {
 	return nil
 }
 
-// Validate checks that there are tags, and each of them.
+// Validate checks that there are tags, and each of them. (A queue holds
+// at most MaxTagsPerQueue tags, old and new together; the broker checks
+// that with TooManyTags, once it has the queue.)
 func (p *TagQueueParams) Validate() error {
 	if len(p.Tags) == 0 {
 		return MissingParameter("Tags")
 	}
 	return ValidateTags(p.Tags)
+}
+
+// TooManyTags is AWS's error for a CreateQueue or TagQueue that would
+// leave more than MaxTagsPerQueue tags on the queue.
+func TooManyTags(queue string) error {
+	return Errorf(ErrInvalidParameterValue, "Too many tags added for queue %s.", queue)
 }
 
 // Validate checks that there are tag keys.

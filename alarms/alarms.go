@@ -1,6 +1,8 @@
 // Package alarms evaluates tidemq's built-in alarms over queue snapshots:
 // a dead-letter queue that is not empty, an oldest message half-way to
-// silent expiry, a queue nobody consumes, and sustained growth. Each
+// silent expiry, a queue nobody consumes, sustained growth and messages
+// that expired; and over trigger snapshots: a trigger whose invocations
+// fail. Each
 // transition between OK and FIRING is logged, sent to a webhook in
 // Alertmanager's format, and visible through Alarms (for /tidemq/alarms,
 // `tidemq alarms` and the tidemq_alarm_firing metric).
@@ -26,18 +28,27 @@ const (
 	OldestAge    = "oldest_message_age"
 	ConsumerGone = "consumer_gone"
 	Growth       = "sustained_growth"
+	Expired      = "messages_expired"
+	// TriggerErrors is an alarm on a trigger (Alarm.Trigger), with the
+	// thresholds of the trigger's queue.
+	TriggerErrors = "trigger_errors"
 )
 
 // Names are the alarm ids in display order.
-var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth}
+var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, TriggerErrors}
+
+// queueAlarms are the alarms evaluated on each queue.
+var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
 // webhook and in the generated Prometheus rules.
 var alertNames = map[string]string{
-	DLQNotEmpty:  "TidemqDeadLetterQueueNotEmpty",
-	OldestAge:    "TidemqOldestMessageAge",
-	ConsumerGone: "TidemqConsumerGone",
-	Growth:       "TidemqQueueGrowing",
+	DLQNotEmpty:   "TidemqDeadLetterQueueNotEmpty",
+	OldestAge:     "TidemqOldestMessageAge",
+	ConsumerGone:  "TidemqConsumerGone",
+	Growth:        "TidemqQueueGrowing",
+	Expired:       "TidemqMessagesExpired",
+	TriggerErrors: "TidemqTriggerErrors",
 }
 
 // AlertName returns the Alertmanager alertname of an alarm id.
@@ -45,6 +56,8 @@ func AlertName(alarm string) string { return alertNames[alarm] }
 
 var severities = map[string]string{
 	DLQNotEmpty: "critical", OldestAge: "warning", ConsumerGone: "warning", Growth: "warning",
+	// An expired message is gone: no dead letter, no replay.
+	Expired: "critical", TriggerErrors: "warning",
 }
 
 // State is OK or FIRING.
@@ -56,11 +69,13 @@ const (
 	StateFiring State = "FIRING"
 )
 
-// Alarm is one alarm on one queue.
+// Alarm is one alarm on one queue, or on one trigger (and its queue).
 type Alarm struct {
 	Alarm string `json:"alarm"`
 	Queue string `json:"queue"`
-	State State  `json:"state"`
+	// Trigger is the trigger of a trigger alarm, "" for a queue alarm.
+	Trigger string `json:"trigger,omitempty"`
+	State   State  `json:"state"`
 	// Since is when the alarm entered its state (for OK: when it was
 	// first evaluated or last resolved).
 	Since time.Time `json:"since"`
@@ -72,12 +87,26 @@ type Alarm struct {
 	Summary string `json:"summary"`
 }
 
+// TriggerSnapshot is what the alarms need to know of a trigger.
+type TriggerSnapshot struct {
+	Name, Queue string
+	// Errors counts the trigger's failed invocations since the server
+	// started: function errors, timeouts, throttles and unusable
+	// batchItemFailures answers (partial failures are not errors).
+	Errors uint64
+}
+
 // Options configure an Evaluator.
 type Options struct {
 	// Snapshots returns every queue's state. Required. A nil result (the
 	// broker is closed or failing) skips the evaluation: no data is not
 	// the same as no queues.
 	Snapshots func() []tidemq.QueueSnapshot
+	// Triggers returns every trigger's counters (see also SetTriggers);
+	// nil when the server runs no triggers (trigger alarms are then not
+	// evaluated). A nil result skips the trigger alarms of that
+	// evaluation, keeping their states.
+	Triggers func() []TriggerSnapshot
 	// Clock is read at each evaluation. Default: the system clock.
 	Clock tidemq.Clock
 	// Interval between evaluations in Run. Default 30 s.
@@ -93,18 +122,24 @@ type Options struct {
 // Evaluator evaluates the alarms and keeps their states.
 type Evaluator struct {
 	snapshots func() []tidemq.QueueSnapshot
+	triggers  func() []TriggerSnapshot
 	clock     tidemq.Clock
 	interval  time.Duration
 	cfg       Config
 	webhook   Webhook
 	log       *slog.Logger
 
-	mu     sync.Mutex
-	alarms map[key]*Alarm
-	queues map[string]*queueState
+	mu       sync.Mutex
+	alarms   map[key]*Alarm
+	queues   map[string]*queueState
+	triggerS map[triggerKey]*counterWindow
 }
 
-type key struct{ alarm, queue string }
+type key struct{ alarm, queue, trigger string }
+
+// triggerKey names a trigger's state: a trigger deleted and created again
+// on another queue starts afresh.
+type triggerKey struct{ name, queue string }
 
 // queueState is what the evaluator remembers of a queue between rounds.
 type queueState struct {
@@ -113,6 +148,46 @@ type queueState struct {
 	// The growth run: depth grew at every evaluation since growthStart.
 	lastDepth   int
 	growthStart time.Time // zero: not growing
+	// expired follows Stats.Expired.
+	expired counterWindow
+}
+
+// counterWindow follows a counter between evaluations and remembers its
+// increases for as long as a window needs them.
+type counterWindow struct {
+	last  uint64
+	steps []step // increases, oldest first, none older than the window
+}
+
+type step struct {
+	at time.Time
+	n  uint64
+}
+
+// observe records the counter's value v at now, and returns how much it
+// grew in the window up to now. The first value counts as growth from 0
+// (the counters start with the server, as the evaluator does); a value
+// below the last one is a counter that started again (a queue or trigger
+// deleted and made again): it grew by v.
+func (c *counterWindow) observe(v uint64, now time.Time, window time.Duration) uint64 {
+	d := v - c.last
+	if v < c.last {
+		d = v
+	}
+	c.last = v
+	if d > 0 {
+		c.steps = append(c.steps, step{at: now, n: d})
+	}
+	i := 0
+	for i < len(c.steps) && now.Sub(c.steps[i].at) >= window {
+		i++
+	}
+	c.steps = c.steps[i:]
+	var sum uint64
+	for _, s := range c.steps {
+		sum += s.n
+	}
+	return sum
 }
 
 // DefaultInterval is the evaluation interval without Options.Interval.
@@ -121,8 +196,8 @@ const DefaultInterval = 30 * time.Second
 // New returns an Evaluator. Call Run to evaluate periodically, or Evaluate.
 func New(o Options) *Evaluator {
 	e := &Evaluator{
-		snapshots: o.Snapshots, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
-		alarms: make(map[key]*Alarm), queues: make(map[string]*queueState),
+		snapshots: o.Snapshots, triggers: o.Triggers, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
+		alarms: make(map[key]*Alarm), queues: make(map[string]*queueState), triggerS: make(map[triggerKey]*counterWindow),
 	}
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
@@ -168,7 +243,8 @@ func (e *Evaluator) Alarms() []Alarm {
 	return out
 }
 
-// Sort orders alarms firing first, then by queue, then in Names order.
+// Sort orders alarms firing first, then by queue, then in Names order,
+// then by trigger.
 func Sort(as []Alarm) {
 	order := make(map[string]int, len(Names))
 	for i, n := range Names {
@@ -182,7 +258,10 @@ func Sort(as []Alarm) {
 		if a.Queue != b.Queue {
 			return a.Queue < b.Queue
 		}
-		return order[a.Alarm] < order[b.Alarm]
+		if a.Alarm != b.Alarm {
+			return order[a.Alarm] < order[b.Alarm]
+		}
+		return a.Trigger < b.Trigger
 	})
 }
 
@@ -210,6 +289,13 @@ func (e *Evaluator) Evaluate() []Transition {
 		return nil
 	}
 	e.mu.Lock()
+	trigFn := e.triggers
+	e.mu.Unlock()
+	var trigs []TriggerSnapshot
+	if trigFn != nil {
+		trigs = trigFn() // outside e.mu, as snapshots
+	}
+	e.mu.Lock()
 	seen := make(map[key]bool)
 	var changed []Transition
 	present := make(map[string]bool, len(snaps))
@@ -221,12 +307,12 @@ func (e *Evaluator) Evaluate() []Transition {
 			e.queues[s.Name] = qs
 		}
 		th := e.cfg.For(s.Name)
-		for _, name := range Names {
+		for _, name := range queueAlarms {
 			r, ok := e.rule(name, s, qs, th, now)
 			if !ok {
 				continue
 			}
-			k := key{name, s.Name}
+			k := key{alarm: name, queue: s.Name}
 			seen[k] = true
 			if t := e.set(k, r, now); t != nil {
 				changed = append(changed, *t)
@@ -234,6 +320,7 @@ func (e *Evaluator) Evaluate() []Transition {
 		}
 		qs.lastDepth, qs.lastEval = depth(s), now
 	}
+	changed = append(changed, e.evaluateTriggers(seen, now, trigFn != nil, trigs)...)
 	// Alarms of deleted queues (or rules turned off) resolve and go.
 	for k, a := range e.alarms {
 		if seen[k] {
@@ -243,6 +330,9 @@ func (e *Evaluator) Evaluate() []Transition {
 			started := a.Since
 			a.State, a.Since = StateOK, now
 			a.Summary = "resolved: the queue is gone or the alarm is off for it"
+			if a.Trigger != "" {
+				a.Summary = "resolved: the trigger is gone or the alarm is off for its queue"
+			}
 			changed = append(changed, Transition{Alarm: *a, StartsAt: started, EndsAt: now})
 		}
 		delete(e.alarms, k)
@@ -268,7 +358,7 @@ func (e *Evaluator) set(k key, r result, now time.Time) *Transition {
 	}
 	a := e.alarms[k]
 	if a == nil {
-		a = &Alarm{Alarm: k.alarm, Queue: k.queue, State: StateOK, Since: now}
+		a = &Alarm{Alarm: k.alarm, Queue: k.queue, Trigger: k.trigger, State: StateOK, Since: now}
 		e.alarms[k] = a
 	}
 	a.Value, a.Threshold, a.Summary = r.value, r.threshold, r.summary
@@ -345,8 +435,74 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 			firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
 			summary: fmt.Sprintf("depth %d has grown at every evaluation for %s (limit %s)", d, secs(grown.Seconds()), th.GrowthWindow),
 		}, true
+	case Expired:
+		if th.ExpiredWindow <= 0 {
+			qs.expired.observe(s.Stats.Expired, now, 0) // keep following the counter
+			return result{}, false
+		}
+		n := qs.expired.observe(s.Stats.Expired, now, th.ExpiredWindow)
+		return result{
+			firing: n > 0, value: float64(n), threshold: 0,
+			summary: fmt.Sprintf("%d messages expired in the last %s: they reached the end of the %s retention period unprocessed and were dropped without a dead-letter entry (or moved where the queue's tidemq:capture-expired tag says)",
+				n, th.ExpiredWindow, secs(float64(s.RetentionSeconds))),
+		}, true
 	}
 	return result{}, false
+}
+
+// SetTriggers sets where the trigger alarms read the triggers from, for a
+// server whose triggers start after its alarms. The next evaluation uses
+// it.
+func (e *Evaluator) SetTriggers(f func() []TriggerSnapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.triggers = f
+}
+
+// evaluateTriggers runs the trigger alarms on ts (wired: the evaluator has
+// a Triggers function). Called with e.mu held.
+func (e *Evaluator) evaluateTriggers(seen map[key]bool, now time.Time, wired bool, ts []TriggerSnapshot) []Transition {
+	if !wired {
+		return nil
+	}
+	if ts == nil {
+		// No data: keep the trigger alarms as they are.
+		for k := range e.alarms {
+			if k.trigger != "" {
+				seen[k] = true
+			}
+		}
+		return nil
+	}
+	var changed []Transition
+	present := make(map[triggerKey]bool, len(ts))
+	for _, t := range ts {
+		tk := triggerKey{t.Name, t.Queue}
+		present[tk] = true
+		cw := e.triggerS[tk]
+		if cw == nil {
+			cw = &counterWindow{}
+			e.triggerS[tk] = cw
+		}
+		window := e.cfg.For(t.Queue).TriggerErrorWindow
+		n := cw.observe(t.Errors, now, window)
+		if window <= 0 {
+			continue
+		}
+		k := key{alarm: TriggerErrors, queue: t.Queue, trigger: t.Name}
+		seen[k] = true
+		r := result{firing: n > 0, value: float64(n), threshold: 0,
+			summary: fmt.Sprintf("trigger %s had %d failed invocations in the last %s (errors, timeouts, throttles, invalid responses): their messages come back and may be dead-lettered", t.Name, n, window)}
+		if tr := e.set(k, r, now); tr != nil {
+			changed = append(changed, *tr)
+		}
+	}
+	for tk := range e.triggerS {
+		if !present[tk] {
+			delete(e.triggerS, tk)
+		}
+	}
+	return changed
 }
 
 func secs(s float64) string { return (time.Duration(s) * time.Second).String() }
@@ -354,10 +510,14 @@ func secs(s float64) string { return (time.Duration(s) * time.Second).String() }
 // notify logs a transition and sends it to the webhook.
 func (e *Evaluator) notify(t Transition) {
 	a := t.Alarm
+	attrs := []any{"alarm", a.Alarm, "queue", a.Queue, "value", a.Value, "threshold", a.Threshold, "summary", a.Summary}
+	if a.Trigger != "" {
+		attrs = append(attrs, "trigger", a.Trigger)
+	}
 	if a.State == StateFiring {
-		e.log.Warn("alarm firing", "alarm", a.Alarm, "queue", a.Queue, "value", a.Value, "threshold", a.Threshold, "summary", a.Summary)
+		e.log.Warn("alarm firing", attrs...)
 	} else {
-		e.log.Info("alarm resolved", "alarm", a.Alarm, "queue", a.Queue, "value", a.Value, "threshold", a.Threshold, "summary", a.Summary)
+		e.log.Info("alarm resolved", attrs...)
 	}
 	if e.webhook != nil {
 		e.webhook.Send(t)

@@ -162,7 +162,7 @@ func TestScriptedAlarms(t *testing.T) {
 	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("no first evaluation")
 	}
-	if got, want := states(), "orders oldest_message_age OK; orders consumer_gone OK; orders sustained_growth OK; orders-dlq dlq_not_empty OK; orders-dlq oldest_message_age OK; "; got != want {
+	if got, want := states(), "orders oldest_message_age OK; orders consumer_gone OK; orders sustained_growth OK; orders messages_expired OK; orders-dlq dlq_not_empty OK; orders-dlq oldest_message_age OK; orders-dlq messages_expired OK; "; got != want {
 		t.Fatalf("states:\n got %s\nwant %s", got, want)
 	}
 
@@ -219,7 +219,7 @@ func TestScriptedAlarms(t *testing.T) {
 		t.Fatalf("t=17m: %s", got)
 	}
 	h.none(t)
-	if got, want := states(), "orders-dlq dlq_not_empty FIRING; orders oldest_message_age OK; orders consumer_gone OK; orders sustained_growth OK; orders-dlq oldest_message_age OK; "; got != want {
+	if got, want := states(), "orders-dlq dlq_not_empty FIRING; orders oldest_message_age OK; orders consumer_gone OK; orders sustained_growth OK; orders messages_expired OK; orders-dlq oldest_message_age OK; orders-dlq messages_expired OK; "; got != want {
 		t.Fatalf("states:\n got %s\nwant %s", got, want)
 	}
 
@@ -349,18 +349,23 @@ queues:
   orders:
     growth_window: 5m
     oldest_age_share: 0.25
+    trigger_error_window: 15m
   "batch-*":
     no_receive: "off"
     dlq_not_empty: false
+    expired_window: "off"
 `))
 	must(t, err)
 	for _, tc := range []struct {
 		queue string
 		want  alarms.Thresholds
 	}{
-		{"orders", alarms.Thresholds{DLQNotEmpty: true, OldestAgeShare: 0.25, NoReceive: 30 * time.Minute, GrowthWindow: 5 * time.Minute}},
-		{"batch-nightly", alarms.Thresholds{DLQNotEmpty: false, OldestAgeShare: 0.5, NoReceive: 0, GrowthWindow: 10 * time.Minute}},
-		{"other", alarms.Thresholds{DLQNotEmpty: true, OldestAgeShare: 0.5, NoReceive: 30 * time.Minute, GrowthWindow: 10 * time.Minute}},
+		{"orders", alarms.Thresholds{DLQNotEmpty: true, OldestAgeShare: 0.25, NoReceive: 30 * time.Minute, GrowthWindow: 5 * time.Minute,
+			ExpiredWindow: time.Hour, TriggerErrorWindow: 15 * time.Minute}},
+		{"batch-nightly", alarms.Thresholds{DLQNotEmpty: false, OldestAgeShare: 0.5, NoReceive: 0, GrowthWindow: 10 * time.Minute,
+			ExpiredWindow: 0, TriggerErrorWindow: 5 * time.Minute}},
+		{"other", alarms.Thresholds{DLQNotEmpty: true, OldestAgeShare: 0.5, NoReceive: 30 * time.Minute, GrowthWindow: 10 * time.Minute,
+			ExpiredWindow: time.Hour, TriggerErrorWindow: 5 * time.Minute}},
 	} {
 		if got := c.For(tc.queue); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.queue, got, tc.want)
@@ -370,6 +375,8 @@ queues:
 		"queues:\n  q:\n    no_recieve: 5m\n",
 		"defaults:\n  oldest_age_share: 2\n",
 		"defaults:\n  growth_window: soon\n",
+		"defaults:\n  expired_window: -1h\n",
+		"queues:\n  q:\n    trigger_error_window: never\n",
 	} {
 		if _, err := alarms.ParseConfig([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
@@ -434,7 +441,7 @@ func TestHandler(t *testing.T) {
 	ev.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/alarms", nil))
 	var l alarms.List
 	must(t, json.Unmarshal(rec.Body.Bytes(), &l))
-	if len(l.Alarms) != 2 || l.Alarms[0].Alarm != alarms.DLQNotEmpty || l.Alarms[0].State != alarms.StateFiring ||
+	if len(l.Alarms) != 3 || l.Alarms[0].Alarm != alarms.DLQNotEmpty || l.Alarms[0].State != alarms.StateFiring ||
 		l.Alarms[0].Value != 2 || !l.Alarms[0].Since.Equal(start) {
 		t.Errorf("%s", rec.Body)
 	}

@@ -29,14 +29,24 @@ type Thresholds struct {
 	// consumers are not keeping up. Dead-letter queues are left to
 	// DLQNotEmpty.
 	GrowthWindow time.Duration
+	// ExpiredWindow fires while messages of the queue reached the end of
+	// its retention period within this window: they were dropped, with no
+	// dead-letter entry (seed: "silent expiry"). Dead-letter queues too.
+	ExpiredWindow time.Duration
+	// TriggerErrorWindow fires while a trigger polling the queue had
+	// failed invocations (errors, timeouts, throttles, unusable
+	// batchItemFailures answers) within this window.
+	TriggerErrorWindow time.Duration
 }
 
 // Defaults are the thresholds of every queue without an override.
 var Defaults = Thresholds{
-	DLQNotEmpty:    true,
-	OldestAgeShare: 0.5,
-	NoReceive:      15 * time.Minute,
-	GrowthWindow:   10 * time.Minute,
+	DLQNotEmpty:        true,
+	OldestAgeShare:     0.5,
+	NoReceive:          15 * time.Minute,
+	GrowthWindow:       10 * time.Minute,
+	ExpiredWindow:      time.Hour,
+	TriggerErrorWindow: 5 * time.Minute,
 }
 
 // Config is the thresholds of every queue: defaults and per-queue
@@ -56,6 +66,9 @@ type Override struct {
 	OldestAgeShare *float64
 	NoReceive      *time.Duration
 	GrowthWindow   *time.Duration
+	ExpiredWindow  *time.Duration
+	// TriggerErrorWindow applies to the triggers that poll the queue.
+	TriggerErrorWindow *time.Duration
 }
 
 // DefaultConfig returns a Config with Defaults and no overrides.
@@ -106,6 +119,12 @@ func (o Override) apply(t *Thresholds) {
 	if o.GrowthWindow != nil {
 		t.GrowthWindow = *o.GrowthWindow
 	}
+	if o.ExpiredWindow != nil {
+		t.ExpiredWindow = *o.ExpiredWindow
+	}
+	if o.TriggerErrorWindow != nil {
+		t.TriggerErrorWindow = *o.TriggerErrorWindow
+	}
 }
 
 // fileThresholds is how thresholds are written in a config file: every
@@ -116,6 +135,9 @@ type fileThresholds struct {
 	OldestAgeShare *float64 `yaml:"oldest_age_share"`
 	NoReceive      *string  `yaml:"no_receive"`
 	GrowthWindow   *string  `yaml:"growth_window"`
+	ExpiredWindow  *string  `yaml:"expired_window"`
+	// trigger_error_window applies to the triggers that poll the queue.
+	TriggerErrorWindow *string `yaml:"trigger_error_window"`
 }
 
 type file struct {
@@ -132,6 +154,8 @@ type file struct {
 //	    growth_window: 5m
 //	  "batch-*":
 //	    no_receive: off
+//	    expired_window: off
+//	    trigger_error_window: 15m
 //
 // Unknown keys are errors, so that a misspelt threshold is not silently
 // ignored.
@@ -187,6 +211,12 @@ func (f fileThresholds) override(where string) (Override, error) {
 	if o.GrowthWindow, err = parseDuration(f.GrowthWindow); err != nil {
 		return o, fmt.Errorf("%s.growth_window: %w", where, err)
 	}
+	if o.ExpiredWindow, err = parseDuration(f.ExpiredWindow); err != nil {
+		return o, fmt.Errorf("%s.expired_window: %w", where, err)
+	}
+	if o.TriggerErrorWindow, err = parseDuration(f.TriggerErrorWindow); err != nil {
+		return o, fmt.Errorf("%s.trigger_error_window: %w", where, err)
+	}
 	return o, nil
 }
 
@@ -222,6 +252,12 @@ func (o Override) merge(p Override) Override {
 	}
 	if p.GrowthWindow != nil {
 		o.GrowthWindow = p.GrowthWindow
+	}
+	if p.ExpiredWindow != nil {
+		o.ExpiredWindow = p.ExpiredWindow
+	}
+	if p.TriggerErrorWindow != nil {
+		o.TriggerErrorWindow = p.TriggerErrorWindow
 	}
 	return o
 }

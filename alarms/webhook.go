@@ -69,9 +69,14 @@ func NewPayload(t Transition, externalURL string) Payload {
 		gen = strings.TrimRight(externalURL, "/") + "/tidemq/alarms"
 	}
 	group := map[string]string{"alertname": labels["alertname"], "queue": t.Queue}
+	groupKey := fmt.Sprintf("{}:{alertname=%q, queue=%q}", labels["alertname"], t.Queue)
+	if t.Trigger != "" {
+		labels["trigger"], group["trigger"] = t.Trigger, t.Trigger
+		groupKey = fmt.Sprintf("{}:{alertname=%q, queue=%q, trigger=%q}", labels["alertname"], t.Queue, t.Trigger)
+	}
 	return Payload{
 		Version:           "4",
-		GroupKey:          fmt.Sprintf("{}:{alertname=%q, queue=%q}", labels["alertname"], t.Queue),
+		GroupKey:          groupKey,
 		Status:            status,
 		Receiver:          "tidemq",
 		GroupLabels:       group,

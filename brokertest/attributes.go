@@ -184,6 +184,57 @@ func attributeChecks() []check {
 			e.wantCode(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "false"}), tidemq.ErrInvalidAttributeValue,
 				"SetQueueAttributes FifoQueue=false on a FIFO queue (modifying the queue type)")
 		}},
+		{"ServerSideEncryptionKMSAndSQSAreExclusive", func(e *env) {
+			kms := []string{tidemq.AttrKmsMasterKeyID, tidemq.AttrKmsDataKeyReusePeriodSeconds, tidemq.AttrSqsManagedSseEnabled}
+			want := func(q, key, period, sse, when string) {
+				e.t.Helper()
+				a := e.attrs(q, tidemq.AttrAll)
+				if a[kms[0]] != key || a[kms[1]] != period || a[kms[2]] != sse {
+					e.t.Fatalf("%s: KmsMasterKeyId %q, KmsDataKeyReusePeriodSeconds %q, SqsManagedSseEnabled %q; want %q, %q, %q",
+						when, a[kms[0]], a[kms[1]], a[kms[2]], key, period, sse)
+				}
+			}
+			e.create("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs"})
+			want("q", "alias/aws/sqs", "300", "false", "created with a KMS key")
+			e.set("q", map[string]string{tidemq.AttrKmsDataKeyReusePeriodSeconds: "600"})
+			e.set("q", map[string]string{tidemq.AttrSqsManagedSseEnabled: "true"})
+			want("q", "", "", "true", "after SqsManagedSseEnabled=true")
+			e.set("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/mine", tidemq.AttrKmsDataKeyReusePeriodSeconds: "120"})
+			want("q", "alias/mine", "120", "false", "after setting a KMS key and a reuse period")
+			e.set("q", map[string]string{tidemq.AttrKmsMasterKeyID: ""})
+			want("q", "", "", "false", `after KmsMasterKeyId=""`)
+			for _, f := range []func() error{
+				func() error {
+					_, err := e.tryCreate("both", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs", tidemq.AttrSqsManagedSseEnabled: "true"})
+					return err
+				},
+				func() error {
+					return e.trySet("q", map[string]string{tidemq.AttrKmsMasterKeyID: "alias/aws/sqs", tidemq.AttrSqsManagedSseEnabled: "true"})
+				},
+			} {
+				e.wantMessage(f(), tidemq.ErrInvalidAttributeName, "You can use one type of server-side encryption (SSE) at one time.",
+					"a KMS key and SqsManagedSseEnabled=true in one request")
+			}
+		}},
+		{"SetFifoQueueTrueOnAFIFOQueueIsAccepted", func(e *env) {
+			// AWS accepts FifoQueue=true on a FIFO queue (it changes
+			// nothing) and refuses false, and any value on a standard queue.
+			e.create("f.fifo", nil)
+			e.ok(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "true", tidemq.AttrVisibilityTimeout: "45"}),
+				"SetQueueAttributes FifoQueue=true on a FIFO queue")
+			a := e.attrs("f.fifo", tidemq.AttrAll)
+			if a[tidemq.AttrFifoQueue] != "true" || a[tidemq.AttrVisibilityTimeout] != "45" {
+				e.t.Fatalf("after SetQueueAttributes FifoQueue=true, VisibilityTimeout=45: FifoQueue %q, VisibilityTimeout %q",
+					a[tidemq.AttrFifoQueue], a[tidemq.AttrVisibilityTimeout])
+			}
+			e.wantMessage(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "false"}), tidemq.ErrInvalidAttributeValue,
+				"Modifying queue type is not supported.", "SetQueueAttributes FifoQueue=false on a FIFO queue")
+			e.wantCode(e.trySet("f.fifo", map[string]string{tidemq.AttrFifoQueue: "maybe"}), tidemq.ErrInvalidAttributeValue,
+				"SetQueueAttributes FifoQueue=maybe on a FIFO queue")
+			e.create("q", nil)
+			e.wantMessage(e.trySet("q", map[string]string{tidemq.AttrFifoQueue: "true"}), tidemq.ErrInvalidAttributeName,
+				"Unknown Attribute FifoQueue.", "SetQueueAttributes FifoQueue=true on a standard queue")
+		}},
 	}
 }
 
@@ -204,6 +255,44 @@ func permissionChecks() []check {
 			e.wantCode(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "senders"}), tidemq.ErrInvalidParameterValue, "RemovePermission of a removed label")
 			e.ok(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "readers"}), "RemovePermission(readers)")
 			wantSids(e, "q", nil)
+		}},
+		{"PolicyInAWSShape", func(e *env) {
+			// The document AWS writes for AddPermission: Version
+			// 2008-10-17, Id <arn>/SQSDefaultPolicy, and a single principal
+			// or action as a string, several as a list.
+			e.create("q", nil)
+			e.ok(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "q", Label: "one",
+				AccountIDs: []string{"111122223333"}, Actions: []string{"SendMessage"}}), "AddPermission(one)")
+			e.ok(e.b.AddPermission(e.ctx, tidemq.AddPermissionParams{Queue: "q", Label: "two",
+				AccountIDs: []string{"111122223333", "444455556666"}, Actions: []string{"ReceiveMessage", "DeleteMessage"}}),
+				"AddPermission(two)")
+			var doc struct {
+				Version   string
+				ID        string `json:"Id"`
+				Statement []struct {
+					Sid, Effect, Resource string
+					Principal             map[string]any
+					Action                any
+				}
+			}
+			policy := e.attrs("q", tidemq.AttrPolicy)[tidemq.AttrPolicy]
+			if err := json.Unmarshal([]byte(policy), &doc); err != nil {
+				e.t.Fatalf("Policy is not a JSON policy document: %v\n%s", err, policy)
+			}
+			if doc.Version != "2008-10-17" || doc.ID != e.arn("q")+"/SQSDefaultPolicy" || len(doc.Statement) != 2 {
+				e.t.Fatalf("Policy %s: want Version 2008-10-17, Id %s/SQSDefaultPolicy and 2 statements", policy, e.arn("q"))
+			}
+			one, two := doc.Statement[0], doc.Statement[1]
+			if one.Sid != "one" || one.Effect != "Allow" || one.Resource != e.arn("q") ||
+				one.Principal["AWS"] != "arn:aws:iam::111122223333:root" || one.Action != "SQS:SendMessage" {
+				e.t.Fatalf("statement for one account and one action: %+v; want Principal {\"AWS\": \"arn:aws:iam::111122223333:root\"} and Action \"SQS:SendMessage\" as strings", one)
+			}
+			if p, ok := two.Principal["AWS"].([]any); !ok || len(p) != 2 {
+				e.t.Fatalf("statement for two accounts: Principal %v, want a list of two", two.Principal)
+			}
+			if a, ok := two.Action.([]any); !ok || len(a) != 2 {
+				e.t.Fatalf("statement for two actions: Action %v, want a list of two", two.Action)
+			}
 		}},
 		{"RemoveUnknownLabelIsInvalidParameterValue", func(e *env) {
 			e.create("q", nil)

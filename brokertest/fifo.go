@@ -2,6 +2,8 @@ package brokertest
 
 import (
 	"fmt"
+	"math/big"
+	"strings"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -151,6 +153,58 @@ func fifoChecks() []check {
 			// a2 still in flight: the group stays locked.
 			e.sendFIFO("f.fifo", "a", "4", "a3")
 			e.receiveNone("f.fifo", "with a2 in flight")
+		}},
+		{"EarlierMessageReturnsWhileALaterOneIsInFlight", func(e *env) {
+			// AWS holds a message back only while an EARLIER message of its
+			// group is in flight: m1 (released) can be received again
+			// while m2 is in flight, m3 (after m2) cannot.
+			e.create("f.fifo", nil)
+			for i := 1; i <= 3; i++ {
+				e.sendFIFO("f.fifo", "g", fmt.Sprint(i), fmt.Sprintf("m%d", i))
+			}
+			e.sendFIFO("f.fifo", "h", "h1", "h1")
+			got := e.receive("f.fifo", 3, withVisibility(30))
+			if !equalStrings(bodies(got), []string{"m1", "m2", "m3"}) {
+				e.t.Fatalf("first receive returned %v, want [m1 m2 m3]", bodies(got))
+			}
+			m1, m2, m3 := got[0], got[1], got[2]
+			e.change("f.fifo", m2.ReceiptHandle, 120) // m2 stays in flight
+			e.change("f.fifo", m1.ReceiptHandle, 0)   // m1 visible at once
+			again := e.receive("f.fifo", 10, withVisibility(300))
+			if !equalStrings(bodies(again), []string{"m1", "h1"}) {
+				e.t.Fatalf("with m1 released and m2, m3 in flight, receive returned %v, want [m1 h1]", bodies(again))
+			}
+			if again[0].ApproximateReceiveCount != 2 {
+				e.t.Fatalf("m1 received again with count %d, want 2", again[0].ApproximateReceiveCount)
+			}
+			e.del("f.fifo", again[0].ReceiptHandle)
+			// m3's timeout runs out while m2, before it, is still in flight.
+			e.advance(31 * time.Second)
+			e.wantCounts("f.fifo", 1, 2, 0, "m3 visible, m2 and h1 in flight")
+			e.receiveNone("f.fifo", "m3 visible but m2, before it, in flight")
+			e.del("f.fifo", m2.ReceiptHandle)
+			last := e.receive("f.fifo", 10)
+			if !equalStrings(bodies(last), []string{"m3"}) || last[0].MessageID != m3.MessageID {
+				e.t.Fatalf("after deleting m2, receive returned %v, want [m3]", bodies(last))
+			}
+		}},
+		{"LaterMessagesWaitBehindAnEarlierOneInFlight", func(e *env) {
+			// Released out of order: m2 comes back while m1 is in flight,
+			// and must wait for m1.
+			e.create("f.fifo", nil)
+			e.sendFIFO("f.fifo", "g", "1", "m1")
+			e.sendFIFO("f.fifo", "g", "2", "m2")
+			got := e.receive("f.fifo", 2)
+			if !equalStrings(bodies(got), []string{"m1", "m2"}) {
+				e.t.Fatalf("first receive returned %v, want [m1 m2]", bodies(got))
+			}
+			e.change("f.fifo", got[1].ReceiptHandle, 0)
+			e.wantCounts("f.fifo", 1, 1, 0, "m2 released, m1 in flight")
+			e.receiveNone("f.fifo", "m2 released while m1, before it, is in flight")
+			e.change("f.fifo", got[0].ReceiptHandle, 0)
+			if b := bodies(e.receive("f.fifo", 10)); !equalStrings(b, []string{"m1", "m2"}) {
+				e.t.Fatalf("after releasing m1 too, receive returned %v, want [m1 m2]", b)
+			}
 		}},
 		{"ExpiredMessageComesBackFirstInItsGroup", func(e *env) {
 			e.create("f.fifo", nil)
@@ -302,6 +356,21 @@ func fifoChecks() []check {
 					if m.SequenceNumber != ids[m.MessageID] {
 						e.t.Fatalf("received SequenceNumber %q, the send returned %q", m.SequenceNumber, ids[m.MessageID])
 					}
+				}
+			}
+		}},
+		{"SequenceNumbersInSQSForm", func(e *env) {
+			// AWS's SequenceNumbers are 20-digit decimals past the range of
+			// an int64 (e.g. 18849496460467696128), never zero-padded.
+			e.create("f.fifo", nil)
+			r := e.sendFIFO("f.fifo", "g", "1", "m1")
+			m := e.receiveOne("f.fifo")
+			for _, s := range []string{r.SequenceNumber, m.SequenceNumber} {
+				if len(s) != 20 || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+					e.t.Fatalf("SequenceNumber %q: want 20 decimal digits without leading zeros, as SQS returns", s)
+				}
+				if e.seq(s).Cmp(new(big.Int).Lsh(big.NewInt(1), 63)) < 0 {
+					e.t.Fatalf("SequenceNumber %q is below 2^63: SQS's are larger than an int64", s)
 				}
 			}
 		}},

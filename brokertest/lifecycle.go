@@ -201,6 +201,29 @@ func purgeChecks() []check {
 			e.sendBody("q", "after")
 			e.receiveOne("q")
 		}},
+		{"PurgeClearsTheDeduplicationWindow", func(e *env) {
+			e.create("f.fifo", nil)
+			e.create("cbd.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
+			first := e.sendFIFO("f.fifo", "g", "dedup-1", "before")
+			e.sendFIFO("cbd.fifo", "g", "", "same body")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "f.fifo"}), "PurgeQueue")
+			e.ok(e.b.PurgeQueue(e.ctx, tidemq.PurgeQueueParams{Queue: "cbd.fifo"}), "PurgeQueue")
+			e.advance(time.Second) // well inside the 5-minute window
+			again := e.sendFIFO("f.fifo", "g", "dedup-1", "after")
+			if again.MessageID == first.MessageID {
+				e.t.Fatal("a send with the dedup id of a purged message was deduplicated: a purge must clear the deduplication window")
+			}
+			if m := e.receiveOne("f.fifo"); m.Body != "after" {
+				e.t.Fatalf("after the purge, received %q, want after", m.Body)
+			}
+			e.sendFIFO("cbd.fifo", "g", "", "same body")
+			e.wantCounts("cbd.fifo", 1, 0, 0, "a content-deduplicated body sent again after the purge")
+			// The window opens again with the new send.
+			dup := e.sendFIFO("f.fifo", "g", "dedup-1", "duplicate")
+			if dup.MessageID != again.MessageID {
+				e.t.Fatal("a duplicate of the message sent after the purge was not deduplicated")
+			}
+		}},
 		{"OnePurgePer60Seconds", func(e *env) {
 			e.create("q", nil)
 			e.create("other", nil)

@@ -52,6 +52,63 @@ func moveTaskChecks() []check {
 				e.t.Fatalf("task handle %q is not base64 of {\"taskId\":…,\"sourceArn\":\"%s\"}", handle, e.arn("dlq"))
 			}
 		}},
+		{"ErrorWordingAsAWS", func(e *env) {
+			// The messages AWS answers with (LocalStack's AWS-validated
+			// test_sqs_move_task snapshots).
+			e.create("dlq", nil)
+			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})
+			_, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("nosuchqueue")})
+			e.wantExact(err, tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.",
+				"StartMessageMoveTask from a queue that does not exist")
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), DestinationARN: e.arn("nosuchqueue")})
+			e.wantExact(err, tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.",
+				"StartMessageMoveTask to a queue that does not exist")
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("src")})
+			e.wantExact(err, tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.",
+				"StartMessageMoveTask from a queue that is no DLQ")
+			_, err = e.b.ListMessageMoveTasks(e.ctx, tidemq.ListMoveTasksParams{SourceARN: e.arn("nosuchqueue")})
+			e.wantExact(err, tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.",
+				"ListMessageMoveTasks of a queue that does not exist")
+			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: "not a handle"})
+			e.wantExact(err, tidemq.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.", "CancelMessageMoveTask(garbage)")
+			handle := func(source string) string {
+				return base64.StdEncoding.EncodeToString([]byte(`{"taskId":"00000000-0000-0000-0000-000000000000","sourceArn":"` + source + `"}`))
+			}
+			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle(e.arn("nosuchqueue"))})
+			e.wantExact(err, tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.",
+				"CancelMessageMoveTask with a handle whose source queue does not exist")
+			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle(e.arn("dlq"))})
+			e.wantExact(err, tidemq.ErrResourceNotFound, "Task does not exist.", "CancelMessageMoveTask of an unknown task")
+			e.sendBody("src", "m")
+			e.deadLetter("src", 1)
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: intp(1)})
+			e.ok(err, "StartMessageMoveTask")
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq")})
+			e.wantExact(err, tidemq.ErrInvalidParameterValue,
+				"There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+				"a second StartMessageMoveTask")
+		}},
+		{"MessageWithoutSourceIsCouldNotDetermineMessageSource", func(e *env) {
+			// A message sent straight to the DLQ has no source: a task
+			// without a DestinationArn fails with FailureReason
+			// CouldNotDetermineMessageSource and leaves it in the DLQ; a
+			// task with a destination moves it.
+			e.create("dlq", nil)
+			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})
+			e.create("target", nil)
+			e.sendBody("dlq", "sent directly")
+			_, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq")})
+			e.ok(err, "StartMessageMoveTask back to sources")
+			task := e.waitTask("dlq", tidemq.MoveTaskFailed)
+			if task.FailureReason != tidemq.MoveTaskNoSource || task.ApproximateNumberOfMessagesMoved != 0 {
+				e.t.Fatalf("task: FailureReason %q, moved %d; want %s, 0", task.FailureReason, task.ApproximateNumberOfMessagesMoved, tidemq.MoveTaskNoSource)
+			}
+			e.wantCounts("dlq", 1, 0, 0, "after the failed task")
+			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), DestinationARN: e.arn("target")})
+			e.ok(err, "StartMessageMoveTask to a destination")
+			e.waitTask("dlq", tidemq.MoveTaskCompleted)
+			e.wantCounts("target", 1, 0, 0, "after the task with a destination")
+		}},
 		{"RedrivesToEachMessagesSource", func(e *env) {
 			e.create("dlq", nil)
 			e.create("src1", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})

@@ -61,7 +61,9 @@ func queueChecks() []check {
 		{"InvalidNames", func(e *env) {
 			_, err := e.tryCreate("", nil)
 			e.wantClientError(err, "CreateQueue with an empty name")
-			for _, name := range []string{"has space", "dot.ted", "slash/name", "ünï", "colon:name", strings.Repeat("a", 81)} {
+			// (A slash names a queue of another region, "<region>/<name>":
+			// RegionalQueues; these are not such names.)
+			for _, name := range []string{"has space", "dot.ted", "a/b/c", "/name", "Bad_Region/name", "ünï", "colon:name", strings.Repeat("a", 81)} {
 				_, err := e.tryCreate(name, nil)
 				e.wantCode(err, tidemq.ErrInvalidParameterValue, "CreateQueue(%q)", name)
 			}
@@ -219,6 +221,89 @@ func queueChecks() []check {
 			wantTags(e, "tagged", map[string]string{"team": "b", "Team": "c", "cost": "42"}, "tag keys are case-sensitive")
 			e.create("untagged", nil)
 			wantTags(e, "untagged", map[string]string{}, "a queue without tags")
+		}},
+		{"RegionalQueues", func(e *env) {
+			// Each region is a namespace (tidemq.RegionalQueueName): the
+			// same name in two regions is two queues, each with its
+			// region's ARN; the home region's queues are named plainly.
+			const other = "eu-west-1"
+			away := tidemq.RegionalQueueName(other, Region, "orders")
+			home := e.create("orders", nil)
+			info, err := e.tryCreate(away, nil)
+			e.ok(err, "CreateQueue(%s)", away)
+			if want := tidemq.QueueARN(other, AccountID, "orders"); info.ARN != want || home.ARN != e.arn("orders") {
+				e.t.Fatalf("ARNs %q and %q, want %q and %q", home.ARN, info.ARN, e.arn("orders"), want)
+			}
+			if got := e.attrs(away, tidemq.AttrQueueArn)[tidemq.AttrQueueArn]; got != info.ARN {
+				e.t.Fatalf("QueueArn of %s is %q, want %q", away, got, info.ARN)
+			}
+			e.sendBody(away, "in eu-west-1")
+			e.wantCounts("orders", 0, 0, 0, "the home region's orders after a send to eu-west-1's")
+			e.wantCounts(away, 1, 0, 0, "eu-west-1's orders")
+			if m := e.receiveOne(away); m.Body != "in eu-west-1" {
+				e.t.Fatalf("received %q from %s", m.Body, away)
+			}
+			// The home region written out is the home region.
+			if _, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: Region + "/orders"}); err != nil {
+				e.t.Fatalf("GetQueue(%s/orders): %s", Region, describe(err))
+			}
+			// ListQueues lists one region: the prefix's, else the home one.
+			e.create("other-home", nil)
+			e.create(tidemq.RegionalQueueName(other, Region, "other-away"), nil)
+			e.create(tidemq.RegionalQueueName("ap-south-1", Region, "orders"), nil)
+			list := func(prefix string) []string {
+				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: prefix})
+				e.ok(err, "ListQueues(%q)", prefix)
+				got := append([]string(nil), res.Names...)
+				sort.Strings(got)
+				return got
+			}
+			if got := list(""); !equalStrings(got, []string{"orders", "other-home"}) {
+				e.t.Fatalf("ListQueues() = %v, want the home region's [orders other-home]", got)
+			}
+			if got := list(other + "/"); !equalStrings(got, []string{other + "/orders", other + "/other-away"}) {
+				e.t.Fatalf("ListQueues(%s/) = %v", other, got)
+			}
+			if got := list(other + "/other"); !equalStrings(got, []string{other + "/other-away"}) {
+				e.t.Fatalf("ListQueues(%s/other) = %v", other, got)
+			}
+			// A dead-letter queue must be in the queue's region.
+			_, err = e.tryCreate(tidemq.RegionalQueueName(other, Region, "src"), map[string]string{tidemq.AttrRedrivePolicy: e.redrive("orders", 3)})
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "a RedrivePolicy naming a queue of another region")
+			_, err = e.tryCreate(tidemq.RegionalQueueName(other, Region, "src"), map[string]string{tidemq.AttrRedrivePolicy: fmt.Sprintf(
+				`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, info.ARN)})
+			e.ok(err, "a RedrivePolicy naming a queue of the same region")
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "orders"}), "DeleteQueue(orders)")
+			e.wantCounts(away, 0, 1, 0, "eu-west-1's orders after deleting the home region's")
+		}},
+		{"AtMost50Tags", func(e *env) {
+			tags := func(prefix string, n int) map[string]string {
+				m := make(map[string]string, n)
+				for i := 0; i < n; i++ {
+					m[fmt.Sprintf("%s%d", prefix, i)] = "v"
+				}
+				return m
+			}
+			const tooMany = "Too many tags added for queue"
+			_, err := e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "crowded", Tags: tags("k", 51)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" crowded.", "CreateQueue with 51 tags")
+			if _, err := e.b.GetQueue(e.ctx, tidemq.GetQueueParams{Name: "crowded"}); err == nil {
+				e.t.Fatal("a refused CreateQueue with 51 tags created the queue")
+			}
+			_, err = e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "q", Tags: tags("k", 50)})
+			e.ok(err, "CreateQueue with 50 tags")
+			// Overwriting existing keys adds none.
+			e.ok(e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "q", Tags: tags("k", 10)}), "TagQueue overwriting 10 of 50 tags")
+			err = e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "q", Tags: map[string]string{"k0": "w", "new": "v"}})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" q.", "TagQueue adding a 51st tag")
+			got, err := e.b.ListQueueTags(e.ctx, tidemq.ListQueueTagsParams{Queue: "q"})
+			e.ok(err, "ListQueueTags")
+			if len(got) != 50 || got["k0"] != "v" {
+				e.t.Fatalf("after a refused TagQueue: %d tags, k0=%q; want the 50 unchanged", len(got), got["k0"])
+			}
+			e.create("small", nil)
+			err = e.b.TagQueue(e.ctx, tidemq.TagQueueParams{Queue: "small", Tags: tags("k", 51)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, tooMany+" small.", "TagQueue with 51 tags")
 		}},
 		{"ListDeadLetterSourceQueues", func(e *env) {
 			e.create("dlq", nil)

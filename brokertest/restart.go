@@ -12,6 +12,19 @@ import (
 // They are skipped when the harness cannot reopen.
 func restartChecks() []check {
 	return []check{
+		{"RegionalQueuesSurvive", func(e *env) {
+			away := tidemq.RegionalQueueName("eu-west-1", Region, "orders")
+			e.create("orders", nil)
+			e.create(away, map[string]string{tidemq.AttrVisibilityTimeout: "45"})
+			e.sendBody(away, "west")
+			e.restart()
+			e.wantCounts(away, 1, 0, 0, "eu-west-1's orders after a restart")
+			e.wantCounts("orders", 0, 0, 0, "the home region's orders after a restart")
+			a := e.attrs(away, tidemq.AttrQueueArn, tidemq.AttrVisibilityTimeout)
+			if a[tidemq.AttrQueueArn] != tidemq.QueueARN("eu-west-1", AccountID, "orders") || a[tidemq.AttrVisibilityTimeout] != "45" {
+				e.t.Fatalf("eu-west-1's orders after a restart: %v", a)
+			}
+		}},
 		{"QueuesAttributesTagsAndPermissionsSurvive", func(e *env) {
 			e.create("dlq", map[string]string{tidemq.AttrMessageRetentionPeriod: "1209600"})
 			_, err := e.b.CreateQueue(e.ctx, tidemq.CreateQueueParams{Name: "q",

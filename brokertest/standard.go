@@ -133,6 +133,30 @@ func standardChecks() []check {
 			e.send("q", tidemq.SendEntry{Body: "ten attributes", Attributes: ten})
 			e.wantCounts("q", 1, 0, 0, "after one good and many refused sends")
 		}},
+		{"AccentedLatinAttributeNames", func(e *env) {
+			// SQS accepts accented Latin letters in attribute names
+			// ("attr.1øßä", AWS-validated); punctuation stays refused.
+			e.create("q", nil)
+			attrs := map[string]tidemq.MessageAttributeValue{
+				"attr.1øßä": {DataType: "String", StringValue: "Valida"},
+				"Größe":     {DataType: "Number", StringValue: "3"},
+				"ÀÿĀſ":      {DataType: "String", StringValue: "range ends"},
+			}
+			e.send("q", tidemq.SendEntry{Body: "accented names", Attributes: attrs})
+			wantAttributes(e, e.receiveOne("q").Attributes, attrs, "received")
+			for _, name := range []string{"Invalid-§-attr", "a×b", "a÷b", "Invalid-!-attr", "emoji-😀"} {
+				_, err := e.trySend("q", tidemq.SendEntry{Body: "x", Attributes: map[string]tidemq.MessageAttributeValue{
+					name: {DataType: "String", StringValue: "v"}}})
+				e.wantCode(err, tidemq.ErrInvalidParameterValue, "attribute name %q", name)
+			}
+		}},
+		{"EmptyStringAttributeValueMessage", func(e *env) {
+			e.create("q", nil)
+			_, err := e.trySend("q", tidemq.SendEntry{Body: "x", Attributes: map[string]tidemq.MessageAttributeValue{
+				"ErrorDetails": {DataType: "String", StringValue: ""}}})
+			e.wantExact(err, tidemq.ErrInvalidParameterValue,
+				"Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'.", "an empty String attribute")
+		}},
 		{"AWSTraceHeaderRoundTrip", func(e *env) {
 			e.create("q", nil)
 			trace := map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String",

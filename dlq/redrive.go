@@ -128,8 +128,9 @@ func (c *Client) Redrive(ctx context.Context, queue string, o RedriveOptions) (*
 // message what a task cannot do. SQS starts a task only on a queue that
 // some RedrivePolicy names, and without a destination a task sends each
 // message back to its DeadLetterQueueSourceArn: a message sent to the DLQ
-// directly has none, and a deleted source queue stops the task (on tidemq
-// with FAILED, AWS.SimpleQueueService.NonExistentQueue). Those messages go
+// directly has none (the task ends FAILED, CouldNotDetermineMessageSource),
+// and a deleted source queue stops the task (FAILED,
+// AWS.SimpleQueueService.NonExistentQueue). Those messages go
 // to the DLQ's only source queue, or stay and are named.
 func (c *Client) redriveByTask(ctx context.Context, src, dst *queueRef, tg *targets, o RedriveOptions) (*RedriveResult, error) {
 	if err := tg.loadSources(ctx); err != nil {

@@ -99,7 +99,8 @@ func bodies(msgs []types.Message) []string {
 
 // TestRedriveDefaultSendsDirectMessagesToTheOnlySource: the plain
 // `tidemq dlq redrive DLQ` (a message move task) used to fail with
-// NonExistentQueue at the first message sent to the DLQ directly (seed
+// NonExistentQueue (now, as on AWS, CouldNotDetermineMessageSource) at the
+// first message sent to the DLQ directly (seed
 // 002's send_to_dlq: no DeadLetterQueueSourceArn). Now the task's leftovers
 // go message by message to the DLQ's only source; with two sources the
 // direct message stays, named, and the redrive is partial.
@@ -123,7 +124,7 @@ func TestRedriveDefaultSendsDirectMessagesToTheOnlySource(t *testing.T) {
 	if got, want := bodies(e.receiveAll(loader)), []string{"failed 1", "failed 2", wrappedBody}; !slices.Equal(got, want) {
 		t.Errorf("loader holds %q, want %q", got, want)
 	}
-	if out := e.out.String(); !strings.Contains(out, "the move task stopped (AWS.SimpleQueueService.NonExistentQueue)") ||
+	if out := e.out.String(); !strings.Contains(out, "the move task stopped (CouldNotDetermineMessageSource)") ||
 		!strings.Contains(out, "loader_dlq: moved 3 in") {
 		t.Errorf("output:\n%s", out)
 	}

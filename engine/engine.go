@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,15 +190,28 @@ func (e *Engine) Healthy() error {
 }
 
 // arn returns the ARN of the named queue.
-func (e *Engine) arn(name string) string { return tidemq.QueueARN(e.region, e.acct, name) }
+//
+// A queue of another region than the engine's own is named "<region>/<name>"
+// (tidemq.RegionalQueueName); its ARN carries that region and the plain name.
+func (e *Engine) arn(name string) string {
+	region, plain := tidemq.SplitQueueName(name, e.region)
+	return tidemq.QueueARN(region, e.acct, plain)
+}
+
+// canonical writes the engine's own region out of a queue name
+// ("us-east-1/orders" is "orders" in us-east-1), so that a queue has one name.
+func (e *Engine) canonical(name string) string {
+	region, plain := tidemq.SplitQueueName(name, e.region)
+	return tidemq.RegionalQueueName(region, e.region, plain)
+}
 
 // queueByARN finds a queue of this broker by ARN.
 func (e *Engine) queueByARN(arn string) *queue {
 	a, ok := tidemq.ParseARN(arn)
-	if !ok || a.Service != "sqs" || a.Region != e.region || a.Account != e.acct {
+	if !ok || a.Service != "sqs" || a.Account != e.acct || strings.Contains(a.Resource, "/") {
 		return nil
 	}
-	return e.queues[a.Resource]
+	return e.queues[tidemq.RegionalQueueName(a.Region, e.region, a.Resource)]
 }
 
 // lockQueue takes e.mu through h, finds the named queue and applies its
@@ -221,6 +235,9 @@ func (e *Engine) lockQueue(h *hold, name string) (*queue, time.Time, *txn, error
 // queue looks up a queue under the lock.
 func (e *Engine) queue(name string) (*queue, error) {
 	q := e.queues[name]
+	if q == nil && strings.Contains(name, "/") {
+		q = e.queues[e.canonical(name)]
+	}
 	if q == nil {
 		return nil, tidemq.NonExistentQueue()
 	}
@@ -247,10 +264,19 @@ func (e *Engine) sweepLoop(interval time.Duration) {
 // are applied and expired messages dropped (or captured). Expiry is never
 // silent: each queue whose messages expired since the last sweep gets one
 // log line with the count, and the counts are returned.
+//
+// It first checks that the store can still commit: the topic service and
+// the triggers share it, and a write of theirs that broke it must start
+// the engine's recovery (which reopens the store for every user) even
+// while the engine itself writes nothing.
 func (e *Engine) Sweep() map[string]int {
 	h := hold{e: e}
 	defer h.guard(nil)
 	if h.lock() != nil {
+		return nil
+	}
+	if err := storage.BrokenErr(e.store); err != nil {
+		e.failLocked(err)
 		return nil
 	}
 	t := e.begin()

@@ -6,8 +6,20 @@ import (
 )
 
 // group is one FIFO message group: its messages in sequence order, whatever
-// their state. The group is locked while any of its messages is in flight;
-// it can deliver when it is unlocked and its head is ready.
+// their state.
+//
+// The delivery rule (AWS's, as observed; reference §5): a message of a
+// group can be received only when it is ready and every live message
+// before it in the group is ready too. So a receive takes a group's
+// messages in order from its first live message and stops at the first one
+// that is not ready (in flight or delayed); a message waits while an
+// EARLIER message of its group is in flight, not while a later one is. The
+// difference shows when several messages of a group were received together
+// and an earlier one comes back (its visibility timeout ran out or was set
+// to 0) while a later one is still in flight: the earlier one can be
+// received again, and the group's messages after the one in flight cannot.
+// With one consumer that deletes or releases in order this is the same as
+// "the group is locked while any of its messages is in flight".
 //
 // msgs is a queue with lazy removal: messages that leave the group are
 // marked stateGone and skipped when they reach the head, so removal from the
@@ -16,7 +28,7 @@ type group struct {
 	id       string
 	msgs     []*message
 	head     int // index of the first message that may still be live
-	inflight int
+	inflight int // how many of msgs are in flight
 	// availIndex is the position in the queue's available-groups heap (-1
 	// when not there).
 	availIndex int
@@ -37,11 +49,10 @@ func (g *group) first() *message {
 	return g.msgs[g.head]
 }
 
-// canDeliver reports whether the group's head can be received now.
+// canDeliver reports whether the group's head can be received now: it is
+// ready (nothing before it is live). Messages in flight after it do not
+// hold it back (see group).
 func (g *group) canDeliver() bool {
-	if g.inflight > 0 {
-		return false
-	}
 	m := g.first()
 	return m != nil && m.state == stateReady
 }
@@ -138,6 +149,9 @@ func (f *fifoIndex) next() *group {
 	return f.avail[0]
 }
 
-// formatSeq renders a FIFO sequence number as SQS does: a decimal string.
-// Zero-padding to 20 digits keeps string order equal to numeric order.
-func formatSeq(seq uint64) string { return fmt.Sprintf("%020d", seq) }
+// formatSeq renders a FIFO sequence number in SQS's form: a large decimal
+// number of 20 digits (AWS returns numbers like 18849496460467696128, past
+// the range of an int64). It is a "1" followed by the sequence padded to 19
+// digits, so it never starts with 0, exceeds 2^63, and string order equals
+// numeric order for every sequence below 10^19.
+func formatSeq(seq uint64) string { return fmt.Sprintf("1%019d", seq) }

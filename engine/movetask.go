@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -148,6 +149,10 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 	if err := h.lock(); err != nil {
 		return 0, err
 	}
+	if e.queueByARN(th.SourceARN) == nil { // AWS's answer for a handle of a queue that is gone
+		h.unlock()
+		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
 	t := e.tasks[th.TaskID]
 	if t == nil || t.SourceARN != th.SourceARN {
 		h.unlock()
@@ -277,6 +282,8 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 		n, err := e.moveSome(src, fixed, int(min(int64(chunk), left)), now, tx, false)
 		next.ApproximateNumberOfMessagesMoved += int64(n)
 		switch {
+		case errors.Is(err, errNoSource):
+			end(tidemq.MoveTaskFailed, tidemq.MoveTaskNoSource)
 		case err != nil:
 			end(tidemq.MoveTaskFailed, tidemq.AsError(err).Code.Code)
 		case next.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || src.nReady == 0:
@@ -321,6 +328,10 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 	return true
 }
 
+// errNoSource ends a task that sends messages back to their sources at a
+// message that has none (tidemq.MoveTaskNoSource).
+var errNoSource = errors.New("message has no dead-letter source")
+
 // moveSome moves up to max ready messages (all when max <= 0) from src to
 // dst, or to each message's own source queue when dst is nil. A message
 // whose destination is gone is skipped when skipMissing, and otherwise ends
@@ -344,6 +355,9 @@ func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipM
 		}
 		if to == nil || to == src {
 			if !skipMissing {
+				if dst == nil && m.dlqSource == "" {
+					return moved, errNoSource
+				}
 				return moved, tidemq.NonExistentQueue()
 			}
 			// Park it out of the way so the loop goes on; it is put back.

@@ -159,7 +159,7 @@ func (q *queue) setState(m *message, s msgState) {
 	}
 	if g != nil {
 		q.groups.refresh(g)
-		if s == stateGone && g.inflight == 0 && g.canDeliver() {
+		if s == stateGone && g.canDeliver() {
 			q.wakeOne() // the group's next message is now at its head
 		}
 	}

@@ -45,6 +45,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	if err != nil {
 		return nil, err
 	}
+	p.Name = e.canonical(p.Name)
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
@@ -60,10 +61,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 		}
 		return q.info(), nil
 	}
-	merged := tidemq.DefaultQueueAttributes(fifo)
-	for k, v := range attrs {
-		merged[k] = v
-	}
+	merged := tidemq.MergeQueueAttributes(tidemq.DefaultQueueAttributes(fifo), attrs)
 	if err := e.checkRedrive(p.Name, fifo, merged); err != nil {
 		h.unlock()
 		return nil, err
@@ -100,6 +98,12 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 		return err
 	}
 	dlq := e.queueByARN(p.DeadLetterTargetARN)
+	if region, _ := tidemq.SplitQueueName(e.canonical(name), e.region); dlq != nil {
+		// A dead-letter queue in another region is none (AWS: same region).
+		if dlqRegion, _ := tidemq.SplitQueueName(dlq.name, e.region); dlqRegion != region {
+			dlq = nil
+		}
+	}
 	if dlq == nil {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
 	}
@@ -186,7 +190,8 @@ func rangeOf(prefix string, qid uint64) [2][]byte {
 	return [2][]byte{s, e}
 }
 
-// PurgeQueue deletes every message, in flight or not; once per 60 seconds.
+// PurgeQueue deletes every message, in flight or not, and the deduplication
+// window of a FIFO queue; once per 60 seconds.
 func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err error) {
 	h := hold{e: e}
 	defer h.guard(&err)
@@ -205,6 +210,13 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)
+	// A purge also forgets the deduplication window: a message sent again
+	// with the id of a purged one is accepted (as SQS does, per the
+	// AWS-validated LocalStack suite, localstack#8218).
+	q.dedup = make(map[string]*dedupEntry)
+	q.dedupOrder = nil
+	start, end := queueRange(prefixDedup, q.id)
+	t.b.DeleteRange(start, end)
 	q.purged = now
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
@@ -220,9 +232,12 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
+	// One region's queues: the region named in the prefix
+	// ("eu-west-1/ord"), else the engine's own.
+	region, prefix := tidemq.SplitQueueName(p.Prefix, e.region)
 	names := make([]string, 0, len(e.queues))
 	for name := range e.queues {
-		if strings.HasPrefix(name, p.Prefix) {
+		if r, plain := tidemq.SplitQueueName(name, e.region); r == region && strings.HasPrefix(plain, prefix) {
 			names = append(names, name)
 		}
 	}
@@ -340,13 +355,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return err
 	}
 	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-	merged := make(map[string]string, len(q.attrs)+len(attrs))
-	for k, v := range q.attrs {
-		merged[k] = v
-	}
-	for k, v := range attrs {
-		merged[k] = v
-	}
+	merged := tidemq.MergeQueueAttributes(q.attrs, attrs)
 	if err == nil {
 		err = e.checkRedrive(q.name, q.fifo, merged)
 	}

@@ -131,7 +131,8 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			if g == nil {
 				break
 			}
-			// As many messages of this group as possible, in order.
+			// As many messages of this group as possible, in order, up to
+			// the first that is not ready (fifo.go: group).
 			for i := g.head; i < len(g.msgs) && len(taken) < max; i++ {
 				m := g.msgs[i]
 				if m == nil || m.state == stateGone {

@@ -110,3 +110,57 @@ func TestRecoversFromFullDiskOnPebble(t *testing.T) {
 		t.Fatalf("next start: %v, want %v", got, want)
 	}
 }
+
+// TestRecoversWhenAnotherUserBrokeTheStore: the topic service and the
+// triggers share the engine's store. When a write of theirs is the one
+// that finds the disk full, the engine, idle meanwhile, must still notice
+// (at its next sweep), refuse work, report it in Healthy, and reopen the
+// store for every user once the disk has room. Before, /health stayed ok
+// and the other user's writes failed until the engine happened to write.
+func TestRecoversWhenAnotherUserBrokeTheStore(t *testing.T) {
+	ctx := context.Background()
+	disk := &fullDisk{}
+	store, err := pebble.Open(t.TempDir(), pebble.Options{FS: errorfs.Wrap(vfs.Default, disk)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := storage.Share(store)
+	other := shared.Share() // the topic service's handle, say
+	env := openRecovery(t, shared)
+	e := env.e
+	must(t)(e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}))
+
+	write := func(key string) error {
+		b := other.NewBatch()
+		b.Set([]byte("sns/"+key), []byte("v"))
+		return storage.CommitSync(b)
+	}
+	disk.on.Store(true)
+	if err := write("a"); err == nil {
+		t.Fatal("a write on a full disk succeeded")
+	}
+	if err := e.Healthy(); err != nil {
+		t.Fatalf("Healthy before a sweep = %v; the test expects the engine not to have written", err)
+	}
+	e.Sweep()
+	if err := e.Healthy(); err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("Healthy after the sweep = %v, want the other user's write error", err)
+	}
+	if err := send(t, e, "q", "refused"); !tidemq.HasCode(err, tidemq.ErrInternalFailure) {
+		t.Fatalf("send while the store is broken: %v", err)
+	}
+	disk.on.Store(false)
+	if err := env.attempt(t, time.Second); err != nil {
+		t.Fatalf("recovery: %v", err)
+	}
+	if err := e.Healthy(); err != nil {
+		t.Fatalf("Healthy after recovery: %v", err)
+	}
+	if err := write("b"); err != nil {
+		t.Fatalf("the other user's write after recovery: %v", err)
+	}
+	if err := send(t, e, "q", "ok"); err != nil {
+		t.Fatalf("send after recovery: %v", err)
+	}
+	other.Close()
+}

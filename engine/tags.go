@@ -8,12 +8,22 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// TagQueue adds or overwrites tags.
+// TagQueue adds or overwrites tags; a queue holds at most
+// tidemq.MaxTagsPerQueue.
 func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
+		n := len(q.tags)
+		for k := range p.Tags {
+			if _, ok := q.tags[k]; !ok {
+				n++
+			}
+		}
+		if n > tidemq.MaxTagsPerQueue {
+			return tidemq.TooManyTags(q.name)
+		}
 		for k, v := range p.Tags {
 			q.tags[k] = v
 		}
@@ -115,7 +125,13 @@ func (e *Engine) AddPermission(ctx context.Context, p tidemq.AddPermissionParams
 				return tidemq.InvalidParameter("Label", p.Label, "Already exists.")
 			}
 		}
-		principal, _ := json.Marshal(map[string]any{"AWS": principals})
+		// AWS's shape: one principal is a string, several a list (as
+		// for the actions below).
+		var aws any = principals
+		if len(principals) == 1 {
+			aws = principals[0]
+		}
+		principal, _ := json.Marshal(map[string]any{"AWS": aws})
 		var action any = actions
 		if len(actions) == 1 {
 			action = actions[0]
@@ -148,7 +164,8 @@ func (e *Engine) RemovePermission(ctx context.Context, p tidemq.RemovePermission
 }
 
 func (q *queue) policy() (policyDocument, error) {
-	doc := policyDocument{Version: "2012-10-17", ID: q.arn + "/SQSDefaultPolicy"}
+	// The version AWS writes in the policy AddPermission creates.
+	doc := policyDocument{Version: "2008-10-17", ID: q.arn + "/SQSDefaultPolicy"}
 	if s := q.attrs[tidemq.AttrPolicy]; s != "" {
 		if err := json.Unmarshal([]byte(s), &doc); err != nil {
 			return doc, tidemq.InvalidParameter("Policy", s, "The queue's policy cannot be edited with AddPermission/RemovePermission because it is not in the standard form.")

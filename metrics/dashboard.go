@@ -38,7 +38,12 @@ var dashboardRows = []panel{
 		{`histogram_quantile(0.5, sum by (queue, le) (rate(tidemq_message_size_bytes_bucket{queue=~"$queue"}[$__rate_interval])))`, "{{queue}} p50"},
 		{`histogram_quantile(0.99, sum by (queue, le) (rate(tidemq_message_size_bytes_bucket{queue=~"$queue"}[$__rate_interval])))`, "{{queue}} p99"}}},
 	{"Alarms firing", "short", [][2]string{
-		{`sum by (alarm, queue) (tidemq_alarm_firing{queue=~"$queue"}) > 0`, "{{alarm}} {{queue}}"}}},
+		{`sum by (alarm, queue) (tidemq_alarm_firing{queue=~"$queue"}) > 0`, "{{alarm}} {{queue}}"},
+		{`sum by (alarm, trigger) (tidemq_trigger_alarm_firing{queue=~"$queue"}) > 0`, "{{alarm}} {{trigger}}"}}},
+	{"Trigger invocation duration p99 by outcome", "s", [][2]string{
+		{`histogram_quantile(0.99, sum by (trigger, outcome, le) (rate(tidemq_trigger_invocation_duration_seconds_bucket{queue=~"$queue"}[$__rate_interval])))`, "{{trigger}} {{outcome}}"}}},
+	{"Triggers not Enabled", "short", [][2]string{
+		{`sum by (trigger, state) (tidemq_trigger_state{queue=~"$queue",state!="Enabled"}) > 0`, "{{trigger}} {{state}}"}}},
 	{"Requests per second by action", "reqps", [][2]string{
 		{`sum by (action) (rate(tidemq_requests_total[$__rate_interval]))`, "{{action}}"}}},
 	{"Request latency p99 by action (long polls included)", "s", [][2]string{

@@ -65,7 +65,13 @@ func exposedNames(t *testing.T) []string {
 	r.ok("SendMessage", `{"QueueUrl":"`+url+`q","MessageBody":"a"}`)
 	m := metrics.New(metrics.Options{NoRuntime: true, Snapshots: r.eng.Snapshot,
 		Storage: func() metrics.StorageStats { return metrics.StorageStats{} },
-		Alarms:  func() []metrics.AlarmState { return []metrics.AlarmState{{Alarm: "a", Queue: "q"}} }})
+		Alarms: func() []metrics.AlarmState {
+			return []metrics.AlarmState{{Alarm: "a", Queue: "q"}, {Alarm: "trigger_errors", Queue: "q", Trigger: "fn"}}
+		}})
+	m.Registry().MustRegister(metrics.NewTriggerCollector([]string{"Enabled"}, func() []metrics.TriggerStats {
+		return []metrics.TriggerStats{{Name: "fn", Queue: "q", State: "Enabled",
+			Durations: map[string]metrics.Histogram{"success": {Count: 1, Sum: 1, Buckets: map[float64]uint64{1: 1}}}}}
+	}))
 	m.ObserveRequest("SendMessage", "InvalidParameterValue", 400, 0)
 	m.ObserveMessageSize("q", 1)
 	fams, err := m.Registry().Gather()

@@ -47,11 +47,12 @@ type StorageStats struct {
 	FsyncBuckets map[float64]uint64
 }
 
-// AlarmState is one alarm on one queue.
+// AlarmState is one alarm on one queue, or on one trigger of the queue.
 type AlarmState struct {
-	Alarm  string
-	Queue  string
-	Firing bool
+	Alarm   string
+	Queue   string
+	Trigger string // "" for a queue alarm
+	Firing  bool
 }
 
 // Metrics is the registry of tidemq's metrics.
@@ -183,19 +184,31 @@ func actionLabel(a string) string {
 	return "unknown"
 }
 
-// alarmCollector exposes tidemq_alarm_firing.
+// alarmCollector exposes tidemq_alarm_firing (queue alarms) and
+// tidemq_trigger_alarm_firing (trigger alarms, with their trigger).
 type alarmCollector struct{ alarms func() []AlarmState }
 
-var alarmDesc = prometheus.NewDesc("tidemq_alarm_firing",
-	"1 while the server-evaluated alarm fires on the queue, 0 while it is OK.", []string{"alarm", "queue"}, nil)
+var (
+	alarmDesc = prometheus.NewDesc("tidemq_alarm_firing",
+		"1 while the server-evaluated alarm fires on the queue, 0 while it is OK.", []string{"alarm", "queue"}, nil)
+	triggerAlarmDesc = prometheus.NewDesc("tidemq_trigger_alarm_firing",
+		"1 while the server-evaluated alarm fires on the trigger, 0 while it is OK.", []string{"alarm", "queue", "trigger"}, nil)
+)
 
-func (c *alarmCollector) Describe(ch chan<- *prometheus.Desc) { ch <- alarmDesc }
+func (c *alarmCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- alarmDesc
+	ch <- triggerAlarmDesc
+}
 
 func (c *alarmCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range c.alarms() {
 		v := 0.0
 		if a.Firing {
 			v = 1
+		}
+		if a.Trigger != "" {
+			ch <- prometheus.MustNewConstMetric(triggerAlarmDesc, prometheus.GaugeValue, v, a.Alarm, a.Queue, a.Trigger)
+			continue
 		}
 		ch <- prometheus.MustNewConstMetric(alarmDesc, prometheus.GaugeValue, v, a.Alarm, a.Queue)
 	}

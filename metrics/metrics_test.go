@@ -288,7 +288,8 @@ func TestStorageAndAlarms(t *testing.T) {
 				FsyncBuckets: metrics.Rebucket(map[float64]uint64{0.0004: 2, 0.0009: 7, 0.003: 9, 0.02: 10}, []float64{0.001, 0.01})}
 		},
 		Alarms: func() []metrics.AlarmState {
-			return []metrics.AlarmState{{Alarm: "dlq_not_empty", Queue: "orders-dlq", Firing: true}, {Alarm: "consumer_gone", Queue: "orders"}}
+			return []metrics.AlarmState{{Alarm: "dlq_not_empty", Queue: "orders-dlq", Firing: true}, {Alarm: "consumer_gone", Queue: "orders"},
+				{Alarm: "trigger_errors", Queue: "orders", Trigger: "orders-fn", Firing: true}, {Alarm: "trigger_errors", Queue: "orders", Trigger: "audit-fn"}}
 		},
 	})
 	expected := `
@@ -296,6 +297,10 @@ func TestStorageAndAlarms(t *testing.T) {
 # TYPE tidemq_alarm_firing gauge
 tidemq_alarm_firing{alarm="consumer_gone",queue="orders"} 0
 tidemq_alarm_firing{alarm="dlq_not_empty",queue="orders-dlq"} 1
+# HELP tidemq_trigger_alarm_firing 1 while the server-evaluated alarm fires on the trigger, 0 while it is OK.
+# TYPE tidemq_trigger_alarm_firing gauge
+tidemq_trigger_alarm_firing{alarm="trigger_errors",queue="orders",trigger="audit-fn"} 0
+tidemq_trigger_alarm_firing{alarm="trigger_errors",queue="orders",trigger="orders-fn"} 1
 # HELP tidemq_storage_fsync_duration_seconds Time taken by the write-ahead log's fsyncs.
 # TYPE tidemq_storage_fsync_duration_seconds histogram
 tidemq_storage_fsync_duration_seconds_bucket{le="0.0009"} 7

@@ -53,6 +53,11 @@ func (h *Shared) Reopen() error {
 
 var _ Reopener = (*Shared)(nil)
 
+// Broken forwards to the shared store (Breakable): nil when it is not one.
+func (h *Shared) Broken() error { return BrokenErr(h.s) }
+
+var _ Breakable = (*Shared)(nil)
+
 // Close releases the handle (a second Close does nothing). The last
 // handle's Close closes the store and returns its error.
 func (h *Shared) Close() error {

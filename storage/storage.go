@@ -65,6 +65,32 @@ type Reopener interface {
 	Reopen() error
 }
 
+// Breakable is implemented by a store that keeps a write error for good
+// until it is reopened (see Reopener). Broken returns that error, or nil
+// while the store can commit. Several users share one store (see Share):
+// when one of them breaks it, the one that can recover it (the engine)
+// learns of it here, without waiting to fail a write of its own.
+type Breakable interface {
+	Broken() error
+}
+
+// BrokenErr returns s's kept write error when it is Breakable, else nil.
+func BrokenErr(s Store) error {
+	if b, ok := s.(Breakable); ok {
+		return b.Broken()
+	}
+	return nil
+}
+
+// Checkpointer is implemented by a store that can write a consistent copy
+// of itself into a new directory while it goes on serving: the online
+// backup. The copy holds every batch whose Durable reported success before
+// Checkpoint was called, and is a store that opens like the original.
+// dest must not exist; its parent must.
+type Checkpointer interface {
+	Checkpoint(dest string) error
+}
+
 // Durable waits until a committed batch is on stable storage.
 type Durable interface {
 	Wait() error

@@ -179,8 +179,11 @@ func (s *SQSSource) Fetch(ctx context.Context) (Frame, error) {
 			dlqs[q.DeadLetterTarget] = true
 		}
 	}
+	// SQS's own definition (a RedrivePolicy names it), or named like one,
+	// so that a dead-letter queue whose source was deleted stays marked,
+	// as it does against tidemq (tidemq.NamedLikeDeadLetterQueue).
 	for i := range kept {
-		kept[i].IsDeadLetterQueue = dlqs[kept[i].ARN]
+		kept[i].IsDeadLetterQueue = dlqs[kept[i].ARN] || tidemq.NamedLikeDeadLetterQueue(kept[i].Name)
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
 	now := time.Now

@@ -171,7 +171,8 @@ func (f *fakeSQS) ListQueues(_ context.Context, in *sqs.ListQueuesInput, _ ...fu
 		next := "p2"
 		return &sqs.ListQueuesOutput{QueueUrls: []string{"https://sqs.us-east-1.amazonaws.com/1/orders"}, NextToken: &next}, nil
 	}
-	return &sqs.ListQueuesOutput{QueueUrls: []string{"https://sqs.us-east-1.amazonaws.com/1/orders-dlq", "https://sqs.us-east-1.amazonaws.com/1/gone"}}, nil
+	return &sqs.ListQueuesOutput{QueueUrls: []string{"https://sqs.us-east-1.amazonaws.com/1/orders-dlq", "https://sqs.us-east-1.amazonaws.com/1/gone",
+		"https://sqs.us-east-1.amazonaws.com/1/batch-7-dlq"}}, nil
 }
 
 func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
@@ -188,6 +189,8 @@ func TestSQSSource(t *testing.T) {
 			"ApproximateNumberOfMessages": "40", "ApproximateNumberOfMessagesNotVisible": "7", "ApproximateNumberOfMessagesDelayed": "3",
 			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:1:orders-dlq","maxReceiveCount":5}`},
 		"https://sqs.us-east-1.amazonaws.com/1/orders-dlq": {"QueueArn": "arn:aws:sqs:us-east-1:1:orders-dlq", "ApproximateNumberOfMessages": "2"},
+		// Its source queue was deleted: only its name says what it is.
+		"https://sqs.us-east-1.amazonaws.com/1/batch-7-dlq": {"QueueArn": "arn:aws:sqs:us-east-1:1:batch-7-dlq", "ApproximateNumberOfMessages": "4"},
 	}}
 	src := &top.SQSSource{Client: f, Label: "aws", Now: func() time.Time { return at }}
 	fr, err := src.Fetch(context.Background())
@@ -195,10 +198,11 @@ func TestSQSSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := top.Render(top.View{Source: src.Name(), At: fr.At, Rows: top.Rows(nil, fr), Sort: "name"})
-	want := `tidemq top — sqs aws — 12:00:00 — 2 queues — sort: name
-QUEUE         DEPTH  VISIBLE IN FLIGHT  DELAYED   OLDEST     IN/s    OUT/s    DLQ  ALARMS
-orders           50       40         7        3        -        -        -      2
-orders-dlq        2        2         0        0        -        -        -  (dlq)
+	want := `tidemq top — sqs aws — 12:00:00 — 3 queues — sort: name
+QUEUE          DEPTH  VISIBLE IN FLIGHT  DELAYED   OLDEST     IN/s    OUT/s    DLQ  ALARMS
+batch-7-dlq        4        4         0        0        -        -        -  (dlq)
+orders            50       40         7        3        -        -        -      2
+orders-dlq         2        2         0        0        -        -        -  (dlq)
 
 q quit  s sort  / filter
 `

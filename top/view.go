@@ -94,6 +94,10 @@ func shortAlarm(a string) string {
 		return "no-consumer"
 	case alarms.Growth:
 		return "growing"
+	case alarms.Expired:
+		return "expired"
+	case alarms.TriggerErrors:
+		return "trigger-errors"
 	}
 	return a
 }

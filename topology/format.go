@@ -60,8 +60,16 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 		ArtifactLocation artifact `json:"artifactLocation"`
 		Region           region   `json:"region"`
 	}
+	// logical is a SARIF logicalLocation: the template resource (or
+	// tidemq.yaml element) a finding is about, by its logical id.
+	type logical struct {
+		Name               string `json:"name"`
+		FullyQualifiedName string `json:"fullyQualifiedName"`
+		Kind               string `json:"kind"`
+	}
 	type location struct {
-		PhysicalLocation physical `json:"physicalLocation"`
+		PhysicalLocation physical  `json:"physicalLocation"`
+		LogicalLocations []logical `json:"logicalLocations,omitempty"`
 	}
 	type result struct {
 		RuleID    string     `json:"ruleId"`
@@ -77,6 +85,11 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 	for _, f := range fs {
 		level := map[Severity]string{SeverityError: "error", SeverityWarning: "warning", SeverityInfo: "note"}[f.Severity]
 		text := f.Message
+		if f.Resource != "" {
+			// Viewers show the message, not always the logical
+			// location: name the resource in both.
+			text = f.Resource + ": " + text
+		}
 		if f.Hint != "" {
 			text += " Fix: " + f.Hint
 		}
@@ -84,8 +97,11 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 		if line < 1 {
 			line = 1
 		}
-		results = append(results, result{RuleID: f.Rule, Level: level, Message: msg{text},
-			Locations: []location{{physical{artifact{sarifURI(f.File)}, region{line}}}}})
+		loc := location{PhysicalLocation: physical{artifact{sarifURI(f.File)}, region{line}}}
+		if f.Resource != "" {
+			loc.LogicalLocations = []logical{{Name: f.Resource, FullyQualifiedName: f.Resource, Kind: "resource"}}
+		}
+		results = append(results, result{RuleID: f.Rule, Level: level, Message: msg{text}, Locations: []location{loc}})
 	}
 	doc := map[string]any{
 		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -90,5 +91,101 @@ func TestWriteFindingsSARIFLocation(t *testing.T) {
 	}
 	if line := doc.Runs[0].Results[1].Locations[0].PhysicalLocation.Region.StartLine; line != 1 {
 		t.Errorf("startLine %d, want 1", line)
+	}
+}
+
+// sarifLog mirrors the parts of the SARIF 2.1.0 schema that tidemq lint
+// writes, with no room for other fields: decoding with
+// DisallowUnknownFields fails on a property the schema does not have
+// where we put it (every object there has additionalProperties false).
+type sarifLog struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []struct {
+		Tool struct {
+			Driver struct {
+				Name           string `json:"name"`
+				InformationURI string `json:"informationUri"`
+				Rules          []struct {
+					ID               string `json:"id"`
+					Name             string `json:"name"`
+					ShortDescription struct {
+						Text string `json:"text"`
+					} `json:"shortDescription"`
+				} `json:"rules"`
+			} `json:"driver"`
+		} `json:"tool"`
+		Results []struct {
+			RuleID  string `json:"ruleId"`
+			Level   string `json:"level"`
+			Message struct {
+				Text string `json:"text"`
+			} `json:"message"`
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct {
+						URI string `json:"uri"`
+					} `json:"artifactLocation"`
+					Region struct {
+						StartLine int `json:"startLine"`
+					} `json:"region"`
+				} `json:"physicalLocation"`
+				LogicalLocations []struct {
+					Name               string `json:"name"`
+					FullyQualifiedName string `json:"fullyQualifiedName"`
+					Kind               string `json:"kind"`
+				} `json:"logicalLocations"`
+			} `json:"locations"`
+		} `json:"results"`
+	} `json:"runs"`
+}
+
+// SARIF names each finding's resource in its location's logicalLocations
+// (kind "resource", one of SARIF's well-known kinds) and in the message,
+// and keeps the 2.1.0 shape.
+func TestSARIFLogicalLocation(t *testing.T) {
+	c, _, err := ImportFile("testdata/seed000-morpheus.yaml", ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Lint(c)
+	fs = append(fs, Finding{File: "x.yaml", Line: 1, Rule: RuleMissingDLQ, Severity: SeverityWarning, Message: "no resource"})
+	var b bytes.Buffer
+	if err := WriteFindings(&b, "sarif", fs); err != nil {
+		t.Fatal(err)
+	}
+	var doc sarifLog
+	dec := json.NewDecoder(&b)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("not the SARIF shape: %v", err)
+	}
+	if doc.Version != "2.1.0" || len(doc.Runs) != 1 || len(doc.Runs[0].Results) != len(fs) {
+		t.Fatalf("version %q, runs %d", doc.Version, len(doc.Runs))
+	}
+	for i, r := range doc.Runs[0].Results {
+		f := fs[i]
+		if r.Level != map[Severity]string{SeverityError: "error", SeverityWarning: "warning", SeverityInfo: "note"}[f.Severity] || r.Message.Text == "" {
+			t.Errorf("result %d: level %q message %q", i, r.Level, r.Message.Text)
+		}
+		if len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.Region.StartLine < 1 {
+			t.Fatalf("result %d: locations %+v", i, r.Locations)
+		}
+		ll := r.Locations[0].LogicalLocations
+		if f.Resource == "" {
+			if len(ll) != 0 {
+				t.Errorf("result %d: logical locations without a resource: %+v", i, ll)
+			}
+			continue
+		}
+		if len(ll) != 1 || ll[0].Name != f.Resource || ll[0].FullyQualifiedName != f.Resource || ll[0].Kind != "resource" {
+			t.Errorf("result %d: logicalLocations %+v, want %s", i, ll, f.Resource)
+		}
+		if !strings.HasPrefix(r.Message.Text, f.Resource+": ") {
+			t.Errorf("result %d: message does not name %s: %s", i, f.Resource, r.Message.Text)
+		}
+	}
+	if got := doc.Runs[0].Results[2].Locations[0].LogicalLocations[0].Name; got != "EnrichmentPipelineQueue" {
+		t.Errorf("TQ005 names %q", got)
 	}
 }

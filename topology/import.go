@@ -322,7 +322,7 @@ func (t *template) importQueue(r *resource) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{Name: name}
-	q.Line = r.line
+	q.Line, q.LogicalID = r.line, r.id
 	if r.props == nil {
 		return q, nil
 	}
@@ -496,7 +496,7 @@ func (im *importer) topic(r *resource) error {
 		return err
 	}
 	tp := &Topic{Name: name, FIFO: fifo || strings.HasSuffix(name, ".fifo")}
-	tp.Line = r.line
+	tp.Line, tp.LogicalID = r.line, r.id
 	if err := im.topicProperties(tp, r); err != nil {
 		return err
 	}
@@ -506,6 +506,7 @@ func (im *importer) topic(r *resource) error {
 			if err != nil {
 				return err
 			}
+			s.LogicalID = r.id // an inline subscription is part of its topic
 			tp.Subscriptions = append(tp.Subscriptions, s)
 		}
 	}
@@ -614,14 +615,14 @@ func (im *importer) subscription(r *resource) error {
 	if tp == nil { // a topic of another stack: model it by its ARN's name
 		name := queueName(arn)
 		tp = &Topic{Name: name, FIFO: strings.HasSuffix(name, ".fifo")}
-		tp.Line = r.line
+		tp.Line, tp.LogicalID = r.line, r.id
 		im.c.Topics = append(im.c.Topics, tp)
 	}
 	s, err := im.sub(r.node, r.props.get("Protocol"), r.props.get("Endpoint"), r.props.get("RawMessageDelivery"), r.props.get("FilterPolicy"))
 	if err != nil {
 		return err
 	}
-	s.Line = r.line
+	s.Line, s.LogicalID = r.line, r.id
 	if s.FilterPolicyScope, err = im.t.evalString(r.props.get("FilterPolicyScope")); err != nil {
 		return err
 	}
@@ -651,7 +652,7 @@ func (im *importer) function(r *resource) error {
 		return err
 	}
 	f := &Function{Name: name}
-	f.Line = r.line
+	f.Line, f.LogicalID = r.line, r.id
 	prop := func(key string) (*node, int) {
 		if n := r.props.get(key); n != nil {
 			return n, r.props.keyLine(key)
@@ -754,6 +755,7 @@ func (im *importer) function(r *resource) error {
 			if err != nil {
 				return fmt.Errorf("event %s: %w", e.key, err)
 			}
+			tr.LogicalID = r.id + ".Events." + e.key
 			im.c.Triggers = append(im.c.Triggers, tr)
 		}
 	}
@@ -917,6 +919,7 @@ func (im *importer) eventSourceMapping(r *resource) error {
 	if err != nil {
 		return err
 	}
+	tr.LogicalID = r.id
 	im.c.Triggers = append(im.c.Triggers, tr)
 	return nil
 }
@@ -950,7 +953,7 @@ func (im *importer) alarm(r *resource) error {
 		}
 	}
 	a := &Alarm{Name: name, Queue: im.localName(queue)}
-	a.Line = r.line
+	a.Line, a.LogicalID = r.line, r.id
 	for prop, field := range map[string]*string{"MetricName": &a.Metric, "Statistic": &a.Statistic, "ComparisonOperator": &a.ComparisonOperator} {
 		if *field, err = t.evalString(r.props.get(prop)); err != nil {
 			return err

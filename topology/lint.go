@@ -18,10 +18,13 @@ const (
 	SeverityInfo    Severity = "info"
 )
 
-// Finding is one problem the linter found.
+// Finding is one problem the linter found. Resource is the logical id of
+// the element it is about: the template resource's logical id, or the
+// element's key in a tidemq.yaml (see src.LogicalID).
 type Finding struct {
 	File     string   `json:"file"`
 	Line     int      `json:"line"`
+	Resource string   `json:"resource"`
 	Rule     string   `json:"rule"`
 	Name     string   `json:"name"`
 	Severity Severity `json:"severity"`
@@ -30,7 +33,11 @@ type Finding struct {
 }
 
 func (f Finding) String() string {
-	s := fmt.Sprintf("%s:%d: %s %s (%s): %s", f.File, f.Line, f.Severity, f.Rule, f.Name, f.Message)
+	res := ""
+	if f.Resource != "" {
+		res = " " + f.Resource
+	}
+	s := fmt.Sprintf("%s:%d: %s %s (%s)%s: %s", f.File, f.Line, f.Severity, f.Rule, f.Name, res, f.Message)
 	if f.Hint != "" {
 		s += "\n    fix: " + f.Hint
 	}
@@ -53,9 +60,22 @@ const (
 	// the linter mentions in its hint but does not enforce.
 	MinVisibilityHeadroom         = 30
 	MinVisibilityHeadroomFraction = 0.10
-	// MaxHeadOfLineStall is how long, in seconds, a failing FIFO message
-	// may block its group (maxReceiveCount × visibility timeout) before
-	// the linter warns: 15 minutes.
+	// MinHeadOfLineStall and MaxHeadOfLineStall bound how long, in
+	// seconds, a failing FIFO message blocks its group: it is received
+	// maxReceiveCount times and each time stays in flight for the whole
+	// visibility timeout (a failed invocation does not end it early),
+	// so the messages behind it in its group wait maxReceiveCount ×
+	// visibility timeout before it moves to the DLQ. From 3 minutes the
+	// linter says so as info; above 15 minutes it warns.
+	//
+	// Why 3 minutes: seed 000 sets maxReceiveCount 1 on its FIFO queues
+	// precisely to avoid head-of-line stalls, yet each failure still
+	// holds its group for one visibility timeout — 180 s and 360 s
+	// there. The shortest of those, 1 × 180 s, is a stall a team should
+	// know it has (the message and hint say how to avoid it: the
+	// consumer sends the message to the DLQ itself and deletes it), not
+	// a mistake, hence info.
+	MinHeadOfLineStall = 3 * 60
 	MaxHeadOfLineStall = 15 * 60
 )
 
@@ -77,6 +97,7 @@ const (
 	RuleFIFOTopicAttribute   = "TQ014"
 	RuleSubscriptionDLQType  = "TQ015"
 	RuleSubscriptionQueue    = "TQ016"
+	RuleDLQDirectSend        = "TQ017"
 )
 
 // Rules lists every lint rule.
@@ -87,8 +108,8 @@ var Rules = []Rule{
 	{RuleDLQRetention, "dlq-retention", "A dead-letter queue should retain messages longer than its source: a standard queue keeps a message's original enqueue time, so it expires early in the DLQ."},
 	{RuleUnconsumedQueue, "unconsumed-queue", "A queue that something produces to (a function's environment or policy, an SNS subscription) needs an enabled event source, or its messages expire unread after the retention period, with no DLQ entry."},
 	{RuleDLQAlarm, "dlq-alarm", "A dead-letter queue should have an alarm on ApproximateNumberOfMessagesVisible, or failures go unnoticed."},
-	{RuleMissingDLQ, "missing-dlq", "A queue that is not itself a dead-letter queue should have a redrive policy."},
-	{RuleHeadOfLine, "fifo-head-of-line", "On a FIFO queue a failing message blocks its group for maxReceiveCount × visibility timeout; warn above 15 minutes."},
+	{RuleMissingDLQ, "missing-dlq", "A queue that is not itself a dead-letter queue (the target of a redrive policy, with a redriveAllowPolicy, or named like one) should have a redrive policy."},
+	{RuleHeadOfLine, "fifo-head-of-line", "On a FIFO queue a failing message blocks its group for maxReceiveCount × visibility timeout, even with maxReceiveCount 1: info from 3 minutes, warning above 15 minutes."},
 	{RuleConcurrency, "concurrency", "An event source's MaximumConcurrency above the function's reserved concurrency can never be reached: the excess invocations are throttled."},
 	{RuleContentDedup, "content-based-dedup", "Content-based deduplication hashes the body; whether bodies carry timestamps or other per-send values cannot be known statically."},
 	{RuleEventSourceLimits, "event-source-limits", "Event source limits: BatchSize 1–10 on FIFO, 1–10000 on standard, over 10 only with MaximumBatchingWindowInSeconds ≥ 1; window 0–300; MaximumConcurrency 2–1000."},
@@ -97,6 +118,7 @@ var Rules = []Rule{
 	{RuleFIFOTopicAttribute, "fifo-topic-attribute", "ContentBasedDeduplication and FifoThroughputScope are FIFO topic attributes: SNS and tidemq refuse them on a standard topic, whatever their value."},
 	{RuleSubscriptionDLQType, "subscription-dlq-type", "A subscription's dead-letter queue must have its topic's type: FIFO for a FIFO topic, standard for a standard topic."},
 	{RuleSubscriptionQueue, "subscription-queue-type", "A FIFO queue cannot be subscribed to a standard topic (a FIFO topic may deliver to FIFO and standard queues)."},
+	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
 func ruleName(id string) string {
@@ -114,7 +136,7 @@ type linter struct {
 }
 
 func (l *linter) add(s *src, field, rule string, sev Severity, hint, format string, args ...any) {
-	l.findings = append(l.findings, Finding{File: l.c.File, Line: s.LineOf(field), Rule: rule, Name: ruleName(rule),
+	l.findings = append(l.findings, Finding{File: l.c.File, Line: s.LineOf(field), Resource: s.LogicalID, Rule: rule, Name: ruleName(rule),
 		Severity: sev, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
 
@@ -167,7 +189,7 @@ func Lint(c *Config) []Finding {
 		sources := dlqs[q.Name]
 		if q.RedrivePolicy != nil {
 			l.checkRedrive(q)
-		} else if len(sources) == 0 && q.RedriveAllowPolicy == nil {
+		} else if !isDLQ(q, sources) {
 			l.add(&q.src, "name", RuleMissingDLQ, SeverityWarning,
 				"add a redrivePolicy with a dead-letter queue of the same type (or a redriveAllowPolicy if this queue is itself meant as a DLQ)",
 				"queue %s has no dead-letter queue: a message that always fails is retried until it expires", q.Name)
@@ -181,7 +203,12 @@ func Lint(c *Config) []Finding {
 				"add an alarm on ApproximateNumberOfMessagesVisible > 0 for this queue",
 				"dead-letter queue %s (of %s) has no alarm on its depth: failures land here unnoticed", q.Name, strings.Join(names, ", "))
 		}
-		if p := producers[q.Name]; len(p) > 0 {
+		if p := producers[q.Name]; len(p) > 0 && isDLQ(q, sources) {
+			l.add(&q.src, "name", RuleDLQDirectSend, SeverityInfo,
+				"keep an alarm on this queue's ApproximateNumberOfMessagesVisible; if it is not meant as a dead-letter queue, give it an event source",
+				"dead-letter queue %s is sent to directly by %s (a consumer routing permanent failures straight to the DLQ): that needs no consumer — the messages wait there for inspection and 'tidemq dlq redrive' for its %s retention period",
+				q.Name, strings.Join(p, ", "), duration(q.Retention()))
+		} else if len(p) > 0 {
 			enabled, disabled := 0, 0
 			for _, t := range consumers[q.Name] {
 				if t.IsEnabled() {
@@ -259,11 +286,15 @@ func (l *linter) checkRedrive(q *Queue) {
 	}
 	if q.FIFO {
 		stall := r.MaxReceiveCount * q.Visibility()
+		sev, why := SeverityInfo, fmt.Sprintf("noted from %s", duration(MinHeadOfLineStall))
 		if stall > MaxHeadOfLineStall {
-			l.add(&q.src, "redrivePolicy.maxReceiveCount", RuleHeadOfLine, SeverityWarning,
-				"lower maxReceiveCount or the visibility timeout, or accept the stall knowingly",
-				"a failing message blocks its FIFO group for up to %d × %d s = %s before it moves to the DLQ (threshold %s)",
-				r.MaxReceiveCount, q.Visibility(), duration(stall), duration(MaxHeadOfLineStall))
+			sev, why = SeverityWarning, fmt.Sprintf("above the %s the linter accepts", duration(MaxHeadOfLineStall))
+		}
+		if stall >= MinHeadOfLineStall {
+			l.add(&q.src, "redrivePolicy.maxReceiveCount", RuleHeadOfLine, sev,
+				"to fail fast, have the consumer send a message that cannot succeed to the DLQ itself and delete it; or lower maxReceiveCount or the visibility timeout (keeping it above the consumer's timeout); or accept the stall knowingly",
+				"a failing message blocks its FIFO group for up to %d × %d s = %s before it moves to the DLQ: it stays in flight for the whole visibility timeout after each failed receive, and the group's later messages wait behind it (%s)",
+				r.MaxReceiveCount, q.Visibility(), duration(stall), why)
 		}
 	}
 }
@@ -345,6 +376,14 @@ func (l *linter) checkTrigger(t *Trigger) {
 			"queue %s leaves only %d s between its %d s visibility timeout and the %d s timeout of its consumer %s (the linter asks for %d s)",
 			q.Name, vis-timeout, vis, timeout, f.Name, need)
 	}
+}
+
+// isDLQ reports whether a queue is a dead-letter queue: some queue of
+// the topology sends its failures there, it declares which queues may,
+// or it is named like one (tidemq's definition, see
+// tidemq.NamedLikeDeadLetterQueue).
+func isDLQ(q *Queue, sources []*Queue) bool {
+	return len(sources) > 0 || q.RedriveAllowPolicy != nil || tidemq.NamedLikeDeadLetterQueue(q.Name)
 }
 
 func kind(fifo bool) string {

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -10,7 +12,7 @@ const clean = `version: 1
 queues:
   - name: orders.fifo
     fifo: true
-    visibilityTimeout: 360
+    visibilityTimeout: 170
     messageRetentionPeriod: 345600
     redrivePolicy:
       deadLetterQueue: orders-dlq.fifo
@@ -27,7 +29,7 @@ queues:
     messageRetentionPeriod: 1209600
 functions:
   - name: worker
-    timeout: 300
+    timeout: 120
     reservedConcurrency: 10
   - name: mailer
     timeout: 120
@@ -88,8 +90,8 @@ type ruleCase struct {
 
 func TestRulesPositive(t *testing.T) {
 	cases := []ruleCase{
-		{"visibility not above timeout", "visibilityTimeout: 360", "visibilityTimeout: 300", RuleVisibilityTimeout, SeverityError, 5, "not above the 300 s timeout"},
-		{"visibility headroom too small", "visibilityTimeout: 360", "visibilityTimeout: 320", RuleVisibilityTimeout, SeverityWarning, 5, "only 20 s"},
+		{"visibility not above timeout", "visibilityTimeout: 170", "visibilityTimeout: 120", RuleVisibilityTimeout, SeverityError, 5, "not above the 120 s timeout"},
+		{"visibility headroom too small", "visibilityTimeout: 170", "visibilityTimeout: 140", RuleVisibilityTimeout, SeverityWarning, 5, "only 20 s"},
 		{"batch without partial failures", "    batchSize: 1\n    reportBatchItemFailures: true\n", "    batchSize: 5\n", RuleBatchItemFailures, SeverityWarning, 31, "batches of 5"},
 		{"default batch without partial failures", "    batchSize: 1\n    reportBatchItemFailures: true\n", "", RuleBatchItemFailures, SeverityWarning, 29, "10 (Lambda's default)"},
 		{"dlq type mismatch", "      deadLetterQueue: mail-dlq\n", "      deadLetterQueue: orders-dlq.fifo\n", RuleDLQType, SeverityError, 16, "standard but its dead-letter queue orders-dlq.fifo is FIFO"},
@@ -97,7 +99,8 @@ func TestRulesPositive(t *testing.T) {
 		{"produced but not consumed", "  - queue: mail\n    function: mailer\n", "  - queue: mail\n    function: mailer\n    enabled: false\n", RuleUnconsumedQueue, SeverityError, 13, "its event source is disabled"},
 		{"dlq without alarm", "  - name: mail-dlq-depth\n    queue: mail-dlq\n", "  - name: mail-dlq-depth\n    queue: mail\n", RuleDLQAlarm, SeverityWarning, 18, "mail-dlq (of mail) has no alarm"},
 		{"queue without dlq", "    redrivePolicy:\n      deadLetterQueue: mail-dlq\n      maxReceiveCount: 3\n", "", RuleMissingDLQ, SeverityWarning, 13, "mail has no dead-letter queue"},
-		{"fifo head of line", "      maxReceiveCount: 1\n", "      maxReceiveCount: 3\n", RuleHeadOfLine, SeverityWarning, 9, "3 × 360 s = 18 min"},
+		{"fifo head of line at 3 min", "visibilityTimeout: 170", "visibilityTimeout: 180", RuleHeadOfLine, SeverityInfo, 9, "1 × 180 s = 3 min"},
+		{"fifo head of line above 15 min", "      maxReceiveCount: 1\n", "      maxReceiveCount: 6\n", RuleHeadOfLine, SeverityWarning, 9, "6 × 170 s = 17 min"},
 		{"concurrency above reserved", "    reservedConcurrency: 10", "    reservedConcurrency: 5", RuleConcurrency, SeverityWarning, 33, "allows 10 concurrent invocations but the function reserves only 5"},
 		{"content-based dedup", "    messageRetentionPeriod: 345600\n", "    messageRetentionPeriod: 345600\n    contentBasedDeduplication: true\n", RuleContentDedup, SeverityWarning, 7, "cannot be known statically"},
 		{"batch over 10 without window", "    maximumBatchingWindowInSeconds: 5\n", "", RuleEventSourceLimits, SeverityError, 36, "needs MaximumBatchingWindowInSeconds ≥ 1"},
@@ -183,5 +186,109 @@ func TestLocalTargetIsClean(t *testing.T) {
 		if fs := lintText(t, text); len(fs) != 0 {
 			t.Errorf("%q: findings %v", target, fs)
 		}
+	}
+}
+
+// The head-of-line rule counts maxReceiveCount × visibility timeout, and
+// notes it from 3 minutes: 179 s is below, 180 s (seed 000's enrichment
+// queue, maxReceiveCount 1) is info, 15 min is still info, 15 min 1 s a
+// warning.
+func TestHeadOfLineThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		visibility, maxReceive int
+		want                   Severity // "" for no finding
+	}{
+		{179, 1, ""},
+		{180, 1, SeverityInfo},
+		{60, 3, SeverityInfo},
+		{300, 3, SeverityInfo},
+		{901, 1, SeverityWarning},
+		{360, 3, SeverityWarning},
+	} {
+		text := "queues:\n  - name: q.fifo\n    fifo: true\n    visibilityTimeout: " + strconv.Itoa(tc.visibility) +
+			"\n    redrivePolicy: {deadLetterQueue: q-dlq.fifo, maxReceiveCount: " + strconv.Itoa(tc.maxReceive) + "}\n" +
+			"  - name: q-dlq.fifo\n    fifo: true\n    messageRetentionPeriod: 1209600\n" +
+			"alarms:\n  - {name: a, queue: q-dlq.fifo, metric: ApproximateNumberOfMessagesVisible, threshold: 0}\n"
+		var got Severity
+		for _, f := range lintText(t, text) {
+			if f.Rule == RuleHeadOfLine {
+				got = f.Severity
+			} else {
+				t.Errorf("unexpected %s", f)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%d × %d s: severity %q, want %q", tc.maxReceive, tc.visibility, got, tc.want)
+		}
+	}
+}
+
+// A producer that sends straight to a DLQ (seed 002's send_to_dlq, for
+// permanent failures) is not an unconsumed queue: info, explained, on the
+// DLQ, whether the queue is a DLQ by a redrive policy, by its
+// redriveAllowPolicy or by its name.
+func TestDirectSendToDLQIsInfo(t *testing.T) {
+	for _, tc := range []struct{ name, dlq, queues string }{
+		{"redrive target", "mail-dlq", ""},
+		{"redrive allow policy", "failures", "  - name: failures\n    redriveAllowPolicy: {redrivePermission: allowAll}\n"},
+		{"named like one", "loader_42_dlq", "  - name: loader_42_dlq\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(clean, "functions:\n", tc.queues+"functions:\n", 1)
+			text = strings.Replace(text, "    produces: [orders.fifo, mail]\n", "    produces: [orders.fifo, mail, "+tc.dlq+"]\n", 1)
+			dlq := tc.dlq
+			fs := lintText(t, text)
+			if len(fs) != 1 || fs[0].Rule != RuleDLQDirectSend || fs[0].Severity != SeverityInfo ||
+				!strings.Contains(fs[0].Message, "dead-letter queue "+dlq+" is sent to directly by function producer") ||
+				fs[0].Resource != "queues["+dlq+"]" || HasErrors(fs) {
+				t.Errorf("findings: %v", fs)
+			}
+		})
+	}
+	// A queue that is not a DLQ and has no consumer is still an error.
+	text := strings.Replace(clean, "functions:\n", "  - name: outbox\n    redrivePolicy: {deadLetterQueue: mail-dlq, maxReceiveCount: 3}\nfunctions:\n", 1)
+	text = strings.Replace(text, "    produces: [orders.fifo, mail]\n", "    produces: [orders.fifo, mail, outbox]\n", 1)
+	if fs := lintText(t, text); len(fs) != 1 || fs[0].Rule != RuleUnconsumedQueue || fs[0].Severity != SeverityError {
+		t.Errorf("findings: %v", fs)
+	}
+}
+
+// Every finding names its element: the tidemq.yaml key of the queue,
+// trigger, function, topic or subscription, in text and JSON.
+func TestFindingsNameTheirElement(t *testing.T) {
+	text := strings.Replace(clean, "    reservedConcurrency: 10", "    reservedConcurrency: 5", 1) // TQ009 on the trigger
+	text = strings.Replace(text, "  - name: mail-dlq-depth\n    queue: mail-dlq\n", "  - name: mail-dlq-depth\n    queue: nowhere\n", 1)
+	text = strings.Replace(text, "    produces: [orders.fifo, mail]\n", "    produces: [orders.fifo, mail]\n    url: localhost:1\n", 1)
+	text += "topics:\n  - name: events\n    subscriptions:\n      - {protocol: sqs, endpoint: orders.fifo}\n"
+	want := map[string]string{
+		RuleConcurrency:          "triggers[worker.orders.fifo]",
+		RuleDLQAlarm:             "queues[mail-dlq]",
+		RuleSubscriptionQueue:    "topics[events].subscriptions[sqs:orders.fifo]",
+		RuleInvalidConfiguration: "",
+	}
+	fs := lintText(t, text)
+	for _, f := range fs {
+		w, ok := want[f.Rule]
+		if !ok {
+			t.Errorf("unexpected %s", f)
+			continue
+		}
+		if w == "" { // two of them: the function's url and the alarm's queue
+			if f.Resource != "functions[producer]" && f.Resource != "alarms[mail-dlq-depth]" {
+				t.Errorf("%s: resource %q", f, f.Resource)
+			}
+		} else if f.Resource != w {
+			t.Errorf("%s: resource %q, want %q", f, f.Resource, w)
+		}
+		if !strings.Contains(f.String(), ") "+f.Resource+": ") {
+			t.Errorf("text does not name %q: %s", f.Resource, f)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteFindings(&b, "json", fs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"resource": "triggers[worker.orders.fifo]"`) {
+		t.Errorf("json:\n%s", b.String())
 	}
 }

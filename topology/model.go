@@ -168,10 +168,18 @@ type Alarm struct {
 
 // src is where an element was declared: its line, and the lines of its
 // fields (dotted paths such as "redrivePolicy.maxReceiveCount"), in the
-// tidemq.yaml or in the template it was imported from.
+// tidemq.yaml or in the template it was imported from; and its logical id,
+// by which findings name it.
 type src struct {
-	Line  int            `yaml:"-" json:"-"`
-	lines map[string]int `yaml:"-" json:"-"`
+	Line int `yaml:"-" json:"-"`
+	// LogicalID names the element in its file: the logical id of the
+	// template resource it was imported from (CrmSyncQueue; an SQS
+	// event of a SAM function is MyFunction.Events.MyEvent), or its key
+	// in a tidemq.yaml, the section and the element's name
+	// (queues[orders.fifo], topics[events].subscriptions[sqs:mail],
+	// triggers[worker.orders]).
+	LogicalID string         `yaml:"-" json:"-"`
+	lines     map[string]int `yaml:"-" json:"-"`
 }
 
 // LineOf returns the line of a field, falling back to the nearest declared
@@ -393,7 +401,8 @@ func parseConfig(data []byte, root *node) (*Config, error) {
 	if c.Version != 1 {
 		return nil, fmt.Errorf("line %d: unsupported version %d (this tidemq reads version 1)", root.keyLine("version"), c.Version)
 	}
-	attach := func(section string, i int, s *src) {
+	attach := func(section string, i int, s *src, name string) {
+		s.LogicalID = section + "[" + name + "]"
 		seq := root.get(section)
 		if seq == nil || seq.kind != kindSeq || i >= len(seq.items) {
 			return
@@ -403,10 +412,13 @@ func parseConfig(data []byte, root *node) (*Config, error) {
 		recordLines(s, "", item)
 	}
 	for i, q := range c.Queues {
-		attach("queues", i, &q.src)
+		attach("queues", i, &q.src, q.Name)
 	}
 	for i, t := range c.Topics {
-		attach("topics", i, &t.src)
+		attach("topics", i, &t.src, t.Name)
+		for _, s := range t.Subscriptions {
+			s.LogicalID = t.LogicalID + ".subscriptions[" + s.Protocol + ":" + s.Endpoint + "]"
+		}
 		if seq := root.get("topics"); seq != nil && i < len(seq.items) {
 			subs := seq.items[i].get("subscriptions")
 			for j, s := range t.Subscriptions {
@@ -418,13 +430,13 @@ func parseConfig(data []byte, root *node) (*Config, error) {
 		}
 	}
 	for i, f := range c.Functions {
-		attach("functions", i, &f.src)
+		attach("functions", i, &f.src, f.Name)
 	}
 	for i, t := range c.Triggers {
-		attach("triggers", i, &t.src)
+		attach("triggers", i, &t.src, TriggerName(t))
 	}
 	for i, a := range c.Alarms {
-		attach("alarms", i, &a.src)
+		attach("alarms", i, &a.src, a.Name)
 	}
 	return &c, nil
 }

@@ -19,13 +19,18 @@ const seedTemplate = "testdata/seed000-morpheus.yaml"
 //
 //   - EnrichmentPipelineQueue has a producer (enrichment-scraper) and no
 //     consumer, because the scorer's SQS event is commented out: TQ005.
+//
 //   - "No CloudWatch alarm is configured on any queue metric": the three
 //     DLQs have no depth alarm, TQ006 three times. (The Bedrock alarm does
 //     not count: it is not on a queue metric.)
 //
+//   - Both FIFO queues stall a message group for one visibility timeout
+//     per failure even with maxReceiveCount 1 (1 × 360 s, 1 × 180 s):
+//     TQ008 as info, which the linter notes from 3 minutes.
+//
 // and nothing else, because the seed justifies everything else: 60-second
 // visibility margins (TQ001 asks for max(30 s, 10%)), maxReceiveCount 1
-// (1 × 360 s is far below the 15-minute head-of-line threshold),
+// (below the 15-minute head-of-line warning),
 // BatchSize 1 with ReportBatchItemFailures, ContentBasedDeduplication
 // false, 14-day DLQs behind 4-day queues, email-agent's MaximumConcurrency 5
 // equal to its reserved 5, morpheus-hubspot without reserved concurrency,
@@ -37,16 +42,19 @@ func TestSeed000Findings(t *testing.T) {
 		t.Fatal(err)
 	}
 	type key struct {
-		rule  string
-		sev   Severity
-		line  int
-		queue string
+		rule     string
+		sev      Severity
+		line     int
+		queue    string
+		resource string
 	}
 	want := []key{
-		{RuleDLQAlarm, SeverityWarning, 38, "morpheus-sam-crm-sync-dlq.fifo"},
-		{RuleUnconsumedQueue, SeverityError, 45, "morpheus-sam-enrichment-pipeline.fifo"},
-		{RuleDLQAlarm, SeverityWarning, 57, "morpheus-sam-enrichment-pipeline-dlq.fifo"},
-		{RuleDLQAlarm, SeverityWarning, 74, "morpheus-sam-email-agent-dlq"},
+		{RuleHeadOfLine, SeverityInfo, 33, "1 × 360 s = 6 min", "CrmSyncQueue"},
+		{RuleDLQAlarm, SeverityWarning, 38, "morpheus-sam-crm-sync-dlq.fifo", "CrmSyncDLQ"},
+		{RuleUnconsumedQueue, SeverityError, 45, "morpheus-sam-enrichment-pipeline.fifo", "EnrichmentPipelineQueue"},
+		{RuleHeadOfLine, SeverityInfo, 52, "1 × 180 s = 3 min", "EnrichmentPipelineQueue"},
+		{RuleDLQAlarm, SeverityWarning, 57, "morpheus-sam-enrichment-pipeline-dlq.fifo", "EnrichmentPipelineDLQ"},
+		{RuleDLQAlarm, SeverityWarning, 74, "morpheus-sam-email-agent-dlq", "EmailAgentDLQ"},
 	}
 	fs := Lint(c)
 	if len(fs) != len(want) {
@@ -54,12 +62,12 @@ func TestSeed000Findings(t *testing.T) {
 	}
 	for i, f := range fs {
 		w := want[i]
-		if f.Rule != w.rule || f.Severity != w.sev || f.Line != w.line || !strings.Contains(f.Message, w.queue) || f.File != seedTemplate {
+		if f.Rule != w.rule || f.Severity != w.sev || f.Line != w.line || !strings.Contains(f.Message, w.queue) || f.File != seedTemplate || f.Resource != w.resource {
 			t.Errorf("finding %d = %s\nwant %+v", i, f, w)
 		}
 	}
-	if !strings.Contains(fs[1].Message, "enrichment-scraper") || !strings.Contains(fs[1].Message, "4 days") {
-		t.Errorf("TQ005 message: %s", fs[1].Message)
+	if !strings.Contains(fs[2].Message, "enrichment-scraper") || !strings.Contains(fs[2].Message, "4 days") {
+		t.Errorf("TQ005 message: %s", fs[2].Message)
 	}
 	if len(rep.Unsupported) != 1 || rep.Unsupported[0].LogicalID != "WebhookApi" {
 		t.Errorf("unsupported = %+v", rep.Unsupported)
@@ -377,5 +385,75 @@ func checkFields(t *testing.T, def string, typ reflect.Type, have map[string]boo
 		if !have[name] {
 			t.Errorf("schema %s lacks %s", def, name)
 		}
+	}
+}
+
+// Every imported element keeps the logical id of the template resource it
+// came from, by which findings name it: a SAM function's SQS event is the
+// function's id and the event's key.
+func TestImportKeepsLogicalIDs(t *testing.T) {
+	tmpl := `Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+  Events:
+    Type: AWS::SNS::Topic
+    Properties:
+      Subscription:
+        - {Protocol: sqs, Endpoint: !GetAtt Jobs.Arn}
+  MoreEvents:
+    Type: AWS::SNS::Topic
+  MoreToJobs:
+    Type: AWS::SNS::Subscription
+    Properties: {TopicArn: !Ref MoreEvents, Protocol: sqs, Endpoint: !GetAtt Jobs.Arn}
+  Worker:
+    Type: AWS::Lambda::Function
+    Properties: {FunctionName: worker, Timeout: 10}
+  WorkerMapping:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties: {EventSourceArn: !GetAtt Jobs.Arn, FunctionName: !Ref Worker}
+  Sam:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        FromJobs: {Type: SQS, Properties: {Queue: !GetAtt Jobs.Arn}}
+  JobsAge:
+    Type: AWS::CloudWatch::Alarm
+    Properties:
+      Namespace: AWS/SQS
+      MetricName: ApproximateAgeOfOldestMessage
+      Dimensions: [{Name: QueueName, Value: !GetAtt Jobs.QueueName}]
+      Threshold: 60
+`
+	c, _, err := Import([]byte(tmpl), ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, q := range c.Queues {
+		got["queue "+q.Name] = q.LogicalID
+	}
+	for _, tp := range c.Topics {
+		got["topic "+tp.Name] = tp.LogicalID
+		for _, s := range tp.Subscriptions {
+			got["subscription "+tp.Name] = s.LogicalID
+		}
+	}
+	for _, f := range c.Functions {
+		got["function "+f.Name] = f.LogicalID
+	}
+	for _, tr := range c.Triggers {
+		got["trigger "+tr.Function] = tr.LogicalID
+	}
+	for _, a := range c.Alarms {
+		got["alarm "+a.Name] = a.LogicalID
+	}
+	want := map[string]string{
+		"queue Jobs": "Jobs", "topic Events": "Events", "subscription Events": "Events",
+		"topic MoreEvents": "MoreEvents", "subscription MoreEvents": "MoreToJobs",
+		"function worker": "Worker", "function Sam": "Sam",
+		"trigger worker": "WorkerMapping", "trigger Sam": "Sam.Events.FromJobs", "alarm JobsAge": "JobsAge",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("logical ids\n got %v\nwant %v", got, want)
 	}
 }

@@ -19,7 +19,8 @@ const APIPath = "/tidemq/triggers"
 //	POST   /tidemq/triggers               create from a Config: 201 Status
 //	GET    /tidemq/triggers/{name}        Status
 //	PUT    /tidemq/triggers/{name}        update: the fields given replace
-//	PATCH  /tidemq/triggers/{name}        the current ones (both methods)
+//	PATCH  /tidemq/triggers/{name}        the current ones (both methods);
+//	                                      a Status's read-only fields are ignored
 //	POST   /tidemq/triggers/{name}/enable
 //	POST   /tidemq/triggers/{name}/disable
 //	DELETE /tidemq/triggers/{name}        204
@@ -78,7 +79,10 @@ func (m *Manager) Handler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		var c Config
+		// A Status is accepted, so that what a GET returned can be
+		// changed and written back; its read-only fields (State, Stats,
+		// RecentInvocations...) are ignored.
+		var c Status
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {

@@ -16,7 +16,15 @@
 //     received is settled (deleted or left to time out);
 //   - every failure is written into the story of each message it concerns
 //     when the broker is a tidemq.FailureRecorder, so that a dead letter
-//     says why it died.
+//     says why it died;
+//   - the function timeout must stay below the queue's visibility timeout:
+//     checked at create and update as Lambda does, and again before every
+//     batch, so that a timeout lowered under a running trigger pauses it
+//     instead of processing messages twice (see visibility.go).
+//
+// Each trigger keeps its counters, a duration histogram per outcome and
+// its last invocations in memory (invocations.go), for the admin API, the
+// metrics and the alarms.
 //
 // Time: function timeouts and batching windows are measured in real time
 // (they bound real work); visibility timeouts are the broker's, on its
@@ -237,8 +245,8 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 		}
 	}
 	to, vis := c.timeout(), q.VisibilityTimeout
-	if to >= vis {
-		return nil, invalid("the function timeout (%s) must be below the queue's visibility timeout (%s): otherwise a message still being processed becomes visible and is delivered again", to, vis)
+	if err := c.checkVisibility(vis); err != nil {
+		return nil, err
 	}
 	if vis < RecommendedVisibilityFactor*to {
 		warnings = append(warnings, fmt.Sprintf("the queue's visibility timeout (%s) is less than %d× the function timeout (%s), as AWS recommends", vis, RecommendedVisibilityFactor, to))
@@ -247,6 +255,35 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 		warnings = append(warnings, fmt.Sprintf("only %s between the function timeout plus the batching window and the visibility timeout: a slow success may be delivered twice", head))
 	}
 	return warnings, nil
+}
+
+// VisibilityError says that a trigger's function timeout is not below its
+// queue's visibility timeout: a message still being processed would become
+// visible again and be delivered a second time. It is an
+// InvalidConfigError for Create and Update (errors.As finds one); a
+// running trigger whose queue's visibility timeout was lowered under it
+// pauses with it (see runner.recheck).
+type VisibilityError struct {
+	Timeout, Visibility time.Duration
+}
+
+func (e *VisibilityError) Error() string {
+	return fmt.Sprintf("the function timeout (%s) must be below the queue's visibility timeout (%s): otherwise a message still being processed becomes visible and is delivered again", e.Timeout, e.Visibility)
+}
+
+// Unwrap makes a VisibilityError an InvalidConfigError to errors.As (the
+// admin API answers it with 400).
+func (e *VisibilityError) Unwrap() error { return &InvalidConfigError{Msg: e.Error()} }
+
+// checkVisibility is the rule AWS applies when an event source mapping is
+// created: the function timeout must not reach the queue's visibility
+// timeout. tidemq applies it at create and update, and again before every
+// batch a running trigger receives.
+func (c *Config) checkVisibility(vis time.Duration) error {
+	if to := c.timeout(); to >= vis {
+		return &VisibilityError{Timeout: to, Visibility: vis}
+	}
+	return nil
 }
 
 // clone returns a deep copy through JSON (configs are small).

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,7 +134,7 @@ func (m *Manager) Start() {
 		// A command trigger saved while commands were allowed does not
 		// outlive the flag: the server's operator decides at each start.
 		if len(r.cfg.Target.Command) > 0 && !m.o.AllowCommands {
-			r.setError(errCommandsOff)
+			r.setFailing(errCommandsOff)
 			m.log.Warn("trigger not started: it runs a command, and command targets are off", "trigger", r.cfg.Name)
 			continue
 		}
@@ -192,13 +191,9 @@ func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, str
 	if err != nil {
 		return QueueFacts{}, "", err
 	}
-	attrs, err := m.o.Broker.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: queue, Names: []string{tidemq.AttrVisibilityTimeout}})
+	vis, err := m.visibilityTimeout(ctx, queue)
 	if err != nil {
 		return QueueFacts{}, "", err
-	}
-	vis, err := strconv.Atoi(attrs[tidemq.AttrVisibilityTimeout])
-	if err != nil {
-		return QueueFacts{}, "", fmt.Errorf("queue %s: bad VisibilityTimeout %q", queue, attrs[tidemq.AttrVisibilityTimeout])
 	}
 	return QueueFacts{FIFO: info.FIFO, VisibilityTimeout: time.Duration(vis) * time.Second}, info.ARN, nil
 }
@@ -216,6 +211,14 @@ func (m *Manager) check(ctx context.Context, c *Config) (QueueFacts, string, []s
 		return QueueFacts{}, "", nil, nil, err
 	}
 	warnings, err := c.Validate(facts)
+	var ve *VisibilityError
+	if errors.As(err, &ve) && !c.IsEnabled() {
+		// A disabled trigger receives nothing, so it cannot process a
+		// message twice: it can be saved (disabled, say, because its
+		// queue's visibility timeout was lowered under it), and is checked
+		// again when it is enabled.
+		warnings, err = []string{ve.Error() + "; enabling the trigger is refused until it is"}, nil
+	}
 	if err != nil {
 		return QueueFacts{}, "", nil, nil, err
 	}
@@ -386,15 +389,20 @@ func (m *Manager) Stats() []TriggerStats {
 	defer m.mu.Unlock()
 	out := make([]TriggerStats, 0, len(m.triggers))
 	for _, r := range m.triggers {
-		out = append(out, TriggerStats{Name: r.cfg.Name, Queue: r.cfg.Queue, Enabled: r.cfg.IsEnabled(), Stats: r.stats.snapshot()})
+		out = append(out, TriggerStats{Name: r.cfg.Name, Queue: r.cfg.Queue, Enabled: r.cfg.IsEnabled(), State: r.state(),
+			Stats: r.stats.snapshot(), Durations: r.stats.calls.durations()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// TriggerStats are one trigger's counters.
+// TriggerStats are one trigger's state and counters.
 type TriggerStats struct {
 	Name, Queue string
 	Enabled     bool
+	State       string // one of States
 	Stats
+	// Durations are the invocation durations by outcome (one of
+	// Outcomes), for the outcomes that happened.
+	Durations map[string]Histogram
 }

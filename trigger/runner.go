@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -38,14 +39,22 @@ type Stats struct {
 	MaxConcurrentInvocations int64
 	// PollErrors counts failed receives (the queue is gone, say).
 	PollErrors uint64
+	// Pauses counts the times the trigger paused because its queue's
+	// visibility timeout no longer exceeded the function timeout.
+	Pauses uint64
 }
 
 // counters are the live Stats.
 type counters struct {
 	invocations, errors, timeouts, throttles, invalid, partial atomic.Uint64
 	deleted, failed, filtered, pollErrors, durationNanos       atomic.Uint64
+	pauses                                                     atomic.Uint64
 	concurrent, maxConcurrent                                  atomic.Int64
+	// calls are the duration histograms and the recent invocations.
+	calls *invocations
 }
+
+func newCounters() *counters { return &counters{calls: newInvocations()} }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
@@ -54,17 +63,42 @@ func (c *counters) snapshot() Stats {
 		MessagesDeleted: c.deleted.Load(), MessagesFailed: c.failed.Load(), MessagesFiltered: c.filtered.Load(),
 		DurationSeconds:       time.Duration(c.durationNanos.Load()).Seconds(),
 		ConcurrentInvocations: c.concurrent.Load(), MaxConcurrentInvocations: c.maxConcurrent.Load(),
-		PollErrors: c.pollErrors.Load(),
+		PollErrors: c.pollErrors.Load(), Pauses: c.pauses.Load(),
 	}
 }
+
+// The states of a trigger (Status.State, the tidemq_trigger_state metric).
+const (
+	// StateEnabled: the trigger polls its queue.
+	StateEnabled = "Enabled"
+	// StateDisabled: the trigger is off (Enabled false).
+	StateDisabled = "Disabled"
+	// StatePaused: the trigger is enabled but does not poll, because its
+	// queue's visibility timeout is no longer above the function timeout
+	// (it was lowered under the running trigger): a message would become
+	// visible while still being processed and be processed twice. The
+	// trigger re-reads the queue's visibility timeout every second and
+	// resumes by itself once it is above the function timeout again.
+	StatePaused = "Paused"
+	// StateFailing: the trigger is enabled but cannot poll: its queue is
+	// gone, its receives fail, or it runs a command on a server without
+	// --allow-trigger-commands. It retries; StateReason says why.
+	StateFailing = "Failing"
+)
+
+// States are the states of a trigger, in display order.
+var States = []string{StateEnabled, StateDisabled, StatePaused, StateFailing}
 
 // Status is a trigger as the admin API shows it: its settings, with the
 // secrets of its target shown as Redacted, its state and its counters.
 type Status struct {
 	Config
-	State    string `json:"State"` // Enabled or Disabled
-	QueueARN string `json:"QueueArn,omitempty"`
-	// LastError is the latest failure: a function error or a failed poll.
+	State string `json:"State"` // one of States
+	// StateReason says why a trigger is Paused or Failing.
+	StateReason string `json:"StateReason,omitempty"`
+	QueueARN    string `json:"QueueArn,omitempty"`
+	// LastError is the latest failure: a function error, a failed poll,
+	// or the reason of a pause.
 	LastError     string     `json:"LastError,omitempty"`
 	LastErrorTime *time.Time `json:"LastErrorTime,omitempty"`
 	Warnings      []string   `json:"Warnings,omitempty"`
@@ -73,6 +107,9 @@ type Status struct {
 	// they are the ones a client has. Empty when the target has none.
 	SecretsDigest string `json:"SecretsDigest,omitempty"`
 	Stats         Stats  `json:"Stats"`
+	// RecentInvocations are the last invocations (up to
+	// RecentInvocations), the latest first; kept in memory only.
+	RecentInvocations []Invocation `json:"RecentInvocations,omitempty"`
 }
 
 // runner runs one trigger: a supervisor that resolves the queue, then
@@ -94,6 +131,13 @@ type runner struct {
 	warnings  []string
 	lastErr   string
 	lastErrAt time.Time
+	// paused says why the trigger does not poll although it is enabled
+	// (StatePaused); failing why it cannot (StateFailing). "" when not.
+	paused, failing string
+	// pausedFor and pausedAt are the pause's error and when the queue
+	// was last read for it.
+	pausedFor *VisibilityError
+	pausedAt  time.Time
 	// failLogAt and failQuiet pace the warning about failed invocations:
 	// one line per failLogEvery, with how many failures it stands for.
 	failLogAt time.Time
@@ -103,23 +147,53 @@ type runner struct {
 }
 
 func (m *Manager) newRunner(cfg *Config, facts QueueFacts, arn string, fs filters) *runner {
-	return &runner{m: m, cfg: cfg, stats: &counters{}, digest: SecretsDigest(cfg), facts: facts, arn: arn, filters: fs}
+	return &runner{m: m, cfg: cfg, stats: newCounters(), digest: SecretsDigest(cfg), facts: facts, arn: arn, filters: fs}
 }
 
 func (r *runner) status() *Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Status{Config: *r.cfg.clone(), State: "Disabled", QueueARN: r.arn, LastError: r.lastErr,
-		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot()}
+	s := &Status{Config: *r.cfg.clone(), QueueARN: r.arn, LastError: r.lastErr,
+		Warnings: r.warnings, SecretsDigest: r.digest, Stats: r.stats.snapshot(), RecentInvocations: r.stats.calls.recent.list()}
 	s.Target = s.Target.WithoutSecrets() // every response is made here: none shows a secret
-	if r.cfg.IsEnabled() {
-		s.State = "Enabled"
-	}
+	s.State, s.StateReason = r.stateLocked()
 	if !r.lastErrAt.IsZero() {
 		t := r.lastErrAt
 		s.LastErrorTime = &t
 	}
 	return s
+}
+
+// stateLocked returns the trigger's state and why. Called with r.mu held.
+func (r *runner) stateLocked() (state, reason string) {
+	switch {
+	case !r.cfg.IsEnabled():
+		return StateDisabled, ""
+	case r.paused != "":
+		return StatePaused, r.paused
+	case r.failing != "":
+		return StateFailing, r.failing
+	}
+	return StateEnabled, ""
+}
+
+// state returns the trigger's state.
+func (r *runner) state() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, _ := r.stateLocked()
+	return s
+}
+
+// setFailing marks the trigger Failing, for why ("" clears it), and makes
+// why its LastError.
+func (r *runner) setFailing(why string) {
+	r.mu.Lock()
+	r.failing = why
+	if why != "" {
+		r.lastErr, r.lastErrAt = why, time.Now()
+	}
+	r.mu.Unlock()
 }
 
 func (r *runner) setError(msg string) {
@@ -169,13 +243,23 @@ func (r *runner) supervise(ctx, invokeCtx context.Context) {
 		if err == nil {
 			r.mu.Lock()
 			r.facts, r.arn, r.warnings, r.filters = facts, arn, warnings, fs
+			r.failing = ""
 			r.mu.Unlock()
+			r.resume()
 			break
 		}
-		r.stats.pollErrors.Add(1)
-		r.setError(err.Error())
-		r.m.log.Warn("trigger cannot start", "trigger", r.cfg.Name, "queue", r.cfg.Queue, "err", err)
-		if !sleep(ctx, 5*time.Second) {
+		retry := 5 * time.Second
+		var ve *VisibilityError
+		if errors.As(err, &ve) {
+			// Lowered while the server was down: the same pause as below.
+			r.pause(ve)
+			retry = pauseRecheck
+		} else {
+			r.stats.pollErrors.Add(1)
+			r.setFailing(err.Error())
+			r.m.log.Warn("trigger cannot start", "trigger", r.cfg.Name, "queue", r.cfg.Queue, "err", err)
+		}
+		if !sleep(ctx, retry) {
 			return
 		}
 	}
@@ -205,24 +289,39 @@ func (r *runner) client() tidemq.ClientInfo {
 	return tidemq.NewClientInfo("", "tidemq-trigger/"+r.cfg.Name, "")
 }
 
-// work is one poller: receive a batch, deliver it, settle it, again.
+// work is one poller: check the queue's visibility timeout, receive a
+// batch, deliver it, settle it, again.
 func (r *runner) work(ctx, invokeCtx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		began := time.Now()
-		batch, err := r.collect(ctx)
+		vis, err := r.recheck(ctx)
+		var batch []*tidemq.Message
+		if err == nil {
+			batch, err = r.collect(ctx, vis)
+		}
 		if len(batch) > 0 {
 			r.deliver(invokeCtx, batch)
 		}
+		var ve *VisibilityError
+		if errors.As(err, &ve) {
+			if !sleep(ctx, pauseRecheck) {
+				return
+			}
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			r.stats.pollErrors.Add(1)
-			r.setError("receive: " + err.Error())
+			r.setFailing("receive: " + err.Error())
 			r.m.log.Warn("trigger receive failed", "trigger", r.cfg.Name, "queue", r.cfg.Queue, "err", err)
 			if !sleep(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, 30*time.Second)
 			continue
+		}
+		if err == nil {
+			r.clearFailing()
 		}
 		backoff = time.Second
 		// A short poll, or a broker that answers at once while it drains
@@ -235,12 +334,18 @@ func (r *runner) work(ctx, invokeCtx context.Context) {
 
 // collect receives one batch: what one receive returns, or, with a
 // batching window, what arrives until the batch is full or the window ends.
-func (r *runner) collect(ctx context.Context) ([]*tidemq.Message, error) {
+// Each receive asks for vis, the visibility timeout recheck just found
+// above the function timeout, rather than the queue's: a lowering between
+// the check and a receive (a long poll waits up to 20 s) cannot slip
+// through, and the batch is never received for less than it was checked
+// for.
+func (r *runner) collect(ctx context.Context, vis int) ([]*tidemq.Message, error) {
 	size := r.cfg.batchSize()
 	wait := max(r.m.o.WaitTimeSeconds, 0)
 	recv := func(ctx context.Context, n int) ([]*tidemq.Message, error) {
 		return r.m.o.Broker.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{
-			Queue: r.cfg.Queue, MaxNumberOfMessages: new(min(n, tidemq.MaxReceiveMessages)), WaitTimeSeconds: &wait, Client: r.client(),
+			Queue: r.cfg.Queue, MaxNumberOfMessages: new(min(n, tidemq.MaxReceiveMessages)), WaitTimeSeconds: &wait,
+			VisibilityTimeout: &vis, Client: r.client(),
 		})
 	}
 	batch, err := recv(ctx, size)
@@ -304,6 +409,10 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	r.stats.concurrent.Add(-1)
 	r.stats.invocations.Add(1)
 	r.stats.durationNanos.Add(uint64(took))
+	// Recorded once the batch is settled, with the outcome the branches
+	// below set.
+	inv := Invocation{Time: start, BatchSize: len(records), DurationSeconds: took.Seconds(), Outcome: OutcomeSuccess}
+	defer func() { r.stats.calls.record(inv, took) }()
 
 	handles := make([]string, len(records))
 	for i, rec := range records {
@@ -311,13 +420,17 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	}
 	if out.err != nil {
 		r.stats.errors.Add(1)
+		inv.Outcome = OutcomeError
 		if out.timeout {
 			r.stats.timeouts.Add(1)
 			out.err = fmt.Errorf("function timed out after %s", r.cfg.timeout())
+			inv.Outcome = OutcomeTimeout
 		}
 		if out.throttle {
 			r.stats.throttles.Add(1)
+			inv.Outcome = OutcomeThrottle
 		}
+		inv.FailedMessages, inv.Error = len(handles), out.err.Error()
 		r.fail(handles, out.err.Error())
 		return
 	}
@@ -332,7 +445,9 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	ids, err := parseItemFailures(out.resp, func(id string) bool { _, ok := byID[id]; return ok })
 	if err != nil {
 		r.stats.invalid.Add(1)
-		r.fail(handles, "invalid batchItemFailures response, the whole batch fails: "+err.Error())
+		why := "invalid batchItemFailures response, the whole batch fails: " + err.Error()
+		inv.Outcome, inv.FailedMessages, inv.Error = OutcomeInvalidResponse, len(handles), why
+		r.fail(handles, why)
 		return
 	}
 	keep := make(map[string]bool, len(ids))
@@ -351,6 +466,7 @@ func (r *runner) deliver(invokeCtx context.Context, batch []*tidemq.Message) {
 	}
 	if len(failed) > 0 {
 		r.stats.partial.Add(1)
+		inv.Outcome, inv.FailedMessages = OutcomePartial, len(failed)
 		r.fail(failed, "listed in batchItemFailures")
 	}
 	r.stats.deleted.Add(uint64(r.delete(done)))

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage/mem"
 )
 
 func TestRecordShapeAndOrder(t *testing.T) {
@@ -204,4 +207,84 @@ type failureRecorder struct {
 func (f *failureRecorder) RecordFailure(_ context.Context, p tidemq.RecordFailureParams) ([]error, error) {
 	f.calls++
 	return make([]error, len(p.ReceiptHandles)), nil
+}
+
+// A poll that began before the queue's visibility timeout was lowered
+// receives for the timeout it checked, not the lowered one: the message
+// stays invisible for as long as the function may run.
+func TestCollectAsksForTheCheckedVisibility(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := engine.Open(engine.Options{Store: mem.New(), Clock: clk, SweepInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(Options{Broker: e, WaitTimeSeconds: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	r := m.newRunner(&Config{Name: "t", Queue: "q", Timeout: 30, Target: Target{URL: "http://h/"}}, QueueFacts{}, "arn", nil)
+	vis, err := r.recheck(ctx)
+	if err != nil || vis != 120 {
+		t.Fatalf("recheck: %d %v", vis, err)
+	}
+	if err := e.SetQueueAttributes(ctx, tidemq.SetQueueAttributesParams{Queue: "q", Attributes: map[string]string{"VisibilityTimeout": "5"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: "m"}}}); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := r.collect(ctx, vis)
+	if err != nil || len(batch) != 1 {
+		t.Fatalf("collect: %v %v", batch, err)
+	}
+	clk.Advance(60 * time.Second)
+	again, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
+	if err != nil || len(again) != 0 {
+		t.Fatalf("60 s later the message was received again (%d): it was received for the lowered 5 s", len(again))
+	}
+	// The next batch's check pauses the trigger.
+	if _, err := r.recheck(ctx); err == nil || r.state() != StatePaused {
+		t.Fatalf("recheck after the lowering: %v, state %s", err, r.state())
+	}
+}
+
+// The ring keeps the last RecentInvocations, latest first, and bounds the
+// error text.
+func TestRecentRing(t *testing.T) {
+	var r recentRing
+	if l := r.list(); len(l) != 0 {
+		t.Fatalf("empty ring: %v", l)
+	}
+	for i := range RecentInvocations + 5 {
+		r.add(Invocation{BatchSize: i, Error: strings.Repeat("x", 1000)})
+	}
+	l := r.list()
+	if len(l) != RecentInvocations || l[0].BatchSize != RecentInvocations+4 || l[len(l)-1].BatchSize != 5 {
+		t.Fatalf("ring: %d entries, first %d, last %d", len(l), l[0].BatchSize, l[len(l)-1].BatchSize)
+	}
+	if len(l[0].Error) > maxInvocationError+len("…") {
+		t.Fatalf("error of %d bytes kept", len(l[0].Error))
+	}
+}
+
+// Durations fall in the first bucket that holds them; the buckets are
+// cumulative.
+func TestDurationHistogram(t *testing.T) {
+	h := newHistogram()
+	for _, d := range []time.Duration{3 * time.Millisecond, 5 * time.Millisecond, 700 * time.Millisecond, 20 * time.Minute} {
+		h.observe(d)
+	}
+	s := h.snapshot()
+	if s.Count != 4 || s.Buckets[0.005] != 2 || s.Buckets[0.5] != 2 || s.Buckets[1] != 3 || s.Buckets[900] != 3 {
+		t.Fatalf("histogram %+v", s)
+	}
+	if want := (3*time.Millisecond + 5*time.Millisecond + 700*time.Millisecond + 20*time.Minute).Seconds(); s.Sum != want {
+		t.Fatalf("sum %g, want %g", s.Sum, want)
+	}
 }

@@ -62,7 +62,8 @@ type Config struct {
 	// same credentials (see the package comment).
 	Auth Authenticator
 	// MaxBodyMemory bounds the bytes that request bodies larger than
-	// LargeBody may hold at once; 0 means DefaultMaxBodyMemory.
+	// LargeBody may hold at once; 0 means DefaultMaxBodyMemory. One client
+	// (an IPv4 address, an IPv6 /64) may hold a quarter of it.
 	MaxBodyMemory int64
 	// MaxBody is the largest body a protocol request may claim; a larger
 	// Content-Length is left to the handler to refuse, but only MaxBody
@@ -100,7 +101,7 @@ func New(c Config) *Door {
 	return &Door{
 		cfg:    c,
 		mux:    http.NewServeMux(),
-		budget: newBudget(c.MaxBodyMemory),
+		budget: newBudget(c.MaxBodyMemory, c.MaxBody),
 		cop:    http.NewCrossOriginProtection(),
 		log:    c.Logger,
 	}

@@ -53,7 +53,15 @@ func serve(t *testing.T, h http.Handler, c ServerConfig) string {
 // server does not read them).
 func partSend(t *testing.T, addr string, n, part int) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	return partSendFrom(t, "127.0.0.1", addr, n, part)
+}
+
+// partSendFrom is partSend from the local address from (any 127.x.y.z is
+// this machine).
+func partSendFrom(t *testing.T, from, addr string, n, part int) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +85,9 @@ func TestLargeBodiesWaitForBudget(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 	}))
 	addr := serve(t, d, ServerConfig{})
-	first := partSend(t, addr, size, size/2)
-	partSend(t, addr, size, size/2)
+	// From three clients, so that no client's own share is the limit.
+	first := partSendFrom(t, "127.0.0.1", addr, size, size/2)
+	partSendFrom(t, "127.0.0.2", addr, size, size/2)
 	for range 2 {
 		select {
 		case <-entered:
@@ -86,7 +95,7 @@ func TestLargeBodiesWaitForBudget(t *testing.T) {
 			t.Fatal("a body within the budget was not let in")
 		}
 	}
-	third := partSend(t, addr, size, 1<<10)
+	third := partSendFrom(t, "127.0.0.3", addr, size, 1<<10)
 	select {
 	case <-entered:
 		t.Fatal("a third 8 MiB body was let in past a 16 MiB budget")
@@ -108,6 +117,66 @@ func TestLargeBodiesWaitForBudget(t *testing.T) {
 		t.Fatal("the third body was not let in once the first was read")
 	}
 	third.Close()
+}
+
+// One client cannot hold the whole budget: with room for four 8 MiB
+// bodies, a client's second half-sent body waits while another client's
+// is let in. (Before, forty unsigned chunked bodies from one address held
+// the default budget until the read timeout.)
+func TestOneClientHoldsAShareOfTheBudget(t *testing.T) {
+	const size = 8 << 20
+	entered := make(chan string, 8)
+	d := New(Config{MaxBody: size, MaxBodyMemory: 4 * size})
+	d.Protocol("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		entered <- host
+		io.Copy(io.Discard, r.Body)
+	}))
+	addr := serve(t, d, ServerConfig{})
+	hog := partSendFrom(t, "127.0.0.1", addr, size, 1<<10)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client's first body was not let in")
+	}
+	partSendFrom(t, "127.0.0.1", addr, size, 1<<10)
+	partSendFrom(t, "127.0.0.2", addr, size, 1<<10)
+	select {
+	case from := <-entered:
+		if from != "127.0.0.2" {
+			t.Fatalf("a body from %s was let in; want only the other client's", from)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("another client's body waited behind the first client's")
+	}
+	select {
+	case from := <-entered:
+		t.Fatalf("a second body from %s was let in past its client's share", from)
+	case <-time.After(300 * time.Millisecond):
+	}
+	hog.Close() // its body ends early: the share is free again
+	select {
+	case from := <-entered:
+		if from != "127.0.0.1" {
+			t.Fatalf("a body from %s was let in; want the first client's second", from)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first client's second body was not let in once its first ended")
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.7:5000":             "192.0.2.7",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ff::1]:443":   "2001:db8:1:2::/64",
+		"[::ffff:192.0.2.7]:1":       "192.0.2.7",
+		"@":                          "@",
+	} {
+		if got := clientKey(in); got != want {
+			t.Errorf("clientKey(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // get sends one keep-alive GET on c and reads the answer.

@@ -41,22 +41,74 @@ func toSendEntry(id string, f *messageFields) tidemq.SendEntry {
 		DelaySeconds:           f.DelaySeconds,
 		Attributes:             toAttributes(f.MessageAttributes),
 		SystemAttributes:       toAttributes(f.MessageSystemAttributes),
-		MessageGroupID:         f.MessageGroupID,
-		MessageDeduplicationID: f.MessageDeduplicationID,
+		MessageGroupID:         strValue(f.MessageGroupID),
+		MessageDeduplicationID: strValue(f.MessageDeduplicationID),
 	}
 }
 
+func strValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkGivenIDs refuses a MessageGroupId or MessageDeduplicationId that is
+// given but empty, as SQS does ("Value  for parameter MessageGroupId is
+// invalid. Reason: MessageGroupId can only include alphanumeric and
+// punctuation characters. 1 to 128 in length."). The broker sees "" as
+// left out, so this is the transport's to tell; it fails the whole
+// request, a batch included.
+func checkGivenIDs(f *messageFields) error {
+	if f.MessageGroupID != nil && *f.MessageGroupID == "" {
+		return tidemq.ValidateFIFOToken("MessageGroupId", "")
+	}
+	if f.MessageDeduplicationID != nil && *f.MessageDeduplicationID == "" {
+		return tidemq.ValidateFIFOToken("MessageDeduplicationId", "")
+	}
+	return nil
+}
+
 // sendResultFor builds the digests and ids of one sent message. The digests
-// are taken over what the client sent, which is what SDKs check them against.
-func sendResultFor(e *tidemq.SendEntry, r *tidemq.SendResult) sendResult {
+// are taken over what the client sent, which is what SDKs check them
+// against: sentSys are the system attributes in the request (not an
+// AWSTraceHeader taken from the X-Amzn-Trace-Id header).
+func sendResultFor(e *tidemq.SendEntry, r *tidemq.SendResult, sentSys map[string]attributeValue) sendResult {
+	var sysDigest string
+	if len(sentSys) > 0 {
+		sysDigest = tidemq.MD5OfAttributes(e.SystemAttributes)
+	}
 	return sendResult{
 		ID:                           e.ID,
 		MessageID:                    r.MessageID,
 		MD5OfMessageBody:             tidemq.MD5OfBody(e.Body),
 		MD5OfMessageAttributes:       tidemq.MD5OfAttributes(e.Attributes),
-		MD5OfMessageSystemAttributes: tidemq.MD5OfAttributes(e.SystemAttributes),
+		MD5OfMessageSystemAttributes: sysDigest,
 		SequenceNumber:               r.SequenceNumber,
 	}
+}
+
+// traceHeader is the HTTP header whose value SQS stores as a message's
+// AWSTraceHeader system attribute when the request sets none.
+const traceHeader = "X-Amzn-Trace-Id"
+
+// withTraceHeader adds the request's X-Amzn-Trace-Id header to e as its
+// AWSTraceHeader, unless e has one. The broker checks it like one the
+// client set (AWS refuses a malformed header, e.g. Root=dummy).
+func (c *call) withTraceHeader(e *tidemq.SendEntry) {
+	h := c.r.Header.Get(traceHeader)
+	if h == "" {
+		return
+	}
+	if _, ok := e.SystemAttributes[sysAWSTraceHeader]; ok {
+		return
+	}
+	sys := make(map[string]tidemq.MessageAttributeValue, len(e.SystemAttributes)+1)
+	for k, v := range e.SystemAttributes {
+		sys[k] = v
+	}
+	sys[sysAWSTraceHeader] = tidemq.MessageAttributeValue{DataType: "String", StringValue: h}
+	e.SystemAttributes = sys
 }
 
 // batchErrorFor turns one entry's error into a BatchResultErrorEntry, with
@@ -74,7 +126,11 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkGivenIDs(&in.messageFields); err != nil {
+		return nil, err
+	}
 	entry := toSendEntry("", &in.messageFields)
+	c.withTraceHeader(&entry)
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
 		Queue: name, Entries: []tidemq.SendEntry{entry}, Client: c.client(),
 	})
@@ -87,7 +143,7 @@ func (c *call) sendMessage(in *sendMessageInput) (output, error) {
 	if res[0].Err != nil {
 		return nil, res[0].Err
 	}
-	out := sendResultFor(&entry, &res[0])
+	out := sendResultFor(&entry, &res[0], in.MessageSystemAttributes)
 	return &out, nil
 }
 
@@ -98,7 +154,11 @@ func (c *call) sendMessageBatch(in *sendMessageBatchInput) (output, error) {
 	}
 	entries := make([]tidemq.SendEntry, len(in.Entries))
 	for i := range in.Entries {
+		if err := checkGivenIDs(&in.Entries[i].messageFields); err != nil {
+			return nil, err
+		}
 		entries[i] = toSendEntry(in.Entries[i].ID, &in.Entries[i].messageFields)
+		c.withTraceHeader(&entries[i])
 	}
 	res, err := c.broker().SendMessages(c.r.Context(), tidemq.SendMessagesParams{
 		Queue: name, Entries: entries, Batch: true, Client: c.client(),
@@ -115,7 +175,7 @@ func (c *call) sendMessageBatch(in *sendMessageBatchInput) (output, error) {
 			out.Failed = append(out.Failed, c.batchErrorFor(entries[i].ID, res[i].Err))
 			continue
 		}
-		out.Successful = append(out.Successful, sendResultFor(&entries[i], &res[i]))
+		out.Successful = append(out.Successful, sendResultFor(&entries[i], &res[i], in.Entries[i].MessageSystemAttributes))
 	}
 	return out, nil
 }

@@ -1,6 +1,8 @@
 package sqs
 
 import (
+	"strings"
+
 	"github.com/tidemq/tidemq"
 )
 
@@ -10,8 +12,11 @@ import (
 func (c *call) broker() tidemq.Broker { return c.h.cfg.Broker }
 
 func (c *call) createQueue(in *createQueueInput) (output, error) {
+	if strings.Contains(in.QueueName, "/") { // a slash would name another region (regional)
+		return nil, tidemq.ValidateQueueName(in.QueueName, strings.EqualFold(in.Attributes[tidemq.AttrFifoQueue], "true"))
+	}
 	info, err := c.broker().CreateQueue(c.r.Context(), tidemq.CreateQueueParams{
-		Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
+		Name: c.regional(in.QueueName), Attributes: in.Attributes, Tags: in.Tags,
 	})
 	if err != nil {
 		return nil, err
@@ -20,7 +25,10 @@ func (c *call) createQueue(in *createQueueInput) (output, error) {
 }
 
 func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
-	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: in.QueueName})
+	if strings.Contains(in.QueueName, "/") {
+		return nil, tidemq.NonExistentQueue()
+	}
+	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: c.regional(in.QueueName)})
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +59,11 @@ func (c *call) purgeQueue(in *queueInput) (output, error) {
 }
 
 func (c *call) listQueues(in *listQueuesInput) (output, error) {
+	if strings.Contains(in.QueueNamePrefix, "/") { // no queue name has one
+		return &listQueuesOutput{}, nil
+	}
 	res, err := c.broker().ListQueues(c.r.Context(), tidemq.ListQueuesParams{
-		Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
+		Prefix: c.regional(in.QueueNamePrefix), MaxResults: in.MaxResults, NextToken: in.NextToken,
 	})
 	if err != nil {
 		return nil, err

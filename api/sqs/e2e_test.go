@@ -360,10 +360,12 @@ func TestSDKSendReceiveDelete(t *testing.T) {
 		t.Fatalf("receive again: %v %v", again, err)
 	}
 	a := again.Messages[0]
-	if len(a.Attributes) != 1 || a.Attributes["ApproximateReceiveCount"] != "2" || len(a.MessageAttributes) != 1 || a.MessageAttributes["n"].StringValue == nil {
+	// "My.*" selects every name starting with "My", as SQS does.
+	if len(a.Attributes) != 1 || a.Attributes["ApproximateReceiveCount"] != "2" || len(a.MessageAttributes) != 2 ||
+		a.MessageAttributes["n"].StringValue == nil || a.MessageAttributes["MyAttribute"].StringValue == nil {
 		t.Errorf("selected attributes %v %v", a.Attributes, a.MessageAttributes)
 	}
-	if want := tidemq.MD5OfAttributes(map[string]tidemq.MessageAttributeValue{"n": domainAttrs["n"]}); aws.ToString(a.MD5OfMessageAttributes) != want {
+	if want := tidemq.MD5OfAttributes(map[string]tidemq.MessageAttributeValue{"n": domainAttrs["n"], "MyAttribute": domainAttrs["MyAttribute"]}); aws.ToString(a.MD5OfMessageAttributes) != want {
 		t.Errorf("digest over returned attributes: %s want %s", aws.ToString(a.MD5OfMessageAttributes), want)
 	}
 	if _, err := e.client.DeleteMessage(e.ctx, &awssqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: a.ReceiptHandle}); err != nil {

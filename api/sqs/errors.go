@@ -35,6 +35,9 @@ func (c *call) writeError(w http.ResponseWriter, err error) int {
 	if c.proto == protoJSON {
 		return c.writeJSONError(w, e)
 	}
+	if c.queryJSON {
+		return c.writeQueryJSONError(w, e)
+	}
 	return c.writeXMLError(w, e)
 }
 

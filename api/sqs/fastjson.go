@@ -169,9 +169,11 @@ func (m *messageFields) member(s *scanner, key string) bool {
 	case "MessageBody":
 		m.MessageBody = exactString(s.str())
 	case "MessageGroupId":
-		m.MessageGroupID = s.str()
+		v := s.str()
+		m.MessageGroupID = &v
 	case "MessageDeduplicationId":
-		m.MessageDeduplicationID = s.str()
+		v := s.str()
+		m.MessageDeduplicationID = &v
 	case "DelaySeconds":
 		n := s.smallInt()
 		m.DelaySeconds = &n

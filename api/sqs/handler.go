@@ -22,11 +22,16 @@ type Authenticator interface {
 
 // Config configures the SQS handler.
 type Config struct {
-	Broker    tidemq.Broker
+	Broker tidemq.Broker
+	// Region is the default region: the broker's home region, and the
+	// region of an unsigned request. A signed request is for the region
+	// of its credential scope; each region's queues are its own.
 	Region    string // default "us-east-1"
 	AccountID string // default "000000000000"
 	// PublicURL, when set (e.g. "https://queues.example.com"), is the base
-	// of every queue URL; otherwise queue URLs are built from the request:
+	// of every queue URL, "{region}" in it replaced by the queue's region
+	// ("https://sqs.{region}.example.com"); otherwise queue URLs are built
+	// from the request:
 	// scheme (http, or https if r.TLS != nil or X-Forwarded-Proto says so)
 	// and Host.
 	PublicURL string
@@ -90,6 +95,13 @@ type call struct {
 	action    string
 	requestID string
 	accessKey string
+	// queryJSON: a Query request that asked for JSON (Accept:
+	// application/json), answered in AWS's JSON form of the Query
+	// protocol (queryjson.go).
+	queryJSON bool
+	// region is the request's region (requestRegion): queues are looked
+	// up and created in it.
+	region string
 }
 
 // ServeHTTP decodes a request, runs its action and encodes the answer.
@@ -98,6 +110,7 @@ type call struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c := &call{h: h, r: r, proto: detectProtocol(r), requestID: newRequestID()}
+	c.queryJSON = c.proto == protoQuery && acceptsJSON(r)
 	status, code := http.StatusOK, ""
 	defer func() {
 		if v := recover(); v != nil {
@@ -121,6 +134,9 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.region, err = c.requestRegion(); err != nil {
+		return nil, err
+	}
 	if c.extension() { // tidemq's own actions: extensions.go
 		return c.serveExtension(body)
 	}
@@ -140,7 +156,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 		return nil, err
 	}
 	a, ok := actions[c.action]
-	if !ok {
+	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r)) {
 		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
 	}
 	var in any
@@ -154,6 +170,16 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	}
 	return a.run(c, in)
 }
+
+// serviceActions are the actions about the service rather than one queue.
+// AWS refuses them, in the Query protocol, on a queue URL ("The action
+// CreateQueue is not valid for this endpoint."); JSON requests are routed
+// by X-Amz-Target whatever their path (Java SDK v1 posts to queue paths).
+var serviceActions = map[string]bool{"CreateQueue": true, "ListQueues": true, "GetQueueUrl": true}
+
+// onQueuePath reports whether a request was sent to a queue URL (any path
+// but the root) rather than to the service endpoint.
+func onQueuePath(r *http.Request) bool { return strings.Trim(r.URL.Path, "/") != "" }
 
 // errorCode names an error for metrics: its catalogue shape, or
 // InternalFailure for anything that is answered as one.

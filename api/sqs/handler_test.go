@@ -171,8 +171,9 @@ func TestSelectMessageAttributes(t *testing.T) {
 		names []string
 		want  string
 	}{
-		{nil, ""}, {[]string{"All"}, "a a.b ab c"}, {[]string{".*"}, "a a.b ab c"},
-		{[]string{"a.*"}, "a.b"}, {[]string{"a", "c"}, "a c"}, {[]string{"x"}, ""}, {[]string{"a.*", "ab"}, "a.b ab"},
+		{nil, ""}, {[]string{"All"}, "a a.b ab c"}, {[]string{".*"}, "a a.b ab c"}, {[]string{"*"}, "a a.b ab c"},
+		{[]string{"a.*"}, "a a.b ab"}, {[]string{"a.b.*"}, "a.b"}, {[]string{"a", "c"}, "a c"}, {[]string{"x"}, ""},
+		{[]string{"ab.*", "c"}, "ab c"}, {[]string{"x.*"}, ""},
 	} {
 		got := strings.Join(sortedKeys(selectMessageAttributes(attrs, tt.names)), " ")
 		if got != tt.want {

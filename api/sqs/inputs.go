@@ -84,8 +84,10 @@ type messageFields struct {
 	DelaySeconds            *int                      `json:"DelaySeconds"`
 	MessageAttributes       map[string]attributeValue `json:"MessageAttributes"`
 	MessageSystemAttributes map[string]attributeValue `json:"MessageSystemAttributes"`
-	MessageDeduplicationID  string                    `json:"MessageDeduplicationId"`
-	MessageGroupID          string                    `json:"MessageGroupId"`
+	// The two ids are pointers: AWS refuses one given empty, which is
+	// not the same as one left out (checkGivenIDs).
+	MessageDeduplicationID *string `json:"MessageDeduplicationId"`
+	MessageGroupID         *string `json:"MessageGroupId"`
 }
 
 type sendMessageInput struct {

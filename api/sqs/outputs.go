@@ -20,6 +20,9 @@ func (c *call) writeOutput(w http.ResponseWriter, out output) int {
 	if c.proto == protoJSON {
 		return c.writeJSONOutput(w, out)
 	}
+	if c.queryJSON {
+		return c.writeQueryJSONOutput(w, out)
+	}
 	return c.writeXMLOutput(w, out)
 }
 

@@ -87,8 +87,14 @@ func queryMessageFields(q *qnode, m *messageFields) (err error) {
 	if m.MessageSystemAttributes, err = q.attrMap("MessageSystemAttribute"); err != nil {
 		return err
 	}
-	m.MessageDeduplicationID = q.str("MessageDeduplicationId")
-	m.MessageGroupID = q.str("MessageGroupId")
+	if q.has("MessageDeduplicationId") {
+		v := q.str("MessageDeduplicationId")
+		m.MessageDeduplicationID = &v
+	}
+	if q.has("MessageGroupId") {
+		v := q.str("MessageGroupId")
+		m.MessageGroupID = &v
+	}
 	return nil
 }
 

@@ -35,7 +35,8 @@ func decodeQueryForm(t *testing.T, form string) any {
 	return in
 }
 
-func intp(v int) *int { return &v }
+func intp(v int) *int       { return &v }
+func strp(v string) *string { return &v }
 
 func TestQueryDecode(t *testing.T) {
 	tests := []struct {
@@ -72,7 +73,7 @@ func TestQueryDecode(t *testing.T) {
 					},
 				}},
 				{ID: "b", messageFields: messageFields{
-					MessageBody: "x", DelaySeconds: intp(5), MessageGroupID: "g", MessageDeduplicationID: "d",
+					MessageBody: "x", DelaySeconds: intp(5), MessageGroupID: strp("g"), MessageDeduplicationID: strp("d"),
 				}},
 			},
 		},

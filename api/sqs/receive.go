@@ -123,8 +123,9 @@ func systemAttributes(m *tidemq.Message, want map[string]bool) map[string]string
 }
 
 // selectMessageAttributes returns the message attributes a receive asked
-// for: "All" or ".*" for every one, "prefix.*" for those whose name starts
-// with "prefix.", and exact names.
+// for: "All", "*" or ".*" for every one, "prefix.*" for those whose name
+// starts with "prefix" (as on SQS: "Hel.*" selects Hello and Help.Me), and
+// exact names.
 func selectMessageAttributes(attrs map[string]tidemq.MessageAttributeValue, names []string) map[string]tidemq.MessageAttributeValue {
 	if len(attrs) == 0 || len(names) == 0 {
 		return nil
@@ -132,11 +133,11 @@ func selectMessageAttributes(attrs map[string]tidemq.MessageAttributeValue, name
 	var prefixes []string
 	exact := make(map[string]bool)
 	for _, n := range names {
-		if n == "All" || n == ".*" {
+		if n == "All" || n == "*" || n == ".*" {
 			return attrs
 		}
 		if p, ok := strings.CutSuffix(n, ".*"); ok {
-			prefixes = append(prefixes, p+".")
+			prefixes = append(prefixes, p)
 			continue
 		}
 		exact[n] = true

@@ -7,11 +7,12 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// baseURL is the scheme and host that queue URLs start with: Config.PublicURL
-// when set, otherwise what the client used to reach us.
-func (c *call) baseURL() string {
+// baseURL is the scheme and host that the URLs of region's queues start
+// with: Config.PublicURL when set ({region} in it replaced by the region),
+// otherwise what the client used to reach us.
+func (c *call) baseURL(region string) string {
 	if c.h.cfg.PublicURL != "" {
-		return c.h.cfg.PublicURL
+		return strings.ReplaceAll(c.h.cfg.PublicURL, "{region}", region)
 	}
 	scheme := "http"
 	if c.r.TLS != nil {
@@ -30,9 +31,43 @@ func (c *call) baseURL() string {
 	return scheme + "://" + host
 }
 
-// queueURL is the URL of the named queue: <base>/<account>/<name>.
+// queueURL is the URL of the named queue (a broker's name, which names
+// the queue's region unless it is the home region): <base>/<account>/<name>.
 func (c *call) queueURL(name string) string {
-	return c.baseURL() + "/" + c.h.cfg.AccountID + "/" + name
+	region, plain := tidemq.SplitQueueName(name, c.h.cfg.Region)
+	return c.baseURL(region) + "/" + c.h.cfg.AccountID + "/" + plain
+}
+
+// regional names a queue (or a ListQueues prefix) of the request's region
+// for the broker (tidemq.RegionalQueueName).
+func (c *call) regional(name string) string {
+	return tidemq.RegionalQueueName(c.region, c.h.cfg.Region, name)
+}
+
+// requestRegion is the region a request is for: the region of its SigV4
+// credential scope (Authorization header or X-Amz-Credential), or the
+// default region for an unsigned request. Queues in different regions are
+// different queues, as on AWS.
+func (c *call) requestRegion() (string, error) {
+	credential := c.r.URL.Query().Get("X-Amz-Credential")
+	if a := c.r.Header.Get("Authorization"); a != "" {
+		_, rest, ok := strings.Cut(a, "Credential=")
+		if !ok {
+			return c.h.cfg.Region, nil // not SigV4: the authenticator judges it
+		}
+		credential, _, _ = strings.Cut(rest, ",")
+	}
+	if credential == "" {
+		return c.h.cfg.Region, nil
+	}
+	parts := strings.Split(strings.TrimSpace(credential), "/")
+	if len(parts) < 3 || parts[2] == "" {
+		return c.h.cfg.Region, nil // an incomplete scope: the authenticator judges it
+	}
+	if !tidemq.ValidRegion(parts[2]) {
+		return "", tidemq.Errorf(tidemq.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not '%s'.", parts[2])
+	}
+	return parts[2], nil
 }
 
 // queueURLs maps names to URLs; never nil.
@@ -50,11 +85,16 @@ func (c *call) queueURLs(names []string) []string {
 func (c *call) queue(queueURL string) (string, error) {
 	if queueURL == "" {
 		if path := strings.Trim(c.r.URL.Path, "/"); path != "" {
-			return c.h.queueName(path)
+			queueURL = path
+		} else {
+			return "", tidemq.MissingParameter("QueueUrl")
 		}
-		return "", tidemq.MissingParameter("QueueUrl")
 	}
-	return c.h.queueName(queueURL)
+	name, err := c.h.queueName(queueURL)
+	if err != nil {
+		return "", err
+	}
+	return c.regional(name), nil
 }
 
 // queueName turns a queue URL into a queue name. Any scheme and host are

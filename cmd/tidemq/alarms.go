@@ -81,7 +81,7 @@ func startObservability(eng *engine.Engine, store storage.Store, o *serveOptions
 			as := ev.Alarms()
 			out := make([]metrics.AlarmState, len(as))
 			for i, a := range as {
-				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Firing: a.State == alarms.StateFiring}
+				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Trigger: a.Trigger, Firing: a.State == alarms.StateFiring}
 			}
 			return out
 		}
@@ -117,7 +117,10 @@ alarms fire; use --json for scripts.
 The alarms: dlq_not_empty (a dead-letter queue has visible messages),
 oldest_message_age (older than a share of the retention period, 50% by
 default), consumer_gone (visible messages and no receive for 15 minutes),
-sustained_growth (depth grew at every evaluation for 10 minutes).`,
+sustained_growth (depth grew at every evaluation for 10 minutes),
+messages_expired (messages reached the end of the retention period in the
+last hour), and, per trigger, trigger_errors (failed invocations in the last
+5 minutes; the summary names the trigger).`,
 		Example: `  tidemq alarms
   tidemq alarms --all --endpoint http://tidemq.internal:9324
   tidemq alarms rules > prometheus-rules.yml`,

@@ -20,6 +20,7 @@ func newApplyCommand() *cobra.Command {
 		client clientOptions
 		tmpl   templateOptions
 		dryRun bool
+		noLint bool
 	)
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
@@ -41,7 +42,11 @@ Queue alarms are applied only by 'tidemq serve --config' (the built-in
 alarms' thresholds have no API); here they are listed as not applied.
 
 The plan is printed: + create, ~ update, = unchanged, ! not applied (with the
-reason). --dry-run only prints it.`,
+reason). --dry-run only prints it.
+
+The file is linted first (see 'tidemq lint'): an error finding stops apply
+before it changes anything (exit status 1, the findings on standard error);
+warnings are printed and do not stop it. --no-lint skips the check.`,
 		Example: `  tidemq apply tidemq.yaml --endpoint http://127.0.0.1:9324
   tidemq apply lambdas/template.yaml --endpoint http://127.0.0.1:9324 --dry-run`,
 		Args: cobra.ExactArgs(1),
@@ -60,6 +65,15 @@ reason). --dry-run only prints it.`,
 			}
 			if rep != nil {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
+			}
+			if !noLint {
+				warnings, notes, err := lintBeforeApply(c, printFindings(cmd.ErrOrStderr()))
+				if err != nil {
+					return err
+				}
+				if warnings+notes > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "lint: %d warnings, %d notes ('tidemq lint %s' shows the notes); applying\n", warnings, notes, args[0])
+				}
 			}
 			cl, err := client.sqsClient(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
@@ -98,6 +112,7 @@ reason). --dry-run only prints it.`,
 	client.register(f, defaultEndpoint)
 	tmpl.register(f)
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan without changing anything")
+	f.BoolVar(&noLint, "no-lint", false, noLintUsage)
 	bindEnv(cmd)
 	return cmd
 }

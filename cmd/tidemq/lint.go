@@ -60,15 +60,20 @@ short-form tags, or JSON) — for the mistakes that lose or duplicate messages:
 visibility timeouts too close to consumer timeouts, batches without
 ReportBatchItemFailures, dead-letter queues of the wrong type, too short or
 without alarms, queues without DLQs, queues that are produced to but that no
-enabled event source reads, long FIFO head-of-line stalls, event-source limits,
-and the topic and subscription settings SNS refuses (http/https on a FIFO
-topic, FIFO-only attributes on a standard topic, queue or dead-letter queue
-types that do not match the topic).
+enabled event source reads (a dead-letter queue sent to directly is only
+noted), FIFO head-of-line stalls (noted from 3 minutes, a warning above 15),
+event-source limits, and the topic and subscription settings SNS refuses
+(http/https on a FIFO topic, FIFO-only attributes on a standard topic, queue
+or dead-letter queue types that do not match the topic).
 
-Each finding has file:line, a rule id, a severity and a fix. The exit status is
-1 when there is an error finding, 2 when the file cannot be linted at all (it
-is missing, is not valid YAML or JSON, or a template cannot be evaluated), 0
-otherwise. --schema prints the JSON Schema of tidemq.yaml instead.`,
+Each finding has file:line, the logical id of the resource it is about (the
+template's logical id, or the tidemq.yaml key such as queues[orders]), a rule
+id, a severity and a fix; JSON has the id as "resource", SARIF in each
+location's logicalLocations. The exit status is 1 when there is an error
+finding, 2 when the file cannot be linted at all (it is missing, is not valid
+YAML or JSON, or a template cannot be evaluated), 0 otherwise. --schema prints
+the JSON Schema of tidemq.yaml instead. 'tidemq apply' and 'tidemq serve
+--config' run the same checks first and stop on an error finding.`,
 		Example: `  tidemq lint tidemq.yaml
   tidemq lint lambdas/template.yaml --format sarif > lint.sarif
   tidemq lint --schema > tidemq.schema.json`,

@@ -31,12 +31,12 @@ func TestLintCommand(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("err = %v, want exit 1", err)
 	}
-	if !strings.Contains(out, "seed000-morpheus.yaml:45: error TQ005 (unconsumed-queue)") || !strings.Contains(out, "1 errors, 3 warnings, 0 notes") {
+	if !strings.Contains(out, "seed000-morpheus.yaml:45: error TQ005 (unconsumed-queue) EnrichmentPipelineQueue: ") || !strings.Contains(out, "1 errors, 3 warnings, 2 notes") {
 		t.Errorf("output:\n%s", out)
 	}
 	out, _ = run(newLintCommand(), "--format", "json", seedTemplate)
 	var fs []map[string]any
-	if err := json.Unmarshal([]byte(out), &fs); err != nil || len(fs) != 4 || fs[1]["rule"] != "TQ005" || fs[1]["line"] != 45.0 {
+	if err := json.Unmarshal([]byte(out), &fs); err != nil || len(fs) != 6 || fs[2]["rule"] != "TQ005" || fs[2]["line"] != 45.0 || fs[2]["resource"] != "EnrichmentPipelineQueue" {
 		t.Errorf("json: %v %s", err, out)
 	}
 	out, _ = run(newLintCommand(), "--format", "sarif", seedTemplate)
@@ -47,21 +47,24 @@ func TestLintCommand(t *testing.T) {
 				RuleID, Level string
 				Locations     []struct {
 					PhysicalLocation struct{ ArtifactLocation struct{ URI string } }
+					LogicalLocations []struct{ Name, Kind string }
 				}
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) != 4 || sarif.Runs[0].Results[1].Level != "error" {
+	if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) != 6 || sarif.Runs[0].Results[2].Level != "error" {
 		t.Errorf("sarif: %v %s", err, out)
-	} else if uri := sarif.Runs[0].Results[1].Locations[0].PhysicalLocation.ArtifactLocation.URI; uri != "../../topology/testdata/seed000-morpheus.yaml" {
-		t.Errorf("sarif artifactLocation.uri = %q", uri)
+	} else if loc := sarif.Runs[0].Results[2].Locations[0]; loc.PhysicalLocation.ArtifactLocation.URI != "../../topology/testdata/seed000-morpheus.yaml" {
+		t.Errorf("sarif artifactLocation.uri = %q", loc.PhysicalLocation.ArtifactLocation.URI)
+	} else if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Name != "EnrichmentPipelineQueue" || loc.LogicalLocations[0].Kind != "resource" {
+		t.Errorf("sarif logicalLocations = %+v", loc.LogicalLocations)
 	}
 	// Warnings only: exit 0.
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "tidemq.yaml")
 	os.WriteFile(clean, []byte("queues:\n  - name: solo\n"), 0o644)
 	out, err = run(newLintCommand(), clean)
-	if err != nil || !strings.Contains(out, "tidemq.yaml:2: warning TQ007") {
+	if err != nil || !strings.Contains(out, "tidemq.yaml:2: warning TQ007 (missing-dlq) queues[solo]: ") {
 		t.Errorf("err %v, output:\n%s", err, out)
 	}
 	out, err = run(newLintCommand(), "--schema")
@@ -77,23 +80,23 @@ func TestImportCommand(t *testing.T) {
 	}
 }
 
-// TestApplyCommand applies the seed template to an in-process server,
-// twice: its six queues over the SQS API, and email-agent's trigger (its
+// TestApplyCommand applies the seed template (with --no-lint: it has a
+// lint error, the queue nobody reads) to an in-process server, twice: its six queues over the SQS API, and email-agent's trigger (its
 // Metadata gives it a local URL) over the admin API; morpheus-hubspot's
 // event source has no local stand-in and is listed as not applied.
 func TestApplyCommand(t *testing.T) {
 	s := newTestServer(t)
-	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--dry-run")
+	out, err := run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--dry-run", "--no-lint")
 	if err != nil || !strings.Contains(out, "7 to create, 0 to update, 0 unchanged, 1 not applied") || !strings.Contains(out, "dry run") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--no-lint")
 	if err != nil || !strings.Contains(out, "+ queue morpheus-sam-crm-sync-dlq.fifo (create)") ||
 		!strings.Contains(out, "+ trigger email-agent.morpheus-sam-email-agent (create)") ||
 		!strings.Contains(out, "! trigger morpheus-hubspot.morpheus-sam-crm-sync.fifo (not applied: function morpheus-hubspot has no url or command to stand for it locally)") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
-	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url)
+	out, err = run(newApplyCommand(), seedTemplate, "--endpoint", s.url, "--no-lint")
 	if err != nil || !strings.Contains(out, "0 to create, 0 to update, 7 unchanged, 1 not applied") {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}

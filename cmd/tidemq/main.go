@@ -11,9 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // exitError carries a process exit code out of a command.
 type exitError struct {
 	code int
@@ -22,7 +19,9 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
-func main() {
+// newRootCommand is the tidemq command and its subcommands.
+func newRootCommand() *cobra.Command {
+	b := currentBuild()
 	root := &cobra.Command{
 		Use:   "tidemq",
 		Short: "A self-hosted message queue that speaks the Amazon SQS protocols",
@@ -34,8 +33,9 @@ Start a server with 'tidemq serve', then point any SQS client at it:
   aws sqs create-queue --queue-name orders --endpoint-url http://127.0.0.1:9324`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       b.Version,
 	}
+	root.SetVersionTemplate(b.text())
 	root.AddCommand(newServeCommand())
 	root.AddCommand(newDLQCommand())
 	root.AddCommand(newAlarmsCommand())
@@ -43,6 +43,12 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newTriggerCommand())
 	root.AddCommand(newLintCommand(), newApplyCommand(), newImportCommand())
+	root.AddCommand(newVersionCommand(), newHealthCommand(), newBackupCommand())
+	return root
+}
+
+func main() {
+	root := newRootCommand()
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)
 		if hint := errorHint(err); hint != "" {

@@ -22,11 +22,13 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/storage/pebble"
+	"github.com/tidemq/tidemq/topology"
 )
 
 type serveOptions struct {
@@ -47,6 +49,7 @@ type serveOptions struct {
 	dataDirSet      bool // --data-dir (or its variable) was given
 	config          string
 	configParams    []string
+	noLint          bool
 	pprofListen     string
 	door            doorOptions
 }
@@ -65,6 +68,11 @@ for the built-in alarms (see 'tidemq alarms') and the web console at
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
 ends.
+
+--config FILE applies a tidemq.yaml or CloudFormation/SAM template at start
+(see 'tidemq apply'), after linting it (see 'tidemq lint'): an error finding is
+logged and stops the server before it opens the data directory; warnings are
+logged and do not stop it. --no-lint skips the check.
 
 Without --auth, requests are not authenticated: any access key and secret are
 accepted, as with other local SQS emulators; only requests addressed to an IP
@@ -105,6 +113,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	o.triggers.addFlags(f)
 	o.door.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
+	f.BoolVar(&o.noLint, "no-lint", false, "apply --config without linting it first (by default an error finding stops the server before it opens the data directory; warnings are logged)")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
@@ -215,6 +224,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.inMemory && o.dataDirSet {
 		return errors.New("--in-memory keeps nothing on disk: drop --data-dir (or $TIDEMQ_DATA_DIR), or drop --in-memory")
 	}
+	var config *topology.Config // read and linted before anything is opened
+	if o.config != "" {
+		if config, err = loadConfigFile(o.config, o.region, o.accountID, o.configParams, !o.noLint, log); err != nil {
+			return err
+		}
+	}
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
@@ -254,6 +269,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
+	if obs.alarms != nil {
+		obs.alarms.SetTriggers(triggerAlarmSnapshots(trg.m))
+	}
 	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, log)
 	if err != nil {
 		eng.Close()
@@ -261,9 +279,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer topics.Close() // for the early returns; closed before eng below
 	obs.metrics.RegisterTopics(topicMetrics(topics))
-	if o.config != "" {
+	if config != nil {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
-		if err := applyConfigFile(ctx, ct, o.config, o.region, o.accountID, o.configParams, log); err != nil {
+		if err := applyConfig(ctx, ct, config, log); err != nil {
 			trg.stop(o.shutdownTimeout)
 			eng.Close()
 			return err
@@ -276,6 +294,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		queues:        obs.queuesHandler,
 		alarms:        obs.alarmsHandler,
 		trigger:       trg.handler,
+		backup:        backup.Handler(checkpointer(store), log),
 		consoleAssets: console.Assets(),
 		consoleAPI:    con.API(),
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
@@ -301,7 +320,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.inMemory {
 		storeDesc = "memory"
 	}
-	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", version)
+	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", currentBuild().Version)
 	if !o.auth && !isLoopback(o.listen) {
 		log.Warn("listening beyond this machine without --auth: anyone who can reach " + o.listen + " can read, send and delete every message")
 	}
@@ -344,6 +363,15 @@ func healthHandler(eng *engine.Engine) http.Handler {
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
+}
+
+// checkpointer is the store's online backup, or nil for a store that has
+// none (--in-memory).
+func checkpointer(store storage.Store) storage.Checkpointer {
+	if cp, ok := store.(storage.Checkpointer); ok {
+		return cp
+	}
+	return nil
 }
 
 // snsAuth is the SQS authenticator accepting the "sns" signing scope.

@@ -38,18 +38,20 @@ func (ct configTargets) targets() topology.Targets {
 	return t
 }
 
-// applyConfigFile applies a tidemq.yaml or template to the server of
-// 'tidemq serve --config': queues, topics and subscriptions, triggers and
-// alarm overrides. params are a template's parameters as NAME=VALUE
-// (--config-param). It logs what it changed and what it did not apply.
-func applyConfigFile(ctx context.Context, ct configTargets, path, region, accountID string, params []string, log *slog.Logger) error {
+// loadConfigFile reads the tidemq.yaml or template of 'tidemq serve
+// --config' and, with lint, lints it, logging its errors and warnings;
+// an error finding fails it. params are a template's parameters as
+// NAME=VALUE (--config-param). The server calls it before it opens the
+// data directory, so that a topology that does not lint leaves nothing
+// behind.
+func loadConfigFile(path, region, accountID string, params []string, lint bool, log *slog.Logger) (*topology.Config, error) {
 	ps, err := parseParams("--config-param", params)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, rep, err := topology.Load(path, topology.ImportOptions{Region: region, AccountID: accountID, Parameters: ps, ParamFlag: "--config-param"})
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	if rep != nil {
 		for _, u := range rep.Unsupported {
@@ -58,12 +60,24 @@ func applyConfigFile(ctx context.Context, ct configTargets, path, region, accoun
 	} else if len(ps) > 0 {
 		log.Warn("config: --config-param ignored: the file is a tidemq.yaml, not a template", "file", path)
 	}
+	if lint {
+		if _, _, err := lintBeforeApply(c, logFindings(log)); err != nil {
+			return nil, fmt.Errorf("--config %w; the server did not start", err)
+		}
+	}
+	return c, nil
+}
+
+// applyConfig applies a topology loadConfigFile read to the server of
+// 'tidemq serve --config': queues, topics and subscriptions, triggers and
+// alarm overrides. It logs what it changed and what it did not apply.
+func applyConfig(ctx context.Context, ct configTargets, c *topology.Config, log *slog.Logger) error {
 	plan, err := topology.ApplyAll(ctx, ct.targets(), c, false)
 	if plan != nil {
 		logPlan(log, plan)
 	}
 	if err != nil {
-		return fmt.Errorf("--config %s: %w", path, err)
+		return fmt.Errorf("--config %s: %w", c.File, err)
 	}
 	return nil
 }

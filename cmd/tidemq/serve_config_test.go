@@ -18,6 +18,17 @@ import (
 	"github.com/tidemq/tidemq/trigger"
 )
 
+// applyConfigFile is what 'tidemq serve --config --no-lint' does with
+// the file: load it, then apply it. (The fixtures have lint errors on
+// purpose: a disabled trigger, a placeholder URL.)
+func applyConfigFile(ctx context.Context, ct configTargets, path, region, accountID string, params []string, log *slog.Logger) error {
+	c, err := loadConfigFile(path, region, accountID, params, false, log)
+	if err != nil {
+		return err
+	}
+	return applyConfig(ctx, ct, c, log)
+}
+
 // TestApplyConfigFile is 'tidemq serve --config' on the server's parts in
 // process: the engine, the topic store, the trigger manager and the alarm
 // evaluator. It logs what it did; a restart (a second apply) logs nothing

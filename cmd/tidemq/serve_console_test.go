@@ -13,7 +13,7 @@ import (
 func TestConsoleRoutesAccess(t *testing.T) {
 	d := frontdoor.New(frontdoor.Config{})
 	h := http.NotFoundHandler()
-	mountRoutes(d, routeHandlers{health: h, metrics: h, queues: h, alarms: h, trigger: h, protocols: h,
+	mountRoutes(d, routeHandlers{health: h, metrics: h, queues: h, alarms: h, trigger: h, backup: h, protocols: h,
 		consoleAssets: h, consoleAPI: h}, map[string]bool{})
 	got := map[string]frontdoor.Access{}
 	for _, r := range d.Routes() {

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -44,7 +45,7 @@ func (d *doorOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&d.writeTimeout, "write-timeout", frontdoor.DefaultWriteTimeout, "longest time from a request's headers to the end of its answer; must exceed --read-timeout + 20s (long polls)")
 	f.DurationVar(&d.idleTimeout, "idle-timeout", frontdoor.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	f.IntVar(&d.maxConns, "max-connections", frontdoor.DefaultMaxConns, "most connections held open; at the cap the longest-idle one is closed for a newcomer")
-	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once; others wait for room")
+	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once (a quarter of it per client address); others wait for room")
 	f.StringSliceVar(&d.allowedHosts, "allowed-hosts", nil, "without --auth, host names (besides IP addresses, localhost and --public-url's) that requests may be sent to, e.g. a compose service name; * for any (open to DNS rebinding)")
 	f.StringVar(&d.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS instead of HTTP (with --tls-key; reloaded when it changes)")
 	f.StringVar(&d.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
@@ -124,6 +125,7 @@ const adminService = "tidemq"
 type routeHandlers struct {
 	health, metrics         http.Handler
 	queues, alarms, trigger http.Handler
+	backup                  http.Handler // POST /tidemq/backup
 	protocols               http.Handler // SQS and SNS
 	// consoleAssets are the web console's files, consoleAPI its data.
 	consoleAssets, consoleAPI http.Handler
@@ -139,6 +141,7 @@ func mountRoutes(d *frontdoor.Door, h routeHandlers, open map[string]bool) {
 	d.Admin("GET /tidemq/alarms", h.alarms)
 	d.Admin(trigger.APIPath, h.trigger)
 	d.Admin(trigger.APIPath+"/", h.trigger)
+	d.Admin("POST "+backup.APIPath, h.backup)
 	// The console's page and scripts hold no data: public, so that a
 	// browser can load them and then sign its data requests (Admin).
 	d.Asset("GET "+console.Path+"/", h.consoleAssets)

@@ -94,10 +94,21 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 	}
 	addTriggerFlags(update)
 	var asJSON bool
+	var recent int
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List triggers with their state and counters",
-		Args:  cobra.NoArgs,
+		Short: "List triggers with their state, counters and recent invocations",
+		Long: `List the triggers with their state (Enabled, Disabled, Paused: the queue's
+visibility timeout is not above the function timeout, Failing: the trigger cannot
+poll its queue), their counters, and each trigger's latest invocations: when,
+how many records, how long, the outcome (success, partial_failure, error,
+timeout, throttle, invalid_response), how many messages were left to come back
+and the error. The server remembers the last ` + fmt.Sprint(trigger.RecentInvocations) + ` invocations of each trigger,
+in memory.`,
+		Example: `  tidemq trigger list
+  tidemq trigger list --recent 0
+  tidemq trigger list --json | jq '.Triggers[] | {Name, State, RecentInvocations}'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var l struct{ Triggers []*trigger.Status }
 			if err := api().do(cmd.Context(), http.MethodGet, "", nil, &l); err != nil {
@@ -106,6 +117,9 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 			for _, s := range l.Triggers {
 				// A server redacts them already; an older one did not.
 				s.Target = s.Target.WithoutSecrets()
+				if (!asJSON || cmd.Flags().Changed("recent")) && len(s.RecentInvocations) > recent {
+					s.RecentInvocations = s.RecentInvocations[:max(recent, 0)]
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -116,6 +130,7 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().IntVar(&recent, "recent", 5, fmt.Sprintf("invocations shown per trigger, latest first; 0 for none (with --json: all the server keeps, up to %d, unless given)", trigger.RecentInvocations))
 	toggle := func(use string, on bool) *cobra.Command {
 		return &cobra.Command{
 			Use:   use + " NAME",
@@ -330,7 +345,38 @@ func printTriggers(w io.Writer, ts []*trigger.Status) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Queue, s.State, target,
 			s.Stats.Invocations, s.Stats.Errors, s.Stats.Timeouts, s.Stats.MessagesDeleted, s.Stats.MessagesFailed,
-			s.Stats.ConcurrentInvocations, s.LastError)
+			s.Stats.ConcurrentInvocations, oneLine(s.LastError))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range ts {
+		if len(s.RecentInvocations) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nrecent invocations of %s, latest first:\n", s.Name)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TIME\tBATCH\tDURATION\tOUTCOME\tFAILED\tERROR")
+		for _, inv := range s.RecentInvocations {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%d\t%s\n", inv.Time.UTC().Format(time.RFC3339), inv.BatchSize,
+				seconds(inv.DurationSeconds), inv.Outcome, inv.FailedMessages, oneLine(inv.Error))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// seconds writes a duration in seconds as 12ms, 1.5s: to the millisecond,
+// to the microsecond under one.
+func seconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// oneLine keeps a table row on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -48,7 +50,7 @@ func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Register
 		return nil, err
 	}
 	if reg != nil {
-		if err := reg.Register(&triggerCollector{m: m}); err != nil {
+		if err := reg.Register(metrics.NewTriggerCollector(trigger.States, triggerStats(m))); err != nil {
 			m.Close(context.Background())
 			return nil, err
 		}
@@ -69,40 +71,37 @@ func (t *triggers) stop(d time.Duration) {
 	_ = t.m.Close(ctx)
 }
 
-// triggerCollector exposes trigger.Manager.Stats, named after Lambda's
-// CloudWatch metrics.
-type triggerCollector struct{ m *trigger.Manager }
-
-var (
-	trigLabels      = []string{"trigger", "queue"}
-	trigInvocations = prometheus.NewDesc("tidemq_trigger_invocations_total", "Invocations of a trigger's target (Lambda: Invocations).", trigLabels, nil)
-	trigErrors      = prometheus.NewDesc("tidemq_trigger_errors_total", "Failed invocations: error, timeout or throttle (Lambda: Errors).", trigLabels, nil)
-	trigTimeouts    = prometheus.NewDesc("tidemq_trigger_timeouts_total", "Invocations that ran past the function timeout.", trigLabels, nil)
-	trigThrottles   = prometheus.NewDesc("tidemq_trigger_throttles_total", "Invocations the target refused with HTTP 429 (Lambda: Throttles).", trigLabels, nil)
-	trigInvalid     = prometheus.NewDesc("tidemq_trigger_invalid_responses_total", "Unusable batchItemFailures responses (the whole batch failed).", trigLabels, nil)
-	trigDuration    = prometheus.NewDesc("tidemq_trigger_duration_seconds_total", "Time spent in invocations (Lambda: Duration).", trigLabels, nil)
-	trigConcurrent  = prometheus.NewDesc("tidemq_trigger_concurrent_invocations", "Invocations running now (Lambda: ConcurrentExecutions).", trigLabels, nil)
-	trigMessages    = prometheus.NewDesc("tidemq_trigger_messages_total", "Messages settled by a trigger, by outcome: deleted, failed or filtered.", append(trigLabels, "outcome"), nil)
-)
-
-func (c *triggerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{trigInvocations, trigErrors, trigTimeouts, trigThrottles, trigInvalid, trigDuration, trigConcurrent, trigMessages} {
-		ch <- d
+// triggerAlarmSnapshots are the manager's Stats for the trigger alarms:
+// a failed invocation is an error, a timeout, a throttle or an unusable
+// batchItemFailures answer.
+func triggerAlarmSnapshots(m *trigger.Manager) func() []alarms.TriggerSnapshot {
+	return func() []alarms.TriggerSnapshot {
+		ss := m.Stats()
+		out := make([]alarms.TriggerSnapshot, len(ss))
+		for i, s := range ss {
+			out[i] = alarms.TriggerSnapshot{Name: s.Name, Queue: s.Queue, Errors: s.Errors + s.InvalidResponses}
+		}
+		return out
 	}
 }
 
-func (c *triggerCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.m.Stats() {
-		l := []string{s.Name, s.Queue}
-		ch <- prometheus.MustNewConstMetric(trigInvocations, prometheus.CounterValue, float64(s.Invocations), l...)
-		ch <- prometheus.MustNewConstMetric(trigErrors, prometheus.CounterValue, float64(s.Errors), l...)
-		ch <- prometheus.MustNewConstMetric(trigTimeouts, prometheus.CounterValue, float64(s.Timeouts), l...)
-		ch <- prometheus.MustNewConstMetric(trigThrottles, prometheus.CounterValue, float64(s.Throttles), l...)
-		ch <- prometheus.MustNewConstMetric(trigInvalid, prometheus.CounterValue, float64(s.InvalidResponses), l...)
-		ch <- prometheus.MustNewConstMetric(trigDuration, prometheus.CounterValue, s.DurationSeconds, l...)
-		ch <- prometheus.MustNewConstMetric(trigConcurrent, prometheus.GaugeValue, float64(s.ConcurrentInvocations), l...)
-		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesDeleted), s.Name, s.Queue, "deleted")
-		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesFailed), s.Name, s.Queue, "failed")
-		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesFiltered), s.Name, s.Queue, "filtered")
+// triggerStats are the manager's Stats for metrics.NewTriggerCollector.
+func triggerStats(m *trigger.Manager) func() []metrics.TriggerStats {
+	return func() []metrics.TriggerStats {
+		ss := m.Stats()
+		out := make([]metrics.TriggerStats, len(ss))
+		for i, s := range ss {
+			t := metrics.TriggerStats{Name: s.Name, Queue: s.Queue, State: s.State,
+				Invocations: s.Invocations, Errors: s.Errors, Timeouts: s.Timeouts, Throttles: s.Throttles,
+				InvalidResponses: s.InvalidResponses, MessagesDeleted: s.MessagesDeleted, MessagesFailed: s.MessagesFailed,
+				MessagesFiltered: s.MessagesFiltered, PollErrors: s.PollErrors, Pauses: s.Pauses,
+				DurationSeconds: s.DurationSeconds, ConcurrentInvocations: s.ConcurrentInvocations,
+				Durations: make(map[string]metrics.Histogram, len(s.Durations))}
+			for o, h := range s.Durations {
+				t.Durations[o] = metrics.Histogram{Count: h.Count, Sum: h.Sum, Buckets: h.Buckets}
+			}
+			out[i] = t
+		}
+		return out
 	}
 }

@@ -5,8 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/engine"
@@ -119,5 +123,40 @@ func TestStartTriggersInMemory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, trigger.LegacyFile)); err != nil {
 		t.Errorf("in memory, the data directory's triggers.json was touched: %v", err)
+	}
+}
+
+// serve registers the triggers' metrics: the state of each trigger among
+// them.
+func TestStartTriggersRegistersMetrics(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := eng.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	trg, err := startTriggers(eng, mem.New(), reg, &serveOptions{inMemory: true}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trg.stop(time.Second)
+	if _, err := trg.m.Create(ctx, trigger.Config{Name: "off", Queue: "q", Enabled: new(false), Target: trigger.Target{URL: "http://h/"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP tidemq_trigger_state 1 for the state the trigger is in (Enabled, Disabled, Paused: its queue's visibility timeout is too short, Failing: it cannot poll), 0 for the others.
+# TYPE tidemq_trigger_state gauge
+tidemq_trigger_state{queue="q",state="Disabled",trigger="off"} 1
+tidemq_trigger_state{queue="q",state="Enabled",trigger="off"} 0
+tidemq_trigger_state{queue="q",state="Failing",trigger="off"} 0
+tidemq_trigger_state{queue="q",state="Paused",trigger="off"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "tidemq_trigger_state"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +111,84 @@ func TestTriggerLocalCommand(t *testing.T) {
 	}
 	if tg := patch("t3", "--dir", "/srv", "--", "./handler.sh"); tg["Command"].([]string)[0] != "./handler.sh" || tg["Dir"] != "/srv" {
 		t.Errorf("with --dir the command must be left as given: %v", tg)
+	}
+}
+
+// trigger list shows each trigger's latest invocations under the table;
+// --recent bounds them, and --json has them all.
+func TestTriggerListRecentInvocations(t *testing.T) {
+	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
+		t.Fatal(err)
+	}
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev trigger.Event
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		if ev.Records[0].Body == "boom" {
+			http.Error(w, "kaboom\nat line 3", http.StatusInternalServerError)
+		}
+	}))
+	defer fn.Close()
+	m, err := trigger.NewManager(trigger.Options{Broker: e, WaitTimeSeconds: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	m.Start()
+	if _, err := m.Create(ctx, trigger.Config{Name: "t", Queue: "q", BatchSize: 1, Target: trigger.Target{URL: fn.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	for i, body := range []string{"ok", "ok", "boom"} {
+		if _, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{Body: body}}}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for s, _ := m.Get("t"); len(s.RecentInvocations) < i+1; s, _ = m.Get("t") {
+			if time.Now().After(deadline) {
+				t.Fatalf("invocation %d never came", i+1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := newTriggerCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append([]string{"list", "--endpoint", srv.URL}, args...))
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			t.Fatalf("list %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	out := run("--recent", "2")
+	lines := strings.Split(out, "\n")
+	i := slices.Index(lines, "recent invocations of t, latest first:")
+	if i < 0 || len(lines) < i+4 {
+		t.Fatalf("no recent invocations:\n%s", out)
+	}
+	head, first, second := strings.Fields(lines[i+1]), strings.Fields(lines[i+2]), strings.Fields(lines[i+3])
+	if strings.Join(head, " ") != "TIME BATCH DURATION OUTCOME FAILED ERROR" ||
+		first[1] != "1" || first[3] != "error" || first[4] != "1" || !strings.Contains(lines[i+2], "HTTP 500 Internal Server Error: kaboom at line 3") ||
+		second[3] != "success" || second[4] != "0" || strings.TrimSpace(lines[i+4]) != "" {
+		t.Fatalf("recent invocations:\n%s", out)
+	}
+	if out := run("--recent", "0"); strings.Contains(out, "recent invocations") {
+		t.Fatalf("--recent 0:\n%s", out)
+	}
+	var l struct{ Triggers []*trigger.Status }
+	if err := json.Unmarshal([]byte(run("--json")), &l); err != nil || len(l.Triggers) != 1 || len(l.Triggers[0].RecentInvocations) != 3 {
+		t.Fatalf("--json: %v %+v", err, l)
+	}
+	if inv := l.Triggers[0].RecentInvocations[0]; inv.Outcome != trigger.OutcomeError || inv.DurationSeconds <= 0 || inv.Time.IsZero() {
+		t.Fatalf("--json invocation %+v", inv)
 	}
 }

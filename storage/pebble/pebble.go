@@ -27,6 +27,10 @@ type Store struct {
 	db atomic.Pointer[pebble.DB]
 	// commitMu orders Commit, Reopen and Close (see reopen.go).
 	commitMu sync.Mutex
+	// closeMu keeps the database open during a Checkpoint: Checkpoint
+	// holds it for reading, Reopen and Close for writing, after
+	// commitMu (checkpoint.go).
+	closeMu sync.RWMutex
 	// broken is the first error the write-ahead log returned; from then on
 	// Commit refuses rather than call into a commit pipeline that Pebble
 	// gives up on (see reopen.go). Reopen clears it.
@@ -73,7 +77,7 @@ func (s *Store) options() *pebble.Options {
 	opts := &pebble.Options{
 		Logger:       quietLogger{s.o.Logger},
 		MemTableSize: 64 << 20,
-		FS:           walWatchFS{FS: walFillFS{FS: fs, ahead: walFillAhead}, failed: s.walFailed},
+		FS:           walWatchFS{FS: walFillFS{FS: fs, ahead: walFillAhead, dir: s.dir}, failed: s.walFailed, dir: s.dir},
 		EventListener: &pebble.EventListener{DiskSlow: func(info pebble.DiskSlowInfo) {
 			if s.o.Logger != nil {
 				s.o.Logger.Warn("storage: slow disk", "op", info.OpType.String(), "file", info.Path, "for", info.Duration)
@@ -124,6 +128,8 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 func (s *Store) Close() error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	s.closeMu.Lock() // waits for a running Checkpoint
+	defer s.closeMu.Unlock()
 	db := s.retire(nil)
 	if db == nil {
 		return nil // a Reopen failed to open it again

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/tidemq/tidemq/storage"
 )
 
 // Recovering from a failed write.
@@ -34,6 +36,8 @@ var errClosed = errors.New("storage: the pebble store is closed")
 func (s *Store) Reopen() (err error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	s.closeMu.Lock() // waits for a running Checkpoint
+	defer s.closeMu.Unlock()
 	defer func() {
 		// Pebble panics (Fatalf, see quietLogger) when it cannot write its
 		// manifest while opening; its deferred clean-ups release the
@@ -62,6 +66,13 @@ func (s *Store) walFailed(err error) {
 	s.broken.CompareAndSwap(nil, &err)
 }
 
+// Broken returns the write-ahead log's error, if it failed
+// (storage.Breakable): a commit of any of the store's users may have
+// found it.
+func (s *Store) Broken() error { return s.failure() }
+
+var _ storage.Breakable = (*Store)(nil)
+
 // failure is the WAL's error, if it failed.
 func (s *Store) failure() error {
 	if p := s.broken.Load(); p != nil {
@@ -75,15 +86,16 @@ func (s *Store) failure() error {
 type walWatchFS struct {
 	vfs.FS
 	failed func(error)
+	dir    string // the store's directory: only its WALs are watched ("": any)
 }
 
 // Create creates the file; a WAL is watched.
 func (fs walWatchFS) Create(name string) (vfs.File, error) {
 	f, err := fs.FS.Create(name)
-	if err != nil && isWAL(name) {
+	if err != nil && isStoreWAL(fs.dir, name) {
 		fs.failed(err)
 	}
-	if err != nil || !isWAL(name) {
+	if err != nil || !isStoreWAL(fs.dir, name) {
 		return f, err
 	}
 	return watchedFile{File: f, failed: fs.failed}, nil
@@ -92,10 +104,10 @@ func (fs walWatchFS) Create(name string) (vfs.File, error) {
 // ReuseForWrite reuses an obsolete WAL, watched.
 func (fs walWatchFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname)
-	if err != nil && isWAL(newname) {
+	if err != nil && isStoreWAL(fs.dir, newname) {
 		fs.failed(err)
 	}
-	if err != nil || !isWAL(newname) {
+	if err != nil || !isStoreWAL(fs.dir, newname) {
 		return f, err
 	}
 	return watchedFile{File: f, failed: fs.failed}, nil

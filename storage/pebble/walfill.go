@@ -39,13 +39,14 @@ import (
 // log only.)
 type walFillFS struct {
 	vfs.FS
-	ahead int64 // bytes of fill kept written past the writer
+	ahead int64  // bytes of fill kept written past the writer
+	dir   string // the store's directory: only its WALs are filled ("": any)
 }
 
 // Create creates the file; a WAL is filled ahead of its writer.
 func (fs walFillFS) Create(name string) (vfs.File, error) {
 	f, err := fs.FS.Create(name)
-	if err != nil || !isWAL(name) {
+	if err != nil || !isStoreWAL(fs.dir, name) {
 		return f, err
 	}
 	return &filledFile{File: f, ahead: fs.ahead}, nil
@@ -55,7 +56,7 @@ func (fs walFillFS) Create(name string) (vfs.File, error) {
 // size, and fills ahead from there.
 func (fs walFillFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname)
-	if err != nil || !isWAL(newname) {
+	if err != nil || !isStoreWAL(fs.dir, newname) {
 		return f, err
 	}
 	var filled int64
@@ -103,6 +104,15 @@ var fillBlock = bytes.Repeat([]byte{fillByte}, 64<<10)
 
 // isWAL reports whether name is one of Pebble's write-ahead logs
 // (NNNNNN.log).
+// isStoreWAL reports whether name is a write-ahead log of the store in
+// dir (any directory when dir is ""): a checkpoint copies the store's WALs
+// into another directory through the same file system, and those copies
+// are neither filled nor watched (a failure writing a backup must not
+// stop the store).
+func isStoreWAL(dir, name string) bool {
+	return isWAL(name) && (dir == "" || filepath.Clean(filepath.Dir(name)) == filepath.Clean(dir))
+}
+
 func isWAL(name string) bool {
 	num, ok := strings.CutSuffix(filepath.Base(name), ".log")
 	if !ok || num == "" {

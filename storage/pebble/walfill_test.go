@@ -2,11 +2,17 @@ package pebble
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/tidemq/tidemq/storage"
 )
 
 func commit(t *testing.T, s *Store, from, to int) {
@@ -182,4 +188,63 @@ func TestLogWithoutTrailerOpens(t *testing.T) {
 	if got != 10 {
 		t.Fatalf("%d of 10 commits", got)
 	}
+}
+
+// Only the store's own WALs are filled and watched: a checkpoint's copies
+// of them, made through the same file system into another directory, are
+// not (a failure writing a backup must not mark the store's WAL failed).
+func TestIsStoreWAL(t *testing.T) {
+	for _, c := range []struct {
+		dir, name string
+		want      bool
+	}{
+		{"/d", "/d/000123.log", true},
+		{"/d/", "/d/000123.log", true},
+		{"/d", "/backup/000123.log", false},
+		{"/d", "/d/backup/000123.log", false},
+		{"/d", "/d/MANIFEST-000001", false},
+		{"", "/anywhere/000123.log", true},
+	} {
+		if got := isStoreWAL(c.dir, c.name); got != c.want {
+			t.Errorf("isStoreWAL(%q, %q) = %v, want %v", c.dir, c.name, got, c.want)
+		}
+	}
+}
+
+// A checkpoint whose WAL copy fails (here: the destination's file system
+// refuses it) leaves the store's WAL unbroken: commits go on.
+func TestCheckpointFailureLeavesStoreWorking(t *testing.T) {
+	dir := t.TempDir()
+	fs := failCreateFS{FS: vfs.Default, under: filepath.Join(dir, "backup")}
+	s, err := Open(filepath.Join(dir, "store"), Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.NewBatch()
+	b.Set([]byte("k"), []byte("v"))
+	if err := storage.CommitSync(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(filepath.Join(dir, "backup")); err == nil {
+		t.Fatal("the checkpoint succeeded although its files could not be created")
+	}
+	b = s.NewBatch()
+	b.Set([]byte("k2"), []byte("v"))
+	if err := storage.CommitSync(b); err != nil {
+		t.Fatalf("commit after a failed checkpoint: %v", err)
+	}
+}
+
+// failCreateFS refuses to create WAL files under one directory.
+type failCreateFS struct {
+	vfs.FS
+	under string
+}
+
+func (f failCreateFS) Create(name string) (vfs.File, error) {
+	if strings.HasPrefix(name, f.under) && isWAL(name) {
+		return nil, errors.New("injected: disk full")
+	}
+	return f.FS.Create(name)
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/tidemq/tidemq/topology"
+)
+
+// noLintUsage is the help of --no-lint, the flag of 'apply' and 'serve'
+// that skips the lint before applying a topology.
+const noLintUsage = "apply without linting first (by default an error finding stops before anything changes; warnings are printed and do not stop)"
+
+// lintBeforeApply is the check 'tidemq apply' and 'tidemq serve --config'
+// make before they change anything: it lints c and hands every error and
+// warning to report; it fails when there is an error finding. Info
+// findings are only counted: 'tidemq lint' shows them.
+func lintBeforeApply(c *topology.Config, report func(topology.Finding)) (warnings, notes int, err error) {
+	errs := 0
+	for _, f := range topology.Lint(c) {
+		switch f.Severity {
+		case topology.SeverityError:
+			errs++
+			report(f)
+		case topology.SeverityWarning:
+			warnings++
+			report(f)
+		default:
+			notes++
+		}
+	}
+	if errs > 0 {
+		return warnings, notes, fmt.Errorf("%s: lint found %d error(s), so nothing was applied: fix them ('tidemq lint %s' explains each), or skip the check with --no-lint",
+			c.File, errs, c.File)
+	}
+	return warnings, notes, nil
+}
+
+// printFindings is lintBeforeApply's report for a command: each finding
+// as 'tidemq lint' writes it.
+func printFindings(w io.Writer) func(topology.Finding) {
+	return func(f topology.Finding) { fmt.Fprintln(w, f) }
+}
+
+// logFindings is lintBeforeApply's report for the server: one log record
+// per finding, at the level of its severity.
+func logFindings(log *slog.Logger) func(topology.Finding) {
+	return func(f topology.Finding) {
+		level := slog.LevelWarn
+		if f.Severity == topology.SeverityError {
+			level = slog.LevelError
+		}
+		log.Log(context.Background(), level, "config: lint "+string(f.Severity), "file", f.File, "line", f.Line, "resource", f.Resource,
+			"rule", f.Rule+" ("+f.Name+")", "finding", f.Message, "fix", f.Hint)
+	}
+}

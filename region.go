@@ -1,0 +1,53 @@
+package tidemq
+
+import "strings"
+
+// Queues per region.
+//
+// On AWS each region is a namespace of its own: the same queue name in two
+// regions is two queues, with two ARNs. A Broker is opened for one account
+// and one region, its home region, and names the queues of its home region
+// plainly ("orders"). A queue of another region is named
+// "<region>/<name>" ("eu-west-1/orders"): RegionalQueueName builds such a
+// name and SplitQueueName takes it apart. A Broker treats the part after
+// the slash as the queue's name (the name rules, the ARN's resource) and
+// the part before as its region (the ARN's region, ListQueues' scope); the
+// transports turn the region of a request (its SigV4 credential scope)
+// and a queue name into such a name, and back.
+//
+// So that every queue has one name, a Broker's home region is never
+// written out: RegionalQueueName(home, home, "orders") is "orders".
+
+// RegionalQueueName names queue name of region for a Broker whose home
+// region is home: name itself in the home region (or when region is ""),
+// "<region>/<name>" otherwise. name may be "" or a ListQueues prefix.
+func RegionalQueueName(region, home, name string) string {
+	if region == "" || region == home {
+		return name
+	}
+	return region + "/" + name
+}
+
+// SplitQueueName takes a queue name (or a ListQueues prefix) of a Broker
+// whose home region is home apart into its region and its plain name.
+func SplitQueueName(qname, home string) (region, name string) {
+	if r, n, ok := strings.Cut(qname, "/"); ok {
+		return r, n
+	}
+	return home, qname
+}
+
+// ValidRegion reports whether s can be a region name: 1 to 64 characters of
+// [a-z0-9-] ("us-east-1", "eu-central-2", a local "dev-1").
+func ValidRegion(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

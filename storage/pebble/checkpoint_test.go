@@ -1,0 +1,138 @@
+package pebble_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// A checkpoint taken while writers commit holds every batch that was
+// durable before it started, opens as a store, and leaves the store
+// serving; batches committed meanwhile are all durable in the store.
+func TestCheckpointWhileCommitting(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(filepath.Join(dir, "store"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var (
+		durable sync.Map // key → value, once its Durable reported success
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+		errs    = make(chan error, 4)
+		writes  atomic.Int64 // batches made durable
+	)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				k, v := fmt.Sprintf("m/%d/%08d", w, i), fmt.Sprintf("body %d %d", w, i)
+				b := s.NewBatch()
+				b.Set([]byte(k), []byte(v))
+				d, err := b.Commit()
+				if err == nil {
+					err = d.Wait()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				durable.Store(k, v)
+				writes.Add(1)
+			}
+		}()
+	}
+	for writes.Load() < 400 {
+		runtime.Gosched()
+	}
+	before := map[string]string{}
+	durable.Range(func(k, v any) bool { before[k.(string)] = v.(string); return true })
+	dest := filepath.Join(dir, "backup")
+	if err := s.Checkpoint(dest); err != nil {
+		t.Fatal(err)
+	}
+	after := writes.Load()
+	for writes.Load() < after+200 { // the store goes on serving
+		runtime.Gosched()
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	cp, err := pebble.Open(dest, pebble.Options{})
+	if err != nil {
+		t.Fatalf("open the checkpoint: %v", err)
+	}
+	defer cp.Close()
+	got := map[string]string{}
+	if err := cp.Scan([]byte("m/"), func(k, v []byte) error { got[string(k)] = string(v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range before {
+		if got[k] != v {
+			t.Fatalf("%s was durable before the checkpoint but the copy has %q", k, got[k])
+		}
+	}
+	for k, v := range got {
+		if w, ok := durable.Load(k); !ok || w.(string) != v {
+			t.Fatalf("the copy has %s=%q, never written so", k, v)
+		}
+	}
+	t.Logf("%d batches durable before the checkpoint, %d in it, %d written in all", len(before), len(got), writes.Load())
+	// The store still commits.
+	b := s.NewBatch()
+	b.Set([]byte("m/after"), []byte("x"))
+	if err := storage.CommitSync(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A checkpoint never goes into an existing directory, and leaves it as it
+// was; a missing parent is refused.
+func TestCheckpointDestination(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(filepath.Join(dir, "store"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	existing := filepath.Join(dir, "existing")
+	if err := os.Mkdir(existing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(existing, "keep")
+	if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(existing); err == nil {
+		t.Error("checkpoint into an existing directory")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the existing directory was touched: %v", err)
+	}
+	if err := s.Checkpoint(filepath.Join(dir, "no", "such", "parent")); err == nil {
+		t.Error("checkpoint under a missing parent")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(filepath.Join(dir, "closed")); err == nil {
+		t.Error("checkpoint of a closed store")
+	} else if _, statErr := os.Stat(filepath.Join(dir, "closed")); !errors.Is(statErr, fs.ErrNotExist) {
+		t.Errorf("a failed checkpoint left its directory: %v", statErr)
+	}
+}
