@@ -106,11 +106,11 @@ func (c *Console) moveTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]moveTaskView, 0, len(tasks))
 	for _, t := range tasks {
-		v := moveTaskView{TaskHandle: t.TaskHandle, Status: t.Status, Source: arnName(t.SourceARN),
+		v := moveTaskView{TaskHandle: t.TaskHandle, Status: t.Status, Source: c.queueName(t.SourceARN),
 			Moved: t.ApproximateNumberOfMessagesMoved, ToMove: t.ApproximateNumberOfMessagesToMove,
 			FailureReason: t.FailureReason, StartedMillis: millis(t.StartedTimestamp), MaxPerSecond: t.MaxNumberOfMessagesPerSecond}
 		if t.DestinationARN != "" {
-			v.Destination = arnName(t.DestinationARN)
+			v.Destination = c.queueName(t.DestinationARN)
 		}
 		out = append(out, v)
 	}

@@ -434,3 +434,47 @@ func TestAssetsHeadersAndNoInlineScript(t *testing.T) {
 		}
 	}
 }
+
+// A queue of another region than the server's is named "<region>/<name>"
+// everywhere in the console, so that its links and actions reach it.
+func TestQueuesOfAnotherRegion(t *testing.T) {
+	f := newFixture(t)
+	dlq := f.createQueue("eu-west-1/jobs-dlq", nil)
+	f.createQueue("eu-west-1/jobs", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + dlq.ARN + `","maxReceiveCount":"1"}`})
+	f.createQueue("jobs", nil) // the same name at home is another queue
+	f.send("eu-west-1/jobs", "x", nil)
+	f.receive("eu-west-1/jobs", 5)
+	f.clock.Advance(6 * time.Second)
+	f.receive("eu-west-1/jobs", 5)
+
+	var ov struct {
+		Queues []struct {
+			Name, DeadLetterTarget string
+			Sources                []string
+		}
+	}
+	f.get("/console/api/overview", http.StatusOK, &ov)
+	names := map[string]string{}
+	for _, q := range ov.Queues {
+		names[q.Name] = q.DeadLetterTarget
+	}
+	if target, ok := names["eu-west-1/jobs"]; !ok || target != "eu-west-1/jobs-dlq" {
+		t.Errorf("overview %+v: want eu-west-1/jobs redriving to eu-west-1/jobs-dlq", ov.Queues)
+	}
+	var out struct {
+		Messages []struct{ SourceQueue string }
+	}
+	f.get("/console/api/messages?queue=eu-west-1%2Fjobs-dlq", http.StatusOK, &out)
+	if len(out.Messages) != 1 || out.Messages[0].SourceQueue != "eu-west-1/jobs" {
+		t.Errorf("messages %+v, want one from eu-west-1/jobs", out.Messages)
+	}
+	var started struct{ TaskHandle string }
+	f.post("/console/api/redrive", `{"queue":"eu-west-1/jobs-dlq"}`, http.StatusOK, &started)
+	var tasks struct {
+		Tasks []struct{ Source string }
+	}
+	f.get("/console/api/movetasks?queue=eu-west-1%2Fjobs-dlq", http.StatusOK, &tasks)
+	if len(tasks.Tasks) != 1 || tasks.Tasks[0].Source != "eu-west-1/jobs-dlq" {
+		t.Errorf("move tasks %+v", tasks.Tasks)
+	}
+}

@@ -95,7 +95,7 @@ func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	out := messagesView{Queue: p.Queue, Messages: make([]messageView, 0, len(msgs))}
 	for _, m := range msgs {
-		out.Messages = append(out.Messages, viewMessage(m))
+		out.Messages = append(out.Messages, c.viewMessage(m))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -117,7 +117,7 @@ func millis(t time.Time) int64 {
 // viewMessage renders a message for the browser: the body pretty-printed
 // and unwrapped (dlq.Unwrap, dlq.Pretty) and the dead-letter story
 // explained as `tidemq dlq peek` explains it (dlq.Explain).
-func viewMessage(m *tidemq.Message) messageView {
+func (c *Console) viewMessage(m *tidemq.Message) messageView {
 	v := messageView{
 		MessageID: m.MessageID, Body: m.Body, Pretty: dlq.Pretty(m.Body), Size: tidemq.MessageSize(m.Body, m.Attributes),
 		SentMillis: millis(m.SentTimestamp), FirstReceiveMillis: millis(m.FirstReceiveTimestamp),
@@ -125,7 +125,7 @@ func viewMessage(m *tidemq.Message) messageView {
 		GroupID: m.MessageGroupID, DeduplicationID: m.MessageDeduplicationID, SequenceNumber: m.SequenceNumber,
 	}
 	if m.DeadLetterQueueSourceARN != "" {
-		v.SourceQueue = arnName(m.DeadLetterQueueSourceARN)
+		v.SourceQueue = c.queueName(m.DeadLetterQueueSourceARN)
 	}
 	if t, ok := m.SystemAttributes["AWSTraceHeader"]; ok {
 		v.TraceHeader = t.StringValue

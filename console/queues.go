@@ -61,13 +61,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, overviewView{
 		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
-		AlarmsOn: c.o.Alarms != nil, Queues: queueViews(snaps, as),
+		AlarmsOn: c.o.Alarms != nil, Queues: c.queueViews(snaps, as),
 	})
 }
 
 // queueViews turns snapshots into the overview's queues: dead-letter
 // queues first (firing ones first among them), then by name.
-func queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
+func (c *Console) queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
 	nameOf := make(map[string]string, len(snaps))
 	for _, s := range snaps {
 		nameOf[s.ARN] = s.Name
@@ -95,7 +95,7 @@ func queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
 		if s.DeadLetterTarget != "" {
 			v.DeadLetterTarget = nameOf[s.DeadLetterTarget]
 			if v.DeadLetterTarget == "" {
-				v.DeadLetterTarget = arnName(s.DeadLetterTarget)
+				v.DeadLetterTarget = c.queueName(s.DeadLetterTarget)
 			}
 		}
 		v.Sources = sources[s.ARN]
@@ -122,7 +122,12 @@ func queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
 	return out
 }
 
-// arnName is the last part of an ARN: a queue's name.
-func arnName(arn string) string {
-	return arn[strings.LastIndexByte(arn, ':')+1:]
+// queueName is the broker's name of the queue an ARN names: the plain name
+// in the home region, "<region>/<name>" in another (tidemq.RegionalQueueName).
+func (c *Console) queueName(arn string) string {
+	a, ok := tidemq.ParseARN(arn)
+	if !ok {
+		return arn[strings.LastIndexByte(arn, ':')+1:]
+	}
+	return tidemq.RegionalQueueName(a.Region, c.o.Region, a.Resource)
 }

@@ -431,8 +431,15 @@ async function renderTopics() {
           h('td', {}, s.filterPolicy ? h('code', {}, s.filterPolicy) : h('span', { class: 'muted' }, 'all messages')))))))));
 }
 
-function queueLink(arn) {
-  const name = arn.slice(arn.lastIndexOf(':') + 1);
+// queueLink links a queue named by ARN (or by name): a queue of another
+// region than the server's is "<region>/<name>", as the API names it.
+function queueLink(arnOrName) {
+  const parts = arnOrName.split(':');
+  let name = arnOrName;
+  if (parts.length === 6 && parts[0] === 'arn') {
+    const home = state.overview ? state.overview.region : '';
+    name = parts[3] && parts[3] !== home ? parts[3] + '/' + parts[5] : parts[5];
+  }
   return h('a', { href: '#/queue/' + encodeURIComponent(name) }, name);
 }
 
