@@ -459,7 +459,7 @@ const INVOCATION_COLUMNS = [
   ['Time', 'time', (v) => (v ? time(Date.parse(v)) : '')],
   ['Outcome', 'outcome', (v) => v || ''],
   ['BatchSize', 'messages', (v) => (v === undefined ? '' : num(v))],
-  ['DurationSeconds', 'duration', (v) => (v === undefined ? '' : v < 1 ? Math.round(v * 1000) + ' ms' : v.toFixed(2) + ' s')],
+  ['DurationSeconds', 'duration', (v) => (v === undefined ? '' : v < 1 ? (v * 1000).toFixed(v < 0.01 ? 1 : 0) + ' ms' : v.toFixed(2) + ' s')],
   ['FailedMessages', 'failed', (v) => (v ? num(v) : '')],
   ['Error', 'error', (v) => v || ''],
 ];
@@ -469,11 +469,11 @@ function invocationTable(list) {
   const known = new Set(INVOCATION_COLUMNS.map(([k]) => k));
   const extra = [...new Set(list.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
   const cell = (v) => (v && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
-  return h('table', { class: 'invocations' },
+  return h('div', { class: 'invocations-wrap' }, h('table', { class: 'invocations' },
     h('thead', {}, h('tr', {}, INVOCATION_COLUMNS.map(([, label]) => h('th', {}, label)), extra.map((c) => h('th', {}, c)))),
     h('tbody', {}, list.map((x) => h('tr', { class: 'outcome-' + String(x.Outcome || '').toLowerCase() },
       INVOCATION_COLUMNS.map(([k, , fmt]) => h('td', { class: k === 'Error' ? 'error' : '' }, fmt(x[k]))),
-      extra.map((c) => h('td', {}, cell(x[c])))))));
+      extra.map((c) => h('td', {}, cell(x[c]))))))));
 }
 
 async function renderTriggers() {
