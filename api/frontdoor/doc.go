@@ -21,6 +21,10 @@
 //     - Probe routes (/health, /metrics) are admin routes unless the
 //     operator opens them (tidemq serve --auth-exempt), because Kubernetes
 //     probes and Prometheus scrapes cannot sign.
+//     - Asset routes (the web console's page, scripts and styles) are
+//     public: they hold no data and change nothing, and a browser has to
+//     load them before it can sign. Everything the console reads or
+//     changes goes through admin routes, signed in the browser.
 //
 // Server wraps the mux in an http.Server with read, write and idle timeouts,
 // a cap on open connections (the longest-idle keep-alive connection is

@@ -29,6 +29,11 @@ const (
 	// Open routes are answered without a signature: only probes the
 	// operator exempted.
 	Open
+	// Public routes serve files that hold no data and change nothing (the
+	// web console's HTML, scripts and styles) to anyone who passes the
+	// Host check, with or without --auth: a browser must load the console
+	// before it can sign anything. GET and HEAD only.
+	Public
 )
 
 func (a Access) String() string {
@@ -37,6 +42,8 @@ func (a Access) String() string {
 		return "protocol"
 	case Admin:
 		return "admin"
+	case Public:
+		return "public"
 	}
 	return "open"
 }
@@ -124,6 +131,17 @@ func (d *Door) Probe(pattern string, h http.Handler, open bool) {
 		panic("frontdoor: an open probe must be a GET route: " + pattern)
 	}
 	d.handle(pattern, Open, h)
+}
+
+// Asset registers a Public route: static files without data (the web
+// console's page and scripts), answered unsigned even under --auth. The
+// pattern must be a GET route (HEAD included). The handler must set
+// its own browser protections (Content-Security-Policy, framing).
+func (d *Door) Asset(pattern string, h http.Handler) {
+	if m, _, ok := strings.Cut(pattern, " "); !ok || m != http.MethodGet {
+		panic("frontdoor: an asset route must be a GET route: " + pattern)
+	}
+	d.handle(pattern, Public, h)
 }
 
 func (d *Door) handle(pattern string, a Access, h http.Handler) {

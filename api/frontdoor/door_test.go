@@ -194,8 +194,9 @@ func TestRoutesListed(t *testing.T) {
 	d.Admin("/tidemq/things", echo)
 	d.Probe("GET /health", echo, true)
 	d.Probe("GET /metrics", echo, false)
+	d.Asset("GET /console/", echo)
 	d.Protocol("/", echo)
-	want := []Route{{"/tidemq/things", Admin}, {"GET /health", Open}, {"GET /metrics", Admin}, {"/", Protocol}}
+	want := []Route{{"/tidemq/things", Admin}, {"GET /health", Open}, {"GET /metrics", Admin}, {"GET /console/", Public}, {"/", Protocol}}
 	got := d.Routes()
 	if len(got) != len(want) {
 		t.Fatalf("Routes() = %v, want %v", got, want)
@@ -205,6 +206,36 @@ func TestRoutesListed(t *testing.T) {
 			t.Errorf("route %d = %v, want %v", i, got[i], want[i])
 		}
 	}
+}
+
+// An asset route answers unsigned under --auth, while an admin route
+// beside it is refused; and without --auth the Host check still applies.
+func TestAssetPublicButHostChecked(t *testing.T) {
+	d := New(Config{Auth: verifier()})
+	d.Asset("GET /console/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page")) }))
+	d.Admin("GET /console/api/", echo)
+	srv := httptest.NewServer(d)
+	defer srv.Close()
+	if status, body := do(t, http.DefaultClient, http.MethodGet, srv.URL+"/console/", "", ""); status != http.StatusOK || body != "page" {
+		t.Errorf("unsigned asset under auth: %d %q, want 200 page", status, body)
+	}
+	if status, _ := do(t, http.DefaultClient, http.MethodGet, srv.URL+"/console/api/x", "", ""); status != http.StatusForbidden {
+		t.Errorf("unsigned console API under auth: %d, want 403", status)
+	}
+	open := New(Config{})
+	open.Asset("GET /console/", echo)
+	req := httptest.NewRequest(http.MethodGet, "http://evil.example/console/", nil)
+	rec := httptest.NewRecorder()
+	open.ServeHTTP(rec, req)
+	if rec.Code != http.StatusMisdirectedRequest {
+		t.Errorf("asset for another host without auth: %d, want 421", rec.Code)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Asset accepted a POST route")
+		}
+	}()
+	open.Asset("POST /console/x", echo)
 }
 
 // Without --auth, a request naming a host that is not this machine's (a

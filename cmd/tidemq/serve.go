@@ -23,6 +23,7 @@ import (
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
+	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
@@ -60,8 +61,9 @@ func newServeCommand() *cobra.Command {
 		Short: "Run the tidemq server",
 		Long: `Run the tidemq server: the SQS API (AWS JSON 1.0 and Query) and the SNS
 subset (Query; topics delivering to queues) on --listen, with
-GET /health for probes, GET /metrics for Prometheus and GET /tidemq/alarms
-for the built-in alarms (see 'tidemq alarms').
+GET /health for probes, GET /metrics for Prometheus, GET /tidemq/alarms
+for the built-in alarms (see 'tidemq alarms') and the web console at
+/console/.
 
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
@@ -76,10 +78,11 @@ Without --auth, requests are not authenticated: any access key and secret are
 accepted, as with other local SQS emulators; only requests addressed to an IP
 address, localhost or --allowed-hosts are answered, and browsers cannot reach
 the server from other sites. With --auth, every route (SQS, SNS, /tidemq/...,
-/metrics, /health) needs a valid AWS Signature Version 4 made with one of the
-configured credentials (--credentials or --credentials-file); tidemq's own
-commands sign for the "tidemq" service. --auth-exempt health,metrics opens the
-two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
+/metrics, /health, the console's data) needs a valid AWS Signature Version 4
+made with one of the configured credentials (--credentials or
+--credentials-file); tidemq's own commands sign for the "tidemq" service, and
+the console signs in the browser with a key typed into its sign-in page.
+--auth-exempt health,metrics opens the two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
 section has the threat model.
 
 Every flag can also be set with an environment variable, shown in brackets.`,
@@ -284,13 +287,16 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
+	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
 	mountRoutes(door, routeHandlers{
-		health:  healthHandler(eng),
-		metrics: obs.metrics.Handler(),
-		queues:  obs.queuesHandler,
-		alarms:  obs.alarmsHandler,
-		trigger: trg.handler,
-		backup:  backup.Handler(checkpointer(store), log),
+		health:        healthHandler(eng),
+		metrics:       obs.metrics.Handler(),
+		queues:        obs.queuesHandler,
+		alarms:        obs.alarmsHandler,
+		trigger:       trg.handler,
+		backup:        backup.Handler(checkpointer(store), log),
+		consoleAssets: console.Assets(),
+		consoleAPI:    con.API(),
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
 			sqs.NewHandler(sqs.Config{
 				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,

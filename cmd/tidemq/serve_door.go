@@ -17,6 +17,7 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
+	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/trigger"
 )
 
@@ -126,6 +127,8 @@ type routeHandlers struct {
 	queues, alarms, trigger http.Handler
 	backup                  http.Handler // POST /tidemq/backup
 	protocols               http.Handler // SQS and SNS
+	// consoleAssets are the web console's files, consoleAPI its data.
+	consoleAssets, consoleAPI http.Handler
 }
 
 // mountRoutes is the one place where the server's routes are registered,
@@ -139,6 +142,11 @@ func mountRoutes(d *frontdoor.Door, h routeHandlers, open map[string]bool) {
 	d.Admin(trigger.APIPath, h.trigger)
 	d.Admin(trigger.APIPath+"/", h.trigger)
 	d.Admin("POST "+backup.APIPath, h.backup)
+	// The console's page and scripts hold no data: public, so that a
+	// browser can load them and then sign its data requests (Admin).
+	d.Asset("GET "+console.Path+"/", h.consoleAssets)
+	d.Admin("GET "+console.APIPath+"/", h.consoleAPI)
+	d.Admin("POST "+console.APIPath+"/", h.consoleAPI)
 	d.Protocol("/", h.protocols)
 }
 

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/console"
+	topicstore "github.com/tidemq/tidemq/sns"
+)
+
+// newConsole builds the web console of `tidemq serve` on the broker the
+// SQS API uses, the alarms (unless --no-alarms) and the topic service.
+func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Service, o *serveOptions) *console.Console {
+	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID}
+	if obs.alarms != nil {
+		co.Alarms = obs.alarms.Alarms
+	}
+	return console.New(co)
+}

@@ -1,0 +1,115 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/sns"
+)
+
+// Paths the console is served at. Register Assets at "GET "+Path+"/" as a
+// public route and API at APIPath+"/" as an admin route.
+const (
+	Path    = "/console"
+	APIPath = "/console/api"
+)
+
+// Topics is what the console reads of the SNS topic service.
+type Topics interface {
+	ListTopics() []*sns.Topic
+	ListSubscriptions(topicARN string) ([]*sns.Subscription, error)
+}
+
+// Options configure a Console.
+type Options struct {
+	// Broker is read (Snapshot, PeekMessages, ListMessageMoveTasks) and
+	// acted on (StartMessageMoveTask, PurgeQueue). Required.
+	Broker tidemq.Broker
+	// Alarms returns the evaluated alarms; nil when alarms are off.
+	Alarms func() []alarms.Alarm
+	// Topics is the SNS topic service; nil shows no topics.
+	Topics Topics
+	// Region and AccountID are shown in the page header.
+	Region, AccountID string
+	// Clock tells the time of an overview; nil means the system clock.
+	Clock tidemq.Clock
+}
+
+// Console serves the web console.
+type Console struct {
+	o Options
+}
+
+// New returns a Console.
+func New(o Options) *Console {
+	if o.Clock == nil {
+		o.Clock = tidemq.SystemClock{}
+	}
+	return &Console{o: o}
+}
+
+// API returns the handler of the console's JSON API, under APIPath:
+//
+//	GET  /console/api/overview                    queues (dead-letter queues first) with alarms
+//	GET  /console/api/messages?queue=Q&max=N&inflight=1   peek, nothing about the messages changes
+//	GET  /console/api/movetasks?queue=Q           the queue's recent message move tasks
+//	POST /console/api/redrive {"queue":Q,"destination":D}  start a move task (D "" = back to sources)
+//	POST /console/api/purge   {"queue":Q}         purge
+//	GET  /console/api/topics                      topics and their subscriptions
+//
+// Errors are {"error": message, "code": code} with the catalogue's status,
+// as on tidemq's other admin endpoints.
+func (c *Console) API() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+APIPath+"/overview", c.overview)
+	mux.HandleFunc("GET "+APIPath+"/messages", c.messages)
+	mux.HandleFunc("GET "+APIPath+"/movetasks", c.moveTasks)
+	mux.HandleFunc("POST "+APIPath+"/redrive", c.redrive)
+	mux.HandleFunc("POST "+APIPath+"/purge", c.purge)
+	mux.HandleFunc("GET "+APIPath+"/topics", c.topics)
+	mux.HandleFunc(APIPath+"/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, tidemq.Errorf(errNotFound, "The console has no %s %s.", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// errNotFound answers a console API path that does not exist.
+var errNotFound = &tidemq.ErrorCode{Shape: "NotFound", Code: "NotFound", Status: http.StatusNotFound, Fault: tidemq.Sender}
+
+// maxBody bounds a console POST body: a queue name or two.
+const maxBody = 64 << 10
+
+// decode reads a JSON request body into v, refusing unknown fields.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body is not what the console sends: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body has more than one JSON value.")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers {"error": message, "code": code} with the catalogue's
+// status; an error outside the catalogue is an internal failure.
+func writeError(w http.ResponseWriter, err error) {
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code == nil {
+		e = tidemq.Errorf(tidemq.ErrInternalFailure, "%v", err)
+	}
+	writeJSON(w, e.Code.Status, map[string]string{"error": e.Message, "code": e.Code.Code})
+}

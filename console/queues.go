@@ -1,0 +1,133 @@
+package console
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+)
+
+// queueView is one queue in the overview.
+type queueView struct {
+	Name     string `json:"name"`
+	ARN      string `json:"arn"`
+	FIFO     bool   `json:"fifo"`
+	Visible  int    `json:"visible"`
+	InFlight int    `json:"inFlight"`
+	Delayed  int    `json:"delayed"`
+	// Depth is every message the queue holds: visible + delayed + in flight.
+	Depth            int     `json:"depth"`
+	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
+	RetentionSeconds int     `json:"retentionSeconds"`
+	DeadLetterQueue  bool    `json:"deadLetterQueue"`
+	// DeadLetterTarget is the name of the queue's own dead-letter queue.
+	DeadLetterTarget string `json:"deadLetterTarget,omitempty"`
+	MaxReceiveCount  int    `json:"maxReceiveCount,omitempty"`
+	// Sources are the queues whose redrive policy names this one.
+	Sources []string `json:"sources,omitempty"`
+	// Alarm is FIRING when one of the queue's alarms fires, OK when all
+	// are evaluated and quiet, "" when none is (alarms off, or not yet).
+	Alarm  string         `json:"alarm"`
+	Alarms []alarms.Alarm `json:"alarms,omitempty"`
+	Stats  statsView      `json:"stats"`
+}
+
+type statsView struct {
+	Sent         uint64 `json:"sent"`
+	Received     uint64 `json:"received"`
+	Deleted      uint64 `json:"deleted"`
+	DeadLettered uint64 `json:"deadLettered"`
+	Expired      uint64 `json:"expired"`
+	Purged       uint64 `json:"purged"`
+	MovedIn      uint64 `json:"movedIn"`
+	MovedOut     uint64 `json:"movedOut"`
+}
+
+type overviewView struct {
+	TimeMillis int64       `json:"time"`
+	Region     string      `json:"region"`
+	AccountID  string      `json:"accountId"`
+	AlarmsOn   bool        `json:"alarmsOn"`
+	Queues     []queueView `json:"queues"`
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
+	snaps := c.o.Broker.Snapshot()
+	var as []alarms.Alarm
+	if c.o.Alarms != nil {
+		as = c.o.Alarms()
+	}
+	writeJSON(w, http.StatusOK, overviewView{
+		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
+		AlarmsOn: c.o.Alarms != nil, Queues: c.queueViews(snaps, as),
+	})
+}
+
+// queueViews turns snapshots into the overview's queues: dead-letter
+// queues first (firing ones first among them), then by name.
+func (c *Console) queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
+	nameOf := make(map[string]string, len(snaps))
+	for _, s := range snaps {
+		nameOf[s.ARN] = s.Name
+	}
+	sources := make(map[string][]string)
+	for _, s := range snaps {
+		if s.DeadLetterTarget != "" {
+			sources[s.DeadLetterTarget] = append(sources[s.DeadLetterTarget], s.Name)
+		}
+	}
+	byQueue := make(map[string][]alarms.Alarm)
+	for _, a := range as {
+		byQueue[a.Queue] = append(byQueue[a.Queue], a)
+	}
+	out := make([]queueView, 0, len(snaps))
+	for _, s := range snaps {
+		v := queueView{
+			Name: s.Name, ARN: s.ARN, FIFO: s.FIFO, Visible: s.Visible, InFlight: s.InFlight, Delayed: s.Delayed,
+			Depth: s.Visible + s.InFlight + s.Delayed, OldestAgeSeconds: s.OldestAgeSeconds, RetentionSeconds: s.RetentionSeconds,
+			DeadLetterQueue: s.IsDeadLetterQueue, MaxReceiveCount: s.MaxReceiveCount, Alarms: byQueue[s.Name],
+			Stats: statsView{Sent: s.Stats.Sent, Received: s.Stats.Received, Deleted: s.Stats.Deleted,
+				DeadLettered: s.Stats.DeadLettered, Expired: s.Stats.Expired, Purged: s.Stats.Purged,
+				MovedIn: s.Stats.MovedIn, MovedOut: s.Stats.MovedOut},
+		}
+		if s.DeadLetterTarget != "" {
+			v.DeadLetterTarget = nameOf[s.DeadLetterTarget]
+			if v.DeadLetterTarget == "" {
+				v.DeadLetterTarget = c.queueName(s.DeadLetterTarget)
+			}
+		}
+		v.Sources = sources[s.ARN]
+		sort.Strings(v.Sources)
+		for _, a := range v.Alarms {
+			if a.State == alarms.StateFiring {
+				v.Alarm = string(alarms.StateFiring)
+				break
+			}
+			v.Alarm = string(alarms.StateOK)
+		}
+		out = append(out, v)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.DeadLetterQueue != b.DeadLetterQueue {
+			return a.DeadLetterQueue
+		}
+		if fa, fb := a.Alarm == string(alarms.StateFiring), b.Alarm == string(alarms.StateFiring); fa != fb {
+			return fa
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// queueName is the broker's name of the queue an ARN names: the plain name
+// in the home region, "<region>/<name>" in another (tidemq.RegionalQueueName).
+func (c *Console) queueName(arn string) string {
+	a, ok := tidemq.ParseARN(arn)
+	if !ok {
+		return arn[strings.LastIndexByte(arn, ':')+1:]
+	}
+	return tidemq.RegionalQueueName(a.Region, c.o.Region, a.Resource)
+}
