@@ -1,0 +1,324 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// ReceiveMessages receives messages, long-polling up to the wait time.
+//
+// A long poll registers as a waiter of its queue before each look, so that
+// no wake between the look and the wait is lost, and then sleeps on the
+// Clock until a wake, the end of its wait or the queue's next deadline (a
+// delay or a visibility timeout ending), whichever is first (wake.go).
+func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	max := 1
+	if p.MaxNumberOfMessages != nil {
+		max = *p.MaxNumberOfMessages
+	}
+	var deadline time.Time
+	for first := true; ; first = false {
+		if err := b.refusal(); err != nil {
+			if !first {
+				return nil, nil
+			}
+			return nil, err
+		}
+		w := b.waiters.add(p.Queue)
+		now := b.clock.Now()
+		r, err := b.receiveOnce(ctx, p, max, now)
+		if err != nil {
+			b.waiters.remove(p.Queue, w)
+			if !first && (errors.Is(err, context.Canceled) || ctx.Err() != nil) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if first {
+			wait := r.q.waitTime
+			if p.WaitTimeSeconds != nil {
+				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
+			}
+			deadline = now.Add(wait)
+		}
+		for _, name := range r.wake {
+			b.waiters.wake(name)
+		}
+		if len(r.msgs) > 0 || !now.Before(deadline) || b.isDraining() {
+			b.waiters.remove(p.Queue, w)
+			b.stat(r.q.id, func(s *tidemq.QueueStats) {
+				s.Received += uint64(len(r.msgs))
+				if len(r.msgs) == 0 {
+					s.EmptyReceives++
+				}
+			})
+			return r.msgs, nil
+		}
+		wakeAt := deadline
+		if r.next != 0 && timeOf(r.next).Before(wakeAt) {
+			wakeAt = timeOf(r.next)
+		}
+		timer := b.clock.NewTimer(wakeAt.Sub(now))
+		select {
+		case <-w.ch:
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			b.waiters.remove(p.Queue, w)
+			return nil, nil
+		case <-b.draining:
+		}
+		timer.Stop()
+		b.waiters.remove(p.Queue, w)
+	}
+}
+
+// received is the outcome of one look at a queue.
+type received struct {
+	q    *queue
+	msgs []*tidemq.Message
+	// next is the queue's next deadline after now (0: none), when nothing
+	// was received.
+	next int64
+	// wake are queues that got messages (dead-letter moves).
+	wake []string
+}
+
+// attemptEntry remembers one message of a FIFO receive attempt.
+type attemptEntry struct {
+	Seq       int64  `json:"s"`
+	Count     int    `json:"c"`
+	VisibleAt int64  `json:"v"`
+	Handle    string `json:"h"`
+}
+
+// receiveOnce takes up to max messages from the queue in one transaction.
+func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int, now time.Time) (*received, error) {
+	var r *received
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		r = &received{}
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		if q.fifo {
+			// FIFO receives of a queue take turns: the group rules are
+			// decided on what the previous one committed.
+			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
+				return err
+			}
+		}
+		r.q = q
+		b.statsMu.Lock()
+		b.lastReceive[q.id] = now
+		b.statsMu.Unlock()
+		if err := b.expire(ctx, tx, q, now); err != nil {
+			return err
+		}
+		vt := q.visibility
+		if p.VisibilityTimeout != nil {
+			vt = time.Duration(*p.VisibilityTimeout) * time.Second
+		}
+		if q.fifo && p.ReceiveRequestAttemptID != "" {
+			out, err := b.retryAttempt(ctx, tx, q, p.ReceiveRequestAttemptID, vt, now)
+			if err != nil || out != nil {
+				r.msgs = out
+				return err
+			}
+		}
+		var taken []*message
+		var dlq *queue
+		dlqLooked := false
+		for round := 0; len(taken) < max && round < 10; round++ {
+			cands, err := b.candidates(ctx, tx, q, now, max-len(taken))
+			if err != nil {
+				return err
+			}
+			if len(cands) == 0 {
+				break
+			}
+			batch := &pgx.Batch{}
+			moved := 0
+			for _, m := range cands {
+				m.settle(stampOf(now), q.name)
+				if q.redrive != nil && m.receiveCount >= q.redrive.MaxReceiveCount {
+					if !dlqLooked {
+						dlqLooked = true
+						if dlq, err = b.queueByARN(ctx, tx, q.redrive.DeadLetterTargetARN); err != nil {
+							return err
+						}
+					}
+					if dlq != nil && dlq.id != q.id {
+						reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.redrive.MaxReceiveCount, m.receiveCount)
+						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
+							return err
+						}
+						b.stat(q.id, func(s *tidemq.QueueStats) { s.DeadLettered++ })
+						moved++
+						continue
+					}
+				}
+				m.receiveCount++
+				if m.firstReceive == 0 {
+					m.firstReceive = stampOf(now)
+				}
+				m.receivedAt = stampOf(now)
+				m.visibleAt = stampOf(now.Add(vt))
+				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
+					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+				batch.Queue(updateStateSQL, m.stateArgs()...)
+				taken = append(taken, m)
+			}
+			if moved > 0 {
+				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
+				r.wake = append(r.wake, dlq.name)
+			}
+			if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+				return err
+			}
+			if moved == 0 {
+				break
+			}
+		}
+		if len(taken) == 0 {
+			var next *int64
+			if err := tx.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2`,
+				q.id, stampOf(now)).Scan(&next); err != nil {
+				return err
+			}
+			if next != nil {
+				r.next = *next
+			}
+			return nil
+		}
+		r.msgs = make([]*tidemq.Message, len(taken))
+		entries := make([]attemptEntry, len(taken))
+		for i, m := range taken {
+			handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(b.handleKey)
+			r.msgs[i] = m.snapshot(q, handle)
+			entries[i] = attemptEntry{Seq: m.seq, Count: m.receiveCount, VisibleAt: m.visibleAt, Handle: handle}
+		}
+		if q.fifo && p.ReceiveRequestAttemptID != "" {
+			js, _ := json.Marshal(entries)
+			if _, err := tx.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, expires, entries) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (queue_id, attempt_id) DO UPDATE SET expires = $3, entries = $4`,
+				q.id, p.ReceiveRequestAttemptID, stampOf(now.Add(tidemq.ReceiveAttemptTTL)), js); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// fifoCandidatesSQL finds the receivable messages of a FIFO queue: ready,
+// with no message of their group before them that is not, and no message
+// of their group in flight. Rows come in sequence order; candidates groups
+// them.
+const fifoCandidatesSQL = `SELECT ` + messageCols + ` FROM messages m
+	WHERE m.queue_id = $1 AND m.group_id <> '' AND m.visible_at <= $2
+	  AND NOT EXISTS (SELECT 1 FROM messages o
+		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
+		  AND (o.seq < m.seq OR o.receive_count > 0))
+	ORDER BY m.seq LIMIT $3 FOR UPDATE OF m`
+
+// candidates returns up to n receivable messages of q, locked. A standard
+// queue's come in the order they became receivable, skipping rows other
+// receives hold (SKIP LOCKED); a FIFO queue's group by group, oldest group
+// first, each group's in order (AWS returns a group's messages together).
+func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
+	if !q.fifo {
+		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND visible_at <= $2
+			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, stampOf(now), n)
+		if err != nil {
+			return nil, err
+		}
+		return collectMessages(rows)
+	}
+	rows, err := tx.Query(ctx, fifoCandidatesSQL, q.id, stampOf(now), max(n, 100))
+	if err != nil {
+		return nil, err
+	}
+	ms, err := collectMessages(rows)
+	if err != nil {
+		return nil, err
+	}
+	return groupOrder(ms, n), nil
+}
+
+// groupOrder arranges messages (in sequence order) group by group, groups
+// in the order of their first message, and keeps the first n.
+func groupOrder(ms []*message, n int) []*message {
+	first := map[string]int64{}
+	for _, m := range ms {
+		if _, ok := first[m.group]; !ok {
+			first[m.group] = m.seq
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		gi, gj := first[ms[i].group], first[ms[j].group]
+		if gi != gj {
+			return gi < gj
+		}
+		return ms[i].seq < ms[j].seq
+	})
+	if len(ms) > n {
+		ms = ms[:n]
+	}
+	return ms
+}
+
+// retryAttempt answers a retried FIFO receive from its attempt, if the
+// attempt is known and none of its messages was deleted, received again or
+// had its visibility changed since. Their visibility timeouts start again.
+func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id string, vt time.Duration, now time.Time) ([]*tidemq.Message, error) {
+	var js []byte
+	err := tx.QueryRow(ctx, `SELECT entries FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires > $3`,
+		q.id, id, stampOf(now)).Scan(&js)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var entries []attemptEntry
+	if err := json.Unmarshal(js, &entries); err != nil {
+		return nil, err
+	}
+	msgs := make([]*message, len(entries))
+	for i, a := range entries {
+		m, err := scanMessage(tx.QueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND seq = $2 FOR UPDATE`, q.id, a.Seq))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.receiveCount != a.Count || m.visibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
+			return nil, nil
+		}
+		msgs[i] = m
+	}
+	out := make([]*tidemq.Message, len(msgs))
+	batch := &pgx.Batch{}
+	for i, m := range msgs {
+		m.visibleAt = stampOf(now.Add(vt))
+		entries[i].VisibleAt = m.visibleAt
+		batch.Queue(updateStateSQL, m.stateArgs()...)
+		out[i] = m.snapshot(q, entries[i].Handle)
+	}
+	js, _ = json.Marshal(entries)
+	batch.Queue(`UPDATE receive_attempts SET entries = $3 WHERE queue_id = $1 AND attempt_id = $2`, q.id, id, js)
+	return out, tx.SendBatch(ctx, batch).Close()
+}
