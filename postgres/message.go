@@ -170,4 +170,3 @@ func (m *message) story(q *queue) []tidemq.HistoryEvent {
 // formatSeq renders a FIFO sequence number as SQS does: a decimal string,
 // zero-padded to 20 digits so that string order is numeric order.
 func formatSeq(seq int64) string { return fmt.Sprintf("%020d", seq) }
-

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemq/tidemq"
@@ -339,4 +338,3 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return b.notify(ctx, tx, q.name)
 	})
 }
-

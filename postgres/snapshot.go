@@ -113,4 +113,3 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
