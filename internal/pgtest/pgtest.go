@@ -83,12 +83,44 @@ func DSN(t testing.TB) string {
 	return baseDSN
 }
 
+// Isolated is Schema for a test binary without Main (the e2e tests, of
+// which only a few need PostgreSQL): without TIDEMQ_TEST_POSTGRES it
+// starts a server for t alone and stops it when t ends.
+func Isolated(t testing.TB) (dsn, schema string) {
+	t.Helper()
+	base := baseDSN
+	if base == "" {
+		base = os.Getenv(EnvDSN)
+	}
+	if base != "" {
+		return schemaOn(t, base)
+	}
+	srv, err := Start()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL is required under CI=true: %v", err)
+		}
+		t.Skipf("no PostgreSQL: %v (set %s to a DSN)", err, EnvDSN)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	// Registered after the server's stop, so it runs before it.
+	return schemaOn(t, srv.DSN)
+}
+
 // Schema creates a fresh schema for t and returns a DSN whose connections
 // use it (search_path), and the schema's name. The schema is dropped when
 // t ends.
 func Schema(t testing.TB) (dsn, schema string) {
 	t.Helper()
-	base := DSN(t)
+	return schemaOn(t, DSN(t))
+}
+
+func schemaOn(t testing.TB, base string) (dsn, schema string) {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema = "t_" + hex.EncodeToString(b[:])
