@@ -57,9 +57,10 @@ type Broker struct {
 	stats       map[int64]*tidemq.QueueStats
 	lastReceive map[int64]time.Time
 
-	// lastErr is the latest database error of a request, cleared by a
-	// successful one; Healthy reports it together with a ping.
-	lastErr atomic.Pointer[errBox]
+	// listenErr is why the LISTEN connection is down (nil while it is
+	// up): Healthy reports it, since long polls then miss other nodes'
+	// sends until it is back.
+	listenErr atomic.Pointer[errBox]
 
 	closing  chan struct{}
 	draining chan struct{}
@@ -194,7 +195,10 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// Healthy reports nil while the database answers, or why it does not.
+// Healthy reports nil while the database answers and the node's LISTEN
+// connection is up, or why not. After PostgreSQL restarts, the pool
+// replaces its broken connections and the listener reconnects by itself;
+// Healthy turns nil again once both have.
 func (b *Broker) Healthy() error {
 	if b.closed.Load() {
 		return errors.New("broker closed")
@@ -204,8 +208,8 @@ func (b *Broker) Healthy() error {
 	if err := b.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres unreachable: %w", err)
 	}
-	if e := b.lastErr.Load(); e != nil {
-		return fmt.Errorf("postgres: last request failed: %w", e.err)
+	if e := b.listenErr.Load(); e != nil {
+		return fmt.Errorf("postgres: LISTEN connection down, reconnecting: %w", e.err)
 	}
 	return nil
 }
@@ -218,23 +222,8 @@ func (b *Broker) refusal() error {
 	return nil
 }
 
-// noteErr records the outcome of a database round trip for Healthy. A
-// catalogue error is the client's, not the database's.
-func (b *Broker) noteErr(err error) {
-	var te *tidemq.Error
-	switch {
-	case err == nil:
-		if b.lastErr.Load() != nil {
-			b.lastErr.Store(nil)
-		}
-	case errors.As(err, &te), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-	default:
-		b.lastErr.Store(&errBox{err})
-	}
-}
-
 // inTx runs fn in a transaction, retrying it on a serialization failure or
-// deadlock, and records the outcome for Healthy.
+// deadlock.
 func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := b.refusal(); err != nil {
 		return err
@@ -246,7 +235,6 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			break
 		}
 	}
-	b.noteErr(err)
 	return err
 }
 

@@ -113,7 +113,6 @@ func (b *Broker) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (*tidemq
 		return nil, err
 	}
 	q, err := b.getQueue(ctx, b.pool, p.Name, false)
-	b.noteErr(err)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +188,6 @@ func (b *Broker) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 	}
 	dlq, err := b.getQueue(ctx, b.pool, p.Queue, false)
 	if err != nil {
-		b.noteErr(err)
 		return nil, err
 	}
 	names, err := b.names(ctx, `SELECT name FROM queues WHERE dlq_target = $1`, dlq.arn)
@@ -204,10 +202,8 @@ func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, e
 	if err == nil {
 		var names []string
 		names, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		b.noteErr(err)
 		return names, err
 	}
-	b.noteErr(err)
 	return nil, err
 }
 

@@ -42,7 +42,6 @@ func (b *Broker) ListQueueTags(ctx context.Context, p tidemq.ListQueueTagsParams
 		return nil, err
 	}
 	q, err := b.getQueue(ctx, b.pool, p.Queue, false)
-	b.noteErr(err)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,7 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 					return
 				}
 				b.log.Warn("postgres: LISTEN connection lost; reconnecting", "err", err)
+				b.listenErr.Store(&errBox{err})
 				b.waiters.wakeAll()
 				break
 			}
@@ -145,9 +146,11 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 				return
 			}
 			b.log.Warn("postgres: LISTEN reconnect failed", "err", err)
+			b.listenErr.Store(&errBox{err})
 			continue
 		}
 		b.log.Info("postgres: LISTEN connection restored")
+		b.listenErr.Store(nil)
 		b.waiters.wakeAll()
 	}
 }

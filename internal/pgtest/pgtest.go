@@ -288,13 +288,19 @@ func (s *Server) Stop() error {
 	return rmErr
 }
 
-// Restart stops the server and starts it again on the same port (for
-// tests of recovery).
-func (s *Server) Restart() error {
-	data := filepath.Join(s.dir, "data")
-	if out, err := s.run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop"); err != nil {
+// Halt stops the server (fast shutdown: connections are closed) and
+// keeps its files, for Resume to start it again on the same port: tests
+// of recovery from a database restart.
+func (s *Server) Halt() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "fast", "-w", "stop"); err != nil {
 		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
 	}
+	return nil
+}
+
+// Resume starts a halted server again.
+func (s *Server) Resume() error {
+	data := filepath.Join(s.dir, "data")
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		return fmt.Errorf("pg_ctl start: %v: %s", err, out)
 	}
