@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +44,9 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			sender = b.acct
 		}
 		results = make([]tidemq.SendResult, len(p.Entries))
-		batch := &pgx.Batch{}
+		msgs := make([]*message, len(p.Entries))
+		keys := make([]string, len(p.Entries))
+		var lookup []string
 		for i := range p.Entries {
 			entry := &p.Entries[i]
 			res := &results[i]
@@ -61,48 +62,98 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 				delay = time.Duration(*entry.DelaySeconds) * time.Second
 			}
 			m.visibleAt = stampOf(now.Add(delay))
-			var key string
 			if q.fifo {
 				m.dedupID = entry.MessageDeduplicationID
 				if m.dedupID == "" {
 					sum := sha256.Sum256([]byte(entry.Body))
 					m.dedupID = hex.EncodeToString(sum[:])
 				}
-				key = m.dedupID
+				keys[i] = m.dedupID
 				if q.groupDedup {
-					key = m.group + " " + key // tokens hold no space
+					keys[i] = m.group + " " + m.dedupID // tokens hold no space
 				}
-				var id string
-				var seq int64
-				err := tx.QueryRow(ctx, `SELECT message_id, seq FROM dedup WHERE queue_id = $1 AND key = $2 AND expires > $3`,
-					q.id, key, stampOf(now)).Scan(&id, &seq)
-				if err == nil {
-					res.MessageID, res.SequenceNumber = id, formatSeq(seq)
-					dups++
-					continue
-				}
-				if !errors.Is(err, pgx.ErrNoRows) {
-					return err
-				}
+				lookup = append(lookup, keys[i])
 			}
-			if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&m.seq); err != nil {
+			msgs[i] = m
+		}
+		// The deduplication window: what was sent within it, and earlier
+		// entries of this request.
+		type sentAs struct {
+			id  string
+			seq int64
+		}
+		window := map[string]sentAs{}
+		if len(lookup) > 0 {
+			rows, err := tx.Query(ctx, `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`,
+				q.id, lookup, stampOf(now))
+			if err != nil {
 				return err
 			}
-			m.id = uuid.NewString()
-			res.MessageID = m.id
-			if q.fifo {
-				res.SequenceNumber = formatSeq(m.seq)
-				if _, err := tx.Exec(ctx, `INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
-					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
-					q.id, key, m.id, m.seq, stampOf(now.Add(tidemq.DedupWindow))); err != nil {
+			for rows.Next() {
+				var k string
+				var d sentAs
+				if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
+					rows.Close()
 					return err
 				}
+				window[k] = d
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		n := 0
+		for i, m := range msgs {
+			if m == nil {
+				continue
+			}
+			if d, ok := window[keys[i]]; ok && q.fifo {
+				results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+				msgs[i] = nil
+				dups++
+				continue
+			}
+			if q.fifo {
+				window[keys[i]] = sentAs{} // filled in below, once it has its seq
+			}
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, n)
+		if err != nil {
+			return err
+		}
+		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		k := 0
+		for i, m := range msgs {
+			if m == nil {
+				if q.fifo && results[i].MessageID == "" && results[i].Err == nil {
+					// A duplicate of an earlier entry of this request.
+					d := window[keys[i]]
+					results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+				}
+				continue
+			}
+			m.seq = seqs[k]
+			k++
+			m.id = uuid.NewString()
+			results[i].MessageID = m.id
+			if q.fifo {
+				results[i].SequenceNumber = formatSeq(m.seq)
+				window[keys[i]] = sentAs{m.id, m.seq}
+				batch.Queue(`INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
+					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
+					q.id, keys[i], m.id, m.seq, stampOf(now.Add(tidemq.DedupWindow)))
 			}
 			batch.Queue(insertSQL, m.insertArgs()...)
 			sent++
-		}
-		if sent == 0 {
-			return nil
 		}
 		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, q.name)
 		return tx.SendBatch(ctx, batch).Close()
