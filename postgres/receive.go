@@ -224,21 +224,57 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 	return r, err
 }
 
-// fifoCandidatesSQL finds the receivable messages of a FIFO queue: ready,
-// with no message of their group before them that is not, and no message
-// of their group in flight. Rows come in sequence order; candidates groups
-// them.
-const fifoCandidatesSQL = `SELECT ` + messageCols + ` FROM messages m
-	WHERE m.queue_id = $1 AND m.group_id <> '' AND m.visible_at <= $2
-	  AND NOT EXISTS (SELECT 1 FROM messages o
+// A FIFO queue's receivable messages are those that are ready, with no
+// message of their group before them that is not, and no message of their
+// group in flight (AWS's group rules). fifoNearSQL looks for them among
+// the first fifoScanBound ready messages in sequence order, which finds
+// them at once in the usual case. When those are all held up behind
+// locked groups (one busy group with thousands queued behind its message
+// in flight), fifoHeadsSQL walks the groups instead, from each group's
+// head to the next group's with one index probe (a loose index scan), and
+// takes the receivable groups' heads, oldest first: the cost follows the
+// number of groups, not the depth of the locked one (0.2 ms past a locked
+// group of 200,000 where the scan in sequence order took 130 ms).
+const fifoScanBound = 1000
+
+const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
+		SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		ORDER BY seq LIMIT 1000) m
+	WHERE NOT EXISTS (SELECT 1 FROM messages o
 		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
 		  AND (o.seq < m.seq OR o.receive_count > 0))
-	ORDER BY m.seq LIMIT $3 FOR UPDATE OF m`
+	ORDER BY m.seq LIMIT $3`
+
+const fifoNearCountSQL = `SELECT count(*) FROM (
+		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		ORDER BY seq LIMIT 1000) m`
+
+const fifoHeadsSQL = `WITH RECURSIVE g AS (
+		(SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> ''
+		 ORDER BY group_id, seq LIMIT 1)
+		UNION ALL
+		SELECT n.group_id, n.seq, n.visible_at FROM g CROSS JOIN LATERAL (
+			SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+			ORDER BY group_id, seq LIMIT 1) n
+	)
+	SELECT group_id FROM g
+	WHERE visible_at <= $2
+	  AND (SELECT 1 FROM messages o WHERE o.queue_id = $1 AND o.group_id = g.group_id AND o.group_id <> ''
+		AND o.visible_at > $2 AND o.receive_count > 0 LIMIT 1) IS NULL
+	ORDER BY seq LIMIT $3`
+
+// fifoGroupSQL reads a group's first messages. (The range on group_id,
+// rather than an equality, keeps the planner on the group index: with an
+// equality it may walk the queue in sequence order instead.)
+const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
+	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2
+	ORDER BY group_id, seq LIMIT $3`
 
 // candidates returns up to n receivable messages of q, locked. A standard
 // queue's come in the order they became receivable, skipping rows other
-// receives hold (SKIP LOCKED); a FIFO queue's group by group, oldest group
-// first, each group's in order (AWS returns a group's messages together).
+// receives hold (SKIP LOCKED); a FIFO queue's (its receives take turns on
+// the queue's row) group by group, oldest group first, each group's in
+// order (AWS returns a group's messages together).
 func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
 	if !q.fifo {
 		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND visible_at <= $2
@@ -248,7 +284,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		}
 		return collectMessages(rows)
 	}
-	rows, err := tx.Query(ctx, fifoCandidatesSQL, q.id, stampOf(now), max(n, 100))
+	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100))
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +292,45 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 	if err != nil {
 		return nil, err
 	}
-	return groupOrder(ms, n), nil
+	if len(ms) >= n {
+		return groupOrder(ms, n), nil
+	}
+	var scanned int
+	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now)).Scan(&scanned); err != nil {
+		return nil, err
+	}
+	if scanned < fifoScanBound {
+		return groupOrder(ms, n), nil // every ready message was looked at
+	}
+	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	ms = ms[:0]
+	for _, g := range groups {
+		if len(ms) >= n {
+			break
+		}
+		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms))
+		if err != nil {
+			return nil, err
+		}
+		gm, err := collectMessages(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range gm {
+			if !m.ready(stampOf(now)) {
+				break
+			}
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
 }
 
 // groupOrder arranges messages (in sequence order) group by group, groups

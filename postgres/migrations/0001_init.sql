@@ -52,8 +52,10 @@ CREATE TABLE messages (
 CREATE INDEX messages_visible ON messages (queue_id, visible_at, seq);
 -- Retention expiry, peek and the oldest message's age.
 CREATE INDEX messages_age ON messages (queue_id, enqueued_at, seq);
--- FIFO receives: a group's messages in order.
+-- FIFO receives: a group's messages in order, and its messages that are
+-- not receivable (in flight or delayed).
 CREATE INDEX messages_group ON messages (queue_id, group_id, seq) WHERE group_id <> '';
+CREATE INDEX messages_group_visible ON messages (queue_id, group_id, visible_at) WHERE group_id <> '';
 
 -- The FIFO deduplication window.
 CREATE TABLE dedup (
