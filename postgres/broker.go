@@ -56,6 +56,7 @@ type Broker struct {
 	statsMu     sync.Mutex
 	stats       map[int64]*tidemq.QueueStats
 	lastReceive map[int64]time.Time
+	inflight    map[int64]inflightCheck
 
 	// listenErr is why the LISTEN connection is down (nil while it is
 	// up): Healthy reports it, since long polls then miss other nodes'
@@ -80,7 +81,7 @@ var _ tidemq.Broker = (*Broker)(nil)
 func Open(ctx context.Context, o Options) (*Broker, error) {
 	b := &Broker{
 		pool: o.Pool, clock: o.Clock, region: o.Region, acct: o.AccountID, log: o.Logger,
-		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{},
+		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
 		closing: make(chan struct{}), draining: make(chan struct{}), running: map[string]bool{},
 	}
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}

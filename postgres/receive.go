@@ -139,6 +139,11 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 				return err
 			}
 		}
+		if !q.fifo {
+			if err := b.checkInflight(ctx, tx, q, now); err != nil {
+				return err
+			}
+		}
 		var taken []*message
 		var dlq *queue
 		dlqLooked := false
@@ -397,4 +402,48 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 	js, _ = json.Marshal(entries)
 	batch.Queue(`UPDATE receive_attempts SET entries = $3 WHERE queue_id = $1 AND attempt_id = $2`, q.id, id, js)
 	return out, tx.SendBatch(ctx, batch).Close()
+}
+
+// inflightCheck is when this node last counted a standard queue's
+// messages in flight.
+type inflightCheck struct {
+	count    int // what it found
+	receives int // receives since
+}
+
+// Counting the messages in flight costs a read of each (up to the limit),
+// so a node counts a queue's on its first receive, then every
+// inflightRecount receives, and on every receive once the count is within
+// inflightNear of the limit: the limit holds exactly where it matters and
+// costs next to nothing elsewhere. (AWS's limit is approximate too.)
+const (
+	inflightRecount = 1000
+	inflightNear    = 10000
+)
+
+// checkInflight refuses a receive from a standard queue with
+// MaxInflightStandard messages in flight (OverLimit), as the engine does.
+func (b *Broker) checkInflight(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
+	b.statsMu.Lock()
+	c, ok := b.inflight[q.id]
+	c.receives++
+	due := !ok || c.receives >= inflightRecount || c.count >= tidemq.MaxInflightStandard-inflightNear
+	b.inflight[q.id] = c
+	b.statsMu.Unlock()
+	if !due {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+		WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) x`,
+		q.id, stampOf(now), tidemq.MaxInflightStandard).Scan(&n); err != nil {
+		return err
+	}
+	b.statsMu.Lock()
+	b.inflight[q.id] = inflightCheck{count: n}
+	b.statsMu.Unlock()
+	if n >= tidemq.MaxInflightStandard {
+		return tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+	}
+	return nil
 }
