@@ -140,9 +140,19 @@ func (q *queue) save(ctx context.Context, tx pgx.Tx) error {
 }
 
 // expire drops the messages of q past its retention period (or captures
-// them into the queue its capture tag names), and counts them. It costs
-// one index probe when nothing is due.
+// them into the queue its capture tag names), and counts them, and on a
+// FIFO queue forgets the deduplication entries and receive attempts whose
+// five minutes are over. It costs an index probe each when nothing is due.
 func (b *Broker) expire(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
+	if q.fifo {
+		// The deduplication window and receive attempts that ran out.
+		if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE queue_id = $1 AND expires <= $2`, q.id, stampOf(now)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE queue_id = $1 AND expires <= $2`, q.id, stampOf(now)); err != nil {
+			return err
+		}
+	}
 	cutoff := stampOf(now.Add(-q.retention))
 	if dst := b.captureTarget(ctx, tx, q); dst != nil {
 		n, err := b.captureExpired(ctx, tx, q, dst, cutoff, now)
