@@ -314,6 +314,12 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 		case src == nil || (t.DestinationARN != "" && fixed == nil):
 			end(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
 		default:
+			if src.fifo {
+				// FIFO receives of src take turns on its row; so do moves.
+				if src, err = b.getQueue(ctx, tx, src.name, true); err != nil {
+					return err
+				}
+			}
 			if err := b.expire(ctx, tx, src, now); err != nil {
 				return err
 			}

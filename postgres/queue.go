@@ -67,12 +67,14 @@ func (b *Broker) scanQueue(row pgx.Row) (*queue, error) {
 	return q, nil
 }
 
-// getQueue reads a queue by name; lock takes its row lock (FOR UPDATE),
-// which serialises the sends and receives of a FIFO queue.
+// getQueue reads a queue by name; lock takes its row lock (FOR NO KEY
+// UPDATE), which serialises the sends and receives of a FIFO queue and the
+// changes of its settings, without blocking the inserts into the queue
+// that only check it exists (FOR KEY SHARE, the foreign key's).
 func (b *Broker) getQueue(ctx context.Context, db querier, name string, lock bool) (*queue, error) {
 	sql := `SELECT ` + queueCols + ` FROM queues WHERE name = $1`
 	if lock {
-		sql += ` FOR UPDATE`
+		sql += ` FOR NO KEY UPDATE`
 	}
 	return b.scanQueue(db.QueryRow(ctx, sql, name))
 }
