@@ -236,6 +236,11 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			break
 		}
 	}
+	var te *tidemq.Error
+	if err != nil && !errors.As(err, &te) && ctx.Err() == nil {
+		// The transports answer InternalFailure without the cause.
+		b.log.Error("postgres: request failed", "err", err)
+	}
 	return err
 }
 

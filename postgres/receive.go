@@ -40,6 +40,9 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		r, err := b.receiveOnce(ctx, p, max, now)
 		if err != nil {
 			b.waiters.remove(p.Queue, w)
+			if ctx.Err() != nil {
+				return nil, nil // the client is gone, as the engine answers it
+			}
 			if !first && !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 				// The wait ends empty (cancelled, or the database went
 				// away meanwhile); the next request gets the error.
