@@ -48,5 +48,18 @@
 //     transaction: never in both queues, never in neither.
 //   - Every deadline reads the injected Clock.
 //
-// Counters (Snapshot's Stats) are per node, since it started.
+// # Several nodes
+//
+// Everything a client can observe is in the database; what a node keeps
+// for itself is its counters (Snapshot's Stats and LastReceive, since it
+// started), its long polls, and the runners of the move tasks it started
+// or resumed. Retention expiry is lazy (any node that reads a queue
+// applies it, and Snapshot, which /metrics and the alarms call, applies
+// it to every queue), so it needs no owner. What should run once across
+// nodes (move task runners, and outside this package triggers, alarms and
+// SNS deliveries) will take a lease: a row (name, owner, expires) taken
+// and renewed with INSERT ... ON CONFLICT ... WHERE expires <= now OR
+// owner = me, the times from the Clock like everything else here. Until
+// then a move task resumed by several nodes is stepped by each in turn on
+// its row lock, which keeps its count exact.
 package postgres
