@@ -13,7 +13,9 @@
 //
 // Schema gives each test its own schema, with search_path set in the DSN
 // it returns, and drops it when the test ends: creating a schema takes
-// about a millisecond, far less than a database from a template.
+// about a millisecond where a database from a template takes 200 ms (PG
+// 15, fsync off), and brokertest opens a fresh broker for each of its
+// checks.
 package pgtest
 
 import (
