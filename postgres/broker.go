@@ -31,7 +31,13 @@ type Options struct {
 	// 000000000000.
 	Region    string
 	AccountID string
-	Logger    *slog.Logger
+	// SweepInterval is how often (in real time) the node applies retention
+	// to every queue, so that expired messages are dropped, counted and
+	// logged even on queues nobody reads (every node sweeps; a sweep that
+	// finds nothing due costs one index probe per queue). Default 10 s;
+	// negative turns it off (tests that drive a fake clock).
+	SweepInterval time.Duration
+	Logger        *slog.Logger
 }
 
 // Broker is a tidemq.Broker on PostgreSQL. Several Brokers (nodes) may
@@ -135,6 +141,14 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	if err := b.resumeTasks(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("postgres: resume move tasks: %w", err)
+	}
+	interval := o.SweepInterval
+	if interval == 0 {
+		interval = 10 * time.Second
+	}
+	if interval > 0 {
+		b.wg.Add(1)
+		go b.sweepLoop(interval)
 	}
 	return b, nil
 }
@@ -280,4 +294,36 @@ func timeOf(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n)
+}
+
+// sweepLoop applies retention to every queue periodically until the
+// broker closes.
+func (b *Broker) sweepLoop(interval time.Duration) {
+	defer b.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.closing:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), interval)
+			if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
+				b.log.Warn("postgres: sweep failed", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// Sweep drops (or captures) the expired messages of every queue, and
+// forgets the deduplication entries and receive attempts that ran out.
+func (b *Broker) Sweep(ctx context.Context) error {
+	return b.inTx(ctx, func(tx pgx.Tx) error {
+		qs, err := b.allQueues(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return b.expireAll(ctx, tx, qs, b.clock.Now())
+	})
 }

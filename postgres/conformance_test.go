@@ -21,7 +21,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func open(t *testing.T, dsn string, clk tidemq.Clock) *postgres.Broker {
 	t.Helper()
 	b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Clock: clk,
-		Region: brokertest.Region, AccountID: brokertest.AccountID, Logger: quiet()})
+		Region: brokertest.Region, AccountID: brokertest.AccountID, SweepInterval: -1, Logger: quiet()})
 	if err != nil {
 		t.Fatalf("postgres.Open: %v", err)
 	}

@@ -2,8 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
@@ -60,5 +63,47 @@ func TestSnapshotExpiresAndCaptures(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the captured message's history has no %q event: %+v", tidemq.HistoryCaptured, m[0].History)
+	}
+}
+
+// A node's sweep drops expired messages of queues that nobody reads.
+func TestSweepExpiresUnreadQueues(t *testing.T) {
+	dsn, _ := pgtest.Schema(t)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Clock: clk, SweepInterval: 20 * time.Millisecond, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{tidemq.AttrMessageRetentionPeriod: "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "0", Body: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	count := func() (n int) {
+		if err := db.QueryRow(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	time.Sleep(100 * time.Millisecond) // sweeps before the retention ends keep the message
+	if n := count(); n != 1 {
+		t.Fatalf("%d messages before the retention ended, want 1", n)
+	}
+	clk.Advance(61 * time.Second)
+	if err := eventually(10*time.Second, func() error {
+		if n := count(); n != 0 {
+			return fmt.Errorf("%d messages left", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the sweep did not drop the expired message: %v", err)
 	}
 }

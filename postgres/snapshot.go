@@ -22,21 +22,8 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil
 		now := b.clock.Now()
-		rows, err := tx.Query(ctx, `SELECT `+queueCols+` FROM queues`)
+		qs, err := b.allQueues(ctx, tx)
 		if err != nil {
-			return err
-		}
-		var qs []*queue
-		for rows.Next() {
-			q, err := b.scanQueue(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			qs = append(qs, q)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		if err := b.expireAll(ctx, tx, qs, now); err != nil {
@@ -54,7 +41,7 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 		}
 		aggs := map[int64]*agg{}
 		n := stampOf(now)
-		rows, err = tx.Query(ctx, `SELECT queue_id,
+		rows, err := tx.Query(ctx, `SELECT queue_id,
 				count(*) FILTER (WHERE visible_at <= $1),
 				count(*) FILTER (WHERE visible_at > $1 AND receive_count > 0),
 				count(*) FILTER (WHERE visible_at > $1 AND receive_count = 0),
@@ -162,4 +149,22 @@ func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time
 		b.log.Warn("messages expired", "queue", names[id], "count", count, "reason", "retention period passed", "captured_into", "none: dropped")
 	}
 	return rows.Err()
+}
+
+// allQueues reads every queue.
+func (b *Broker) allQueues(ctx context.Context, tx pgx.Tx) ([]*queue, error) {
+	rows, err := tx.Query(ctx, `SELECT `+queueCols+` FROM queues`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var qs []*queue
+	for rows.Next() {
+		q, err := b.scanQueue(rows)
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	return qs, rows.Err()
 }
