@@ -79,6 +79,16 @@ func jsonOrNil(v any, empty bool) []byte {
 const insertSQL = `INSERT INTO messages (` + messageCols + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
 
+// moveSQL deletes a message from its queue ($18, $19: queue id and seq)
+// and inserts it as given, in one statement: a message that another
+// transaction deleted meanwhile (a node's retention sweep) is not
+// resurrected in the destination.
+const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $18 AND seq = $19 RETURNING 1)
+	INSERT INTO messages (` + messageCols + `)
+	SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bytea, $6::bytea, $7::text, $8::text, $9::text, $10::bigint,
+		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea
+	WHERE EXISTS (SELECT 1 FROM gone)`
+
 func (m *message) insertArgs() []any {
 	return []any{m.queueID, m.seq, m.id, m.body, jsonOrNil(m.attrs, len(m.attrs) == 0),
 		jsonOrNil(m.sysAttrs, len(m.sysAttrs) == 0), m.group, m.dedupID, m.sender, m.sent, m.enqueued, m.visibleAt,

@@ -9,9 +9,9 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// move transfers m from src to dst inside the caller's transaction (the
-// delete and the insert are queued on batch): the message is never in
-// both queues nor in neither. It keeps its id, body, attributes, receive
+// move transfers m from src to dst inside the caller's transaction (one
+// statement, moveSQL, queued on batch): the message is never in both
+// queues nor in neither. It keeps its id, body, attributes, receive
 // count and history and gets a new sequence in dst. A dead-letter move
 // keeps the receive count; into a FIFO queue the message restarts its
 // retention, into a standard queue it keeps its enqueue time, as on SQS.
@@ -41,8 +41,7 @@ func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *que
 	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
 		return err
 	}
-	batch.Queue(`DELETE FROM messages WHERE queue_id = $1 AND seq = $2`, src.id, m.seq)
-	batch.Queue(insertSQL, n.insertArgs()...)
+	batch.Queue(moveSQL, append(n.insertArgs(), src.id, m.seq)...)
 	b.stat(dst.id, func(s *tidemq.QueueStats) { s.MovedIn++ })
 	return nil
 }

@@ -60,6 +60,9 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		for _, name := range r.wake {
 			b.waiters.wake(name)
 		}
+		if r.deadLettered > 0 {
+			b.stat(r.q.id, func(s *tidemq.QueueStats) { s.DeadLettered += uint64(r.deadLettered) })
+		}
 		if len(r.msgs) > 0 || !now.Before(deadline) || b.isDraining() {
 			b.waiters.remove(p.Queue, w)
 			b.stat(r.q.id, func(s *tidemq.QueueStats) {
@@ -98,6 +101,8 @@ type received struct {
 	next int64
 	// wake are queues that got messages (dead-letter moves).
 	wake []string
+	// deadLettered counts the dead-letter moves.
+	deadLettered int
 }
 
 // attemptEntry remembers one message of a FIFO receive attempt.
@@ -160,6 +165,8 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 			}
 			batch := &pgx.Batch{}
 			moved := 0
+			// What each statement queued on batch is, to read its outcome.
+			var ops []*message // nil for a dead-letter move
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
 				if q.redrive != nil && m.receiveCount >= q.redrive.MaxReceiveCount {
@@ -174,7 +181,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
 							return err
 						}
-						b.stat(q.id, func(s *tidemq.QueueStats) { s.DeadLettered++ })
+						ops = append(ops, nil)
 						moved++
 						continue
 					}
@@ -188,13 +195,30 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
 					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
 				batch.Queue(updateStateSQL, m.stateArgs()...)
-				taken = append(taken, m)
+				ops = append(ops, m)
 			}
 			if moved > 0 {
 				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
 				r.wake = append(r.wake, dlq.name)
 			}
-			if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			br := tx.SendBatch(ctx, batch)
+			for _, m := range ops {
+				tag, err := br.Exec()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				// A row another node's retention sweep deleted since it
+				// was read is neither received nor moved.
+				switch {
+				case tag.RowsAffected() == 0:
+				case m == nil:
+					r.deadLettered++
+				default:
+					taken = append(taken, m)
+				}
+			}
+			if err := br.Close(); err != nil {
 				return err
 			}
 			if moved == 0 {
