@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
-	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/pebble"
@@ -47,7 +47,7 @@ type observability struct {
 
 // startObservability builds the metrics and the handlers of GET /metrics,
 // GET /tidemq/queues and GET /tidemq/alarms, and starts the alarm evaluator.
-func startObservability(eng *engine.Engine, store storage.Store, o *serveOptions, log *slog.Logger) (*observability, error) {
+func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOptions, log *slog.Logger) (*observability, error) {
 	cfg := alarms.DefaultConfig()
 	if o.alarms.config != "" {
 		var err error

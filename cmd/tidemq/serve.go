@@ -18,16 +18,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
-	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage"
-	"github.com/tidemq/tidemq/storage/mem"
-	"github.com/tidemq/tidemq/storage/pebble"
 	"github.com/tidemq/tidemq/topology"
 )
 
@@ -35,6 +33,7 @@ type serveOptions struct {
 	listen          string
 	dataDir         string
 	inMemory        bool
+	store           string
 	accountID       string
 	region          string
 	publicURL       string
@@ -67,7 +66,9 @@ for the built-in alarms (see 'tidemq alarms') and the web console at
 
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
-ends.
+ends. With --store postgres://user@host/db the queues are kept in PostgreSQL,
+which several tidemq nodes can share (topics and triggers stay in each node's
+--data-dir for now).
 
 --config FILE applies a tidemq.yaml or CloudFormation/SAM template at start
 (see 'tidemq apply'), after linting it (see 'tidemq lint'): an error finding is
@@ -88,6 +89,7 @@ section has the threat model.
 Every flag can also be set with an environment variable, shown in brackets.`,
 		Example: `  tidemq serve
   tidemq serve --in-memory --listen 0.0.0.0:9324
+  tidemq serve --store postgres://tidemq@db.internal/tidemq --listen 0.0.0.0:9324
   TIDEMQ_DATA_DIR=/var/lib/tidemq tidemq serve --auth --credentials-file /etc/tidemq/credentials
   tidemq serve --auth --credentials-file creds --auth-exempt health,metrics --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
@@ -100,6 +102,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
+	f.StringVar(&o.store, "store", "pebble", "where queues live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "AWS region in ARNs")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs (default: from each request's Host)")
@@ -224,6 +227,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if o.inMemory && o.dataDirSet {
 		return errors.New("--in-memory keeps nothing on disk: drop --data-dir (or $TIDEMQ_DATA_DIR), or drop --in-memory")
 	}
+	if err := o.checkStore(); err != nil {
+		return err
+	}
 	var config *topology.Config // read and linted before anything is opened
 	if o.config != "" {
 		if config, err = loadConfigFile(o.config, o.region, o.accountID, o.configParams, !o.noLint, log); err != nil {
@@ -233,26 +239,12 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
-	var store storage.Store
-	if o.inMemory {
-		store = mem.New()
-		log.Warn("running in memory: nothing survives this process")
-	} else {
-		privateFiles()
-		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
-			return fmt.Errorf("create data directory: %w", err)
-		}
-		if fi, err := os.Stat(o.dataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			log.Warn("the data directory can be read by other users of this machine: it holds message bodies and secrets (chmod 700 it)",
-				"dir", o.dataDir, "mode", fi.Mode().Perm().String())
-		}
-		store, err = pebble.Open(o.dataDir, pebble.Options{Logger: log})
-		if err != nil {
-			return err
-		}
+	store, err := o.openLocalStore(log)
+	if err != nil {
+		return err
 	}
 	shared := storage.Share(store) // the engine's; the topic service and the triggers close their own, and the last closes the store
-	eng, err := engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log})
+	eng, err := o.openBroker(shared, log)
 	if err != nil {
 		store.Close()
 		return err
@@ -316,10 +308,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		eng.Close()
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
-	storeDesc := o.dataDir
-	if o.inMemory {
-		storeDesc = "memory"
-	}
+	storeDesc := o.storeDescription()
 	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", currentBuild().Version)
 	if !o.auth && !isLoopback(o.listen) {
 		log.Warn("listening beyond this machine without --auth: anyone who can reach " + o.listen + " can read, send and delete every message")
@@ -353,7 +342,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 
 // healthHandler answers GET /health: 200 while the engine can serve, 503
 // with the reason when it cannot.
-func healthHandler(eng *engine.Engine) http.Handler {
+func healthHandler(eng tidemq.HealthChecker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if err := eng.Healthy(); err != nil {

@@ -1,0 +1,329 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Options configure a Broker.
+type Options struct {
+	// DSN is the PostgreSQL connection string (postgres://user@host/db?...).
+	// Ignored when Pool is set.
+	DSN string
+	// Pool, if set, is used instead of a pool opened from DSN; the Broker
+	// does not close it.
+	Pool *pgxpool.Pool
+	// Clock is read for every deadline. Default: the system clock.
+	Clock tidemq.Clock
+	// Region and AccountID make up queue ARNs. Defaults: us-east-1 and
+	// 000000000000.
+	Region    string
+	AccountID string
+	// SweepInterval is how often (in real time) the node applies retention
+	// to every queue, so that expired messages are dropped, counted and
+	// logged even on queues nobody reads (every node sweeps; a sweep that
+	// finds nothing due costs one index probe per queue). Default 10 s;
+	// negative turns it off (tests that drive a fake clock).
+	SweepInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Broker is a tidemq.Broker on PostgreSQL. Several Brokers (nodes) may
+// share one database; each is safe for concurrent use.
+type Broker struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	clock   tidemq.Clock
+	region  string
+	acct    string
+	log     *slog.Logger
+	// handleKey seals receipt handles; it is in the database (meta), so
+	// every node accepts every node's handles.
+	handleKey []byte
+	// channel is the LISTEN/NOTIFY channel of this schema.
+	channel string
+
+	waiters waiters
+
+	// stats and lastReceive are this node's counters since it started,
+	// by queue id.
+	statsMu     sync.Mutex
+	stats       map[int64]*tidemq.QueueStats
+	lastReceive map[int64]time.Time
+	inflight    map[int64]inflightCheck
+
+	// listenErr is why the LISTEN connection is down (nil while it is
+	// up): Healthy reports it, since long polls then miss other nodes'
+	// sends until it is back.
+	listenErr atomic.Pointer[errBox]
+
+	closing  chan struct{}
+	draining chan struct{}
+	drain    sync.Once
+	closed   atomic.Bool
+	wg       sync.WaitGroup
+	tasksMu  sync.Mutex
+	running  map[string]bool // move tasks this node runs
+}
+
+type errBox struct{ err error }
+
+var _ tidemq.Broker = (*Broker)(nil)
+
+// Open connects, brings the schema up to date and starts the broker: its
+// LISTEN connection, and the move tasks left RUNNING.
+func Open(ctx context.Context, o Options) (*Broker, error) {
+	b := &Broker{
+		pool: o.Pool, clock: o.Clock, region: o.Region, acct: o.AccountID, log: o.Logger,
+		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
+		closing: make(chan struct{}), draining: make(chan struct{}), running: map[string]bool{},
+	}
+	b.waiters.byQueue = map[string]map[*waiter]struct{}{}
+	if b.clock == nil {
+		b.clock = tidemq.SystemClock{}
+	}
+	if b.region == "" {
+		b.region = "us-east-1"
+	}
+	if b.acct == "" {
+		b.acct = "000000000000"
+	}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if b.pool == nil {
+		cfg, err := pgxpool.ParseConfig(o.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		b.ownPool = true
+	}
+	fail := func(err error) (*Broker, error) {
+		if b.ownPool {
+			b.pool.Close()
+		}
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := migrate(ctx, b.pool); err != nil {
+		return fail(err)
+	}
+	key, err := b.loadHandleKey(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	b.handleKey = key
+	var schema string
+	if err := b.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fail(err)
+	}
+	b.channel = channelName(schema)
+	l, err := b.listen(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("LISTEN: %w", err))
+	}
+	b.wg.Add(1)
+	go b.listenLoop(l)
+	if err := b.resumeTasks(ctx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("postgres: resume move tasks: %w", err)
+	}
+	interval := o.SweepInterval
+	if interval == 0 {
+		interval = 10 * time.Second
+	}
+	if interval > 0 {
+		b.wg.Add(1)
+		go b.sweepLoop(interval)
+	}
+	return b, nil
+}
+
+var notIdent = regexp.MustCompile(`[^a-z0-9_]`)
+
+// channelName is the NOTIFY channel of a schema: notifications are per
+// database, so brokers on different schemas of one database must not hear
+// each other.
+func channelName(schema string) string {
+	s := notIdent.ReplaceAllString(schema, "_")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return "tidemq_wake_" + s
+}
+
+// loadHandleKey returns the receipt handle key, creating it on first use.
+func (b *Broker) loadHandleKey(ctx context.Context) ([]byte, error) {
+	var k [32]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return nil, err
+	}
+	if _, err := b.pool.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('handle_key', $1) ON CONFLICT (key) DO NOTHING`, k[:]); err != nil {
+		return nil, err
+	}
+	var key []byte
+	err := b.pool.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'handle_key'`).Scan(&key)
+	return key, err
+}
+
+// Drain answers every waiting long poll (empty) and makes later receives
+// return without waiting.
+func (b *Broker) Drain() {
+	b.drain.Do(func() { close(b.draining) })
+}
+
+func (b *Broker) isDraining() bool {
+	select {
+	case <-b.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close drains, stops the listener and the move tasks this node runs, and
+// closes the pool if the Broker opened it.
+func (b *Broker) Close() error {
+	b.Drain()
+	if b.closed.Swap(true) {
+		return nil
+	}
+	close(b.closing)
+	b.wg.Wait()
+	if b.ownPool {
+		b.pool.Close()
+	}
+	return nil
+}
+
+// Healthy reports nil while the database answers and the node's LISTEN
+// connection is up, or why not. After PostgreSQL restarts, the pool
+// replaces its broken connections and the listener reconnects by itself;
+// Healthy turns nil again once both have.
+func (b *Broker) Healthy() error {
+	if b.closed.Load() {
+		return errors.New("broker closed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := b.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres unreachable: %w", err)
+	}
+	if e := b.listenErr.Load(); e != nil {
+		return fmt.Errorf("postgres: LISTEN connection down, reconnecting: %w", e.err)
+	}
+	return nil
+}
+
+// refusal is the error of a request to a closed broker.
+func (b *Broker) refusal() error {
+	if b.closed.Load() {
+		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, retrying it on a serialization failure or
+// deadlock.
+func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := b.refusal(); err != nil {
+		return err
+	}
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = pgx.BeginFunc(ctx, b.pool, fn)
+		if !retryable(err) {
+			break
+		}
+	}
+	var te *tidemq.Error
+	if err != nil && !errors.As(err, &te) && ctx.Err() == nil {
+		// The transports answer InternalFailure without the cause.
+		b.log.Error("postgres: request failed", "err", err)
+	}
+	return err
+}
+
+// arn returns the ARN of the named queue.
+func (b *Broker) arn(name string) string { return tidemq.QueueARN(b.region, b.acct, name) }
+
+// nameOfARN returns the queue name an ARN of this broker names, or "".
+func (b *Broker) nameOfARN(arn string) string {
+	a, ok := tidemq.ParseARN(arn)
+	if !ok || a.Service != "sqs" || a.Region != b.region || a.Account != b.acct {
+		return ""
+	}
+	return a.Resource
+}
+
+// stat runs fn on a queue's counters.
+func (b *Broker) stat(qid int64, fn func(s *tidemq.QueueStats)) {
+	b.statsMu.Lock()
+	s := b.stats[qid]
+	if s == nil {
+		s = &tidemq.QueueStats{}
+		b.stats[qid] = s
+	}
+	fn(s)
+	b.statsMu.Unlock()
+}
+
+func stampOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func timeOf(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// sweepLoop applies retention to every queue periodically until the
+// broker closes.
+func (b *Broker) sweepLoop(interval time.Duration) {
+	defer b.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.closing:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), interval)
+			if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
+				b.log.Warn("postgres: sweep failed", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// Sweep drops (or captures) the expired messages of every queue, and
+// forgets the deduplication entries and receive attempts that ran out.
+func (b *Broker) Sweep(ctx context.Context) error {
+	return b.inTx(ctx, func(tx pgx.Tx) error {
+		qs, err := b.allQueues(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return b.expireAll(ctx, tx, qs, b.clock.Now())
+	})
+}

@@ -1,0 +1,65 @@
+// Package postgres is a tidemq.Broker on PostgreSQL (pgx): several
+// stateless tidemq nodes share one database and serve the same queues.
+//
+// # Schema
+//
+// Embedded, numbered migrations (migrations/*.sql, migrate.go), applied
+// under an advisory lock at Open. A queue is a row of queues; a message a
+// row of messages keyed by (queue_id, seq), seq coming from one sequence
+// (it is the FIFO SequenceNumber too). A message's state is not stored:
+// at a given now it is receivable when visible_at <= now, else in flight
+// when it was ever received, else delayed; a send, a receive and a
+// visibility change only set visible_at. The FIFO deduplication window,
+// receive attempts, move tasks and the receipt-handle key (meta) have
+// tables of their own.
+//
+// # Time
+//
+// Every instant is nanoseconds since the epoch from the injected Clock,
+// passed to the queries as a parameter; the server's now() is never read,
+// so tests drive a fake clock and nodes agree as far as their clocks do.
+//
+// # Receives
+//
+// A standard receive takes the first receivable rows by (visible_at, seq)
+// with FOR UPDATE SKIP LOCKED, so concurrent receives on any node take
+// different messages without waiting for each other. A FIFO receive locks
+// its queue's row (FIFO sends do too), and takes messages that are
+// receivable and have no earlier message of their group that is not, and
+// no message of their group in flight: AWS's group rules, decided on what
+// the previous receive committed. Retention is applied lazily (an index
+// probe on each receive, peek, attribute read or snapshot); dead-letter
+// moves happen on the receive attempt after maxReceiveCount, as on SQS,
+// in the receive's transaction.
+//
+// # Long polls
+//
+// See wake.go: local wakes after commit, NOTIFY to the other nodes (one
+// LISTEN connection per node), and sleeping on the Clock until the
+// queue's next deadline.
+//
+// # Invariants
+//
+//   - Durable before acknowledged: every call answers after its
+//     transaction committed (with the server's synchronous_commit).
+//   - Receives are state: receive count, first-receive time, visibility
+//     deadline and history are written in the receive's transaction.
+//   - A move (dead-letter, redrive, capture) deletes and inserts in one
+//     transaction: never in both queues, never in neither.
+//   - Every deadline reads the injected Clock.
+//
+// # Several nodes
+//
+// Everything a client can observe is in the database; what a node keeps
+// for itself is its counters (Snapshot's Stats and LastReceive, since it
+// started), its long polls, and the runners of the move tasks it started
+// or resumed. Retention expiry is lazy (any node that reads a queue
+// applies it, and Snapshot, which /metrics and the alarms call, applies
+// it to every queue), so it needs no owner. What should run once across
+// nodes (move task runners, and outside this package triggers, alarms and
+// SNS deliveries) will take a lease: a row (name, owner, expires) taken
+// and renewed with INSERT ... ON CONFLICT ... WHERE expires <= now OR
+// owner = me, the times from the Clock like everything else here. Until
+// then a move task resumed by several nodes is stepped by each in turn on
+// its row lock, which keeps its count exact.
+package postgres

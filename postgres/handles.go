@@ -1,0 +1,231 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// DeleteMessages deletes messages by receipt handle, a request's in one
+// transaction.
+//
+// On a standard queue any handle the message was ever given deletes it,
+// even after its visibility timeout or while another consumer holds it; a
+// handle for a message already gone succeeds too. On a FIFO queue only the
+// latest handle works, and only while the message is in flight.
+func (b *Broker) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var errs []error
+	var deleted uint64
+	var q *queue
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if q, err = b.getQueue(ctx, tx, p.Queue, false); err != nil {
+			return err
+		}
+		now := stampOf(b.clock.Now())
+		errs = make([]error, len(p.Entries))
+		deleted = 0
+		for i, entry := range p.Entries {
+			r, m, err := b.lookupReceipt(ctx, tx, q, entry.ReceiptHandle)
+			switch {
+			case err != nil && tidemq.AsError(err).Code != tidemq.ErrInternalFailure:
+				errs[i] = err
+			case err != nil:
+				return err
+			case m == nil:
+				// Already deleted: success, as on SQS.
+			case q.fifo && (r.count != m.receiveCount || !m.inflight(now)):
+				errs[i] = expiredReceipt(entry.ReceiptHandle)
+			default:
+				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND seq = $2`, q.id, m.seq); err != nil {
+					return err
+				}
+				deleted++
+			}
+		}
+		if deleted > 0 && q.fifo {
+			return b.notify(ctx, tx, q.name) // a group may be unlocked
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.stat(q.id, func(s *tidemq.QueueStats) { s.Deleted += deleted })
+	if deleted > 0 && q.fifo {
+		b.waiters.wake(q.name)
+	}
+	return errs, nil
+}
+
+// ChangeMessageVisibility changes the visibility timeout of received
+// messages, counted from now.
+func (b *Broker) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var errs []error
+	changed := false
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		now := b.clock.Now()
+		errs = make([]error, len(p.Entries))
+		changed = false
+		for i := range p.Entries {
+			ok, err := b.changeVisibility(ctx, tx, q, &p.Entries[i], now)
+			if err != nil && tidemq.AsError(err).Code == tidemq.ErrInternalFailure {
+				return err
+			}
+			errs[i] = err
+			changed = changed || ok
+		}
+		if changed {
+			return b.notify(ctx, tx, q.name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		b.waiters.wake(p.Queue)
+	}
+	return errs, nil
+}
+
+// changeVisibility applies one entry; it reports whether it wrote.
+func (b *Broker) changeVisibility(ctx context.Context, tx pgx.Tx, q *queue, entry *tidemq.ChangeVisibilityEntry, now time.Time) (bool, error) {
+	if err := entry.Validate(); err != nil {
+		return false, err
+	}
+	v := 0 // a batch entry without a timeout
+	if entry.VisibilityTimeout != nil {
+		v = *entry.VisibilityTimeout
+	}
+	r, m, err := b.lookupReceipt(ctx, tx, q, entry.ReceiptHandle)
+	if err != nil {
+		return false, err
+	}
+	if m == nil {
+		return false, tidemq.InvalidParameter("ReceiptHandle", entry.ReceiptHandle, "Message does not exist or is not available for visibility timeout change.")
+	}
+	n := stampOf(now)
+	if q.fifo && (r.count != m.receiveCount || !m.inflight(n)) {
+		return false, expiredReceipt(entry.ReceiptHandle)
+	}
+	if !m.inflight(n) && !m.ready(n) {
+		return false, tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
+	}
+	// On a standard queue SQS accepts an expired handle: the message,
+	// visible again, is hidden for the new timeout (0 changes nothing).
+	timeout := time.Duration(v) * time.Second
+	if now.Add(timeout).After(timeOf(m.receivedAt).Add(tidemq.MaxVisibilityTimeout * time.Second)) {
+		return false, tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	if v == 0 && m.ready(n) {
+		return false, nil
+	}
+	m.settle(n, q.name)
+	if v == 0 {
+		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
+			Detail: "visibility timeout set to 0: returned to the queue"})
+	}
+	m.visibleAt = stampOf(now.Add(timeout))
+	_, err = tx.Exec(ctx, updateStateSQL, m.stateArgs()...)
+	return true, err
+}
+
+// maxFailureHandles bounds one RecordFailure call: the largest batch a
+// Lambda-style consumer can be handed.
+const maxFailureHandles = 10000
+
+// RecordFailure appends a consumer-failed event to the history of each
+// message named by a receipt handle, in one transaction. Only the latest
+// receive's handle counts. See tidemq.FailureRecorder.
+func (b *Broker) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams) ([]error, error) {
+	if len(p.ReceiptHandles) > maxFailureHandles {
+		return nil, tidemq.InvalidParameter("ReceiptHandles", len(p.ReceiptHandles), "Too many receipt handles.")
+	}
+	var errs []error
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		now := b.clock.Now()
+		errs = make([]error, len(p.ReceiptHandles))
+		for i, h := range p.ReceiptHandles {
+			r, m, err := b.lookupReceipt(ctx, tx, q, h)
+			switch {
+			case err != nil && tidemq.AsError(err).Code != tidemq.ErrInternalFailure:
+				errs[i] = err
+			case err != nil:
+				return err
+			case m == nil:
+				errs[i] = tidemq.InvalidParameter("ReceiptHandle", h, "Message does not exist.")
+			case r.count != m.receiveCount:
+				errs[i] = expiredReceipt(h)
+			default:
+				m.settle(stampOf(now), q.name)
+				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryConsumerFailed, Queue: q.name,
+					Client: p.Client, Detail: p.Detail})
+				if _, err := tx.Exec(ctx, updateStateSQL, m.stateArgs()...); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// PeekMessages returns messages, oldest first, without receiving them: no
+// receive count, visibility or history changes, and no receipt handles.
+func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) ([]*tidemq.Message, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	max := tidemq.DefaultPeekMessages
+	if p.Max != nil {
+		max = *p.Max
+	}
+	var out []*tidemq.Message
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		now := b.clock.Now()
+		if err := b.expire(ctx, tx, q, now); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND ($2 OR visible_at <= $3)
+			ORDER BY enqueued_at, seq LIMIT $4`, q.id, p.IncludeInflight, stampOf(now), max)
+		if err != nil {
+			return err
+		}
+		ms, err := collectMessages(rows)
+		if err != nil {
+			return err
+		}
+		out = make([]*tidemq.Message, len(ms))
+		for i, m := range ms {
+			m.settle(stampOf(now), q.name)
+			out[i] = m.snapshot(q, "")
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,182 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// message is a row of messages.
+type message struct {
+	queueID      int64
+	seq          int64
+	id           string
+	body         string
+	attrs        map[string]tidemq.MessageAttributeValue
+	sysAttrs     map[string]tidemq.MessageAttributeValue
+	group        string
+	dedupID      string
+	sender       string
+	sent         int64
+	enqueued     int64
+	visibleAt    int64
+	receiveCount int
+	firstReceive int64
+	receivedAt   int64
+	dlqSource    string
+	// history is the story after the send (story adds the send).
+	history []tidemq.HistoryEvent
+}
+
+const messageCols = `queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at,
+	enqueued_at, visible_at, receive_count, first_receive, received_at, dlq_source, history`
+
+func scanMessage(row pgx.Row) (*message, error) {
+	m := &message{}
+	var attrs, sys, hist []byte
+	if err := row.Scan(&m.queueID, &m.seq, &m.id, &m.body, &attrs, &sys, &m.group, &m.dedupID, &m.sender, &m.sent,
+		&m.enqueued, &m.visibleAt, &m.receiveCount, &m.firstReceive, &m.receivedAt, &m.dlqSource, &hist); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		b []byte
+		v any
+	}{{attrs, &m.attrs}, {sys, &m.sysAttrs}, {hist, &m.history}} {
+		if len(f.b) > 0 {
+			if err := json.Unmarshal(f.b, f.v); err != nil {
+				return nil, fmt.Errorf("message %d/%d: %w", m.queueID, m.seq, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+func collectMessages(rows pgx.Rows) ([]*message, error) {
+	defer rows.Close()
+	var out []*message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func jsonOrNil(v any, empty bool) []byte {
+	if empty {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// insertSQL writes a new message row.
+const insertSQL = `INSERT INTO messages (` + messageCols + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
+
+// moveSQL deletes a message from its queue ($18, $19: queue id and seq)
+// and inserts it as given, in one statement: a message that another
+// transaction deleted meanwhile (a node's retention sweep) is not
+// resurrected in the destination.
+const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $18 AND seq = $19 RETURNING 1)
+	INSERT INTO messages (` + messageCols + `)
+	SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bytea, $6::bytea, $7::text, $8::text, $9::text, $10::bigint,
+		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea
+	WHERE EXISTS (SELECT 1 FROM gone)`
+
+func (m *message) insertArgs() []any {
+	return []any{m.queueID, m.seq, m.id, m.body, jsonOrNil(m.attrs, len(m.attrs) == 0),
+		jsonOrNil(m.sysAttrs, len(m.sysAttrs) == 0), m.group, m.dedupID, m.sender, m.sent, m.enqueued, m.visibleAt,
+		m.receiveCount, m.firstReceive, m.receivedAt, m.dlqSource, jsonOrNil(m.history, len(m.history) == 0)}
+}
+
+// updateStateSQL writes what a receive, a visibility change or a recorded
+// failure changes.
+const updateStateSQL = `UPDATE messages SET visible_at = $3, receive_count = $4, first_receive = $5,
+	received_at = $6, history = $7 WHERE queue_id = $1 AND seq = $2`
+
+func (m *message) stateArgs() []any {
+	return []any{m.queueID, m.seq, m.visibleAt, m.receiveCount, m.firstReceive, m.receivedAt,
+		jsonOrNil(m.history, len(m.history) == 0)}
+}
+
+// inflight reports whether m is in flight at now.
+func (m *message) inflight(now int64) bool { return m.receiveCount > 0 && m.visibleAt > now }
+
+// ready reports whether m is receivable at now.
+func (m *message) ready(now int64) bool { return m.visibleAt <= now }
+
+// settle records, if it is not recorded yet, that m's visibility timeout
+// ran out without a delete: the event the engine writes when the deadline
+// passes is written here, by the first operation that finds it passed
+// (its time is the deadline's).
+func (m *message) settle(now int64, queue string) bool {
+	if m.receiveCount == 0 || m.visibleAt == 0 || m.visibleAt > now {
+		return false
+	}
+	for i := len(m.history) - 1; i >= 0; i-- {
+		switch m.history[i].Kind {
+		case tidemq.HistoryReceived:
+			m.addHistory(tidemq.HistoryEvent{Time: timeOf(m.visibleAt), Kind: tidemq.HistoryExpired, Queue: queue,
+				Detail: "visibility timeout expired without a delete"})
+			return true
+		case tidemq.HistoryExpired, tidemq.HistoryReleased, tidemq.HistoryDeadLetter, tidemq.HistoryMoved, tidemq.HistoryCaptured:
+			return false
+		}
+	}
+	return false
+}
+
+// addHistory appends an event, keeping at most tidemq.MaxHistoryEvents: the
+// first event is kept and the oldest after it dropped.
+func (m *message) addHistory(ev tidemq.HistoryEvent) {
+	if len(m.history) >= tidemq.MaxHistoryEvents {
+		m.history = append(m.history[:1], m.history[2:]...)
+	}
+	m.history = append(m.history, ev)
+}
+
+// snapshot returns the message as a Broker hands it out.
+func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
+	out := &tidemq.Message{
+		MessageID:                m.id,
+		ReceiptHandle:            handle,
+		Body:                     m.body,
+		Attributes:               m.attrs,
+		SystemAttributes:         m.sysAttrs,
+		SenderID:                 m.sender,
+		SentTimestamp:            timeOf(m.sent),
+		ApproximateReceiveCount:  m.receiveCount,
+		FirstReceiveTimestamp:    timeOf(m.firstReceive),
+		MessageGroupID:           m.group,
+		DeadLetterQueueSourceARN: m.dlqSource,
+		History:                  m.story(q),
+	}
+	if q.fifo {
+		out.SequenceNumber = formatSeq(m.seq)
+		out.MessageDeduplicationID = m.dedupID
+	}
+	return out
+}
+
+// story is the message's history with its send first; the queue it was
+// sent to is where the first recorded event happened, or this queue.
+func (m *message) story(q *queue) []tidemq.HistoryEvent {
+	origin := q.name
+	if len(m.history) > 0 {
+		origin = m.history[0].Queue
+	}
+	h := make([]tidemq.HistoryEvent, 0, len(m.history)+1)
+	h = append(h, tidemq.HistoryEvent{Time: timeOf(m.sent), Kind: tidemq.HistorySent, Queue: origin,
+		Client: tidemq.ClientInfo{AccessKey: m.sender}})
+	return append(h, m.history...)
+}
+
+// formatSeq renders a FIFO sequence number as SQS does: a decimal string,
+// zero-padded to 20 digits so that string order is numeric order.
+func formatSeq(seq int64) string { return fmt.Sprintf("%020d", seq) }

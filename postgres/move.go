@@ -1,0 +1,208 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// move transfers m from src to dst inside the caller's transaction (one
+// statement, moveSQL, queued on batch): the message is never in both
+// queues nor in neither. It keeps its id, body, attributes, receive
+// count and history and gets a new sequence in dst. A dead-letter move
+// keeps the receive count; into a FIFO queue the message restarts its
+// retention, into a standard queue it keeps its enqueue time, as on SQS.
+// A redrive (any other move) resets the receive count and restarts
+// retention. The caller announces dst (notify and wake).
+func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *queue, m *message, dst *queue, now time.Time, ev tidemq.HistoryEvent) error {
+	n := *m
+	n.queueID = dst.id
+	n.visibleAt = stampOf(now)
+	n.history = append([]tidemq.HistoryEvent(nil), m.history...)
+	switch ev.Kind {
+	case tidemq.HistoryDeadLetter:
+		n.dlqSource = src.arn
+	case tidemq.HistoryCaptured:
+		n.enqueued = stampOf(now)
+	default:
+		n.receiveCount, n.firstReceive, n.receivedAt = 0, 0, 0
+		n.enqueued = stampOf(now)
+	}
+	if dst.fifo {
+		n.enqueued = stampOf(now)
+		if n.group == "" {
+			n.group = "default"
+		}
+	}
+	n.addHistory(ev)
+	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
+		return err
+	}
+	batch.Queue(moveSQL, append(n.insertArgs(), src.id, m.seq)...)
+	b.stat(dst.id, func(s *tidemq.QueueStats) { s.MovedIn++ })
+	return nil
+}
+
+// MoveMessages moves up to p.Max visible messages (all, when Max is 0) from
+// p.Source to p.Destination, or back to each message's source queue when
+// Destination is "". Each message moves atomically. Messages whose source
+// queue no longer exists stay where they are.
+func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) (*tidemq.MoveMessagesResult, error) {
+	var res *tidemq.MoveMessagesResult
+	var wake []string
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		src, err := b.getQueue(ctx, tx, p.Source, true)
+		if err != nil {
+			return err
+		}
+		var fixed *queue
+		if p.Destination != "" {
+			if fixed, err = b.getQueue(ctx, tx, p.Destination, false); err != nil {
+				return err
+			}
+			if fixed.id == src.id {
+				return tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+			}
+		}
+		now := b.clock.Now()
+		if err := b.expire(ctx, tx, src, now); err != nil {
+			return err
+		}
+		moved, w, err := b.moveSome(ctx, tx, src, fixed, p.Max, now, true)
+		if err != nil {
+			return err
+		}
+		wake = w
+		c, err := b.counts(ctx, tx, src.id, stampOf(now))
+		if err != nil {
+			return err
+		}
+		res = &tidemq.MoveMessagesResult{Moved: moved, Remaining: c.visible}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range wake {
+		b.waiters.wake(name)
+	}
+	return res, nil
+}
+
+// moveSome moves up to max ready messages (all when max <= 0) from src to
+// dst, or to each message's own source queue when dst is nil, oldest
+// first. A message whose destination is gone is skipped when skipMissing,
+// and otherwise ends the call with QueueDoesNotExist. It returns the
+// queues that got messages, announced (NOTIFY) in tx.
+func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max int, now time.Time, skipMissing bool) (int, []string, error) {
+	moved := 0
+	byARN := map[string]*queue{}
+	into := map[string]bool{}
+	skip := map[int64]bool{}
+	var wake []string
+	for max <= 0 || moved < max {
+		want := 100
+		if max > 0 {
+			want = min(want, max-moved)
+		}
+		cands, err := b.candidates(ctx, tx, src, now, want+len(skip))
+		if err != nil {
+			return moved, nil, err
+		}
+		batch := &pgx.Batch{}
+		progress := false
+		for _, m := range cands {
+			if skip[m.seq] || (max > 0 && moved >= max) {
+				continue
+			}
+			to := dst
+			if to == nil {
+				var ok bool
+				if to, ok = byARN[m.dlqSource]; !ok {
+					if to, err = b.queueByARN(ctx, tx, m.dlqSource); err != nil {
+						return moved, nil, err
+					}
+					byARN[m.dlqSource] = to
+				}
+			}
+			if to == nil || to.id == src.id {
+				if !skipMissing {
+					if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+						return moved, nil, err
+					}
+					return moved, wake, tidemq.NonExistentQueue()
+				}
+				skip[m.seq] = true
+				continue
+			}
+			m.settle(stampOf(now), src.name)
+			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
+				Detail: "moved to " + to.name}); err != nil {
+				return moved, nil, err
+			}
+			b.stat(src.id, func(s *tidemq.QueueStats) { s.MovedOut++ })
+			moved++
+			progress = true
+			if !into[to.name] {
+				into[to.name] = true
+				wake = append(wake, to.name)
+				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, to.name)
+			}
+		}
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return moved, nil, err
+		}
+		if !progress {
+			break
+		}
+	}
+	return moved, wake, nil
+}
+
+// CaptureExpiredTag is the queue tag that names where a queue's expired
+// messages go instead of being dropped (the engine's, the same name).
+const CaptureExpiredTag = "tidemq:capture-expired"
+
+// captureTarget returns the queue q's expired messages are captured into,
+// or nil to drop them.
+func (b *Broker) captureTarget(ctx context.Context, tx pgx.Tx, q *queue) *queue {
+	name := q.tags[CaptureExpiredTag]
+	if name == "" {
+		return nil
+	}
+	dst, err := b.getQueue(ctx, tx, name, false)
+	if err != nil {
+		dst, _ = b.queueByARN(ctx, tx, name)
+	}
+	if dst == nil || dst.id == q.id || dst.fifo != q.fifo {
+		return nil
+	}
+	return dst
+}
+
+// captureExpired moves q's messages enqueued at or before cutoff into dst.
+func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, cutoff int64, now time.Time) (int, error) {
+	rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND enqueued_at <= $2
+		ORDER BY enqueued_at, seq FOR UPDATE`, q.id, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	ms, err := collectMessages(rows)
+	if err != nil || len(ms) == 0 {
+		return 0, err
+	}
+	batch := &pgx.Batch{}
+	for _, m := range ms {
+		m.settle(stampOf(now), q.name)
+		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
+			Detail: "retention period of " + q.retention.String() + " passed; captured into " + dst.name}); err != nil {
+			return 0, err
+		}
+	}
+	batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dst.name)
+	b.log.Info("messages expired", "queue", q.name, "count", len(ms), "reason", "retention period passed", "captured_into", dst.name)
+	return len(ms), tx.SendBatch(ctx, batch).Close()
+}

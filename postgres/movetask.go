@@ -1,0 +1,368 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// A message move task redrives a dead-letter queue in the background, in
+// steps: each step locks the task's row, moves up to a chunk of messages
+// and records the progress in one transaction, so the count always
+// matches what was moved. The node that starts a task runs it; a node
+// that opens resumes the tasks left RUNNING. Until leases exist (a later
+// phase) several nodes may run the same task: their steps take turns on
+// the row and never move past the task's count, so the outcome is the
+// same, only the pacing of a rated task is off.
+
+// moveChunk is how many messages a step of a task without a rate moves.
+const moveChunk = 100
+
+const taskCols = `id, source_arn, destination_arn, rate, moved, to_move, status, failure, started`
+
+type task struct {
+	id string
+	tidemq.MessageMoveTask
+}
+
+func scanTask(row pgx.Row) (*task, error) {
+	t := &task{}
+	var started int64
+	err := row.Scan(&t.id, &t.SourceARN, &t.DestinationARN, &t.MaxNumberOfMessagesPerSecond, &t.ApproximateNumberOfMessagesMoved,
+		&t.ApproximateNumberOfMessagesToMove, &t.Status, &t.FailureReason, &started)
+	t.StartedTimestamp = timeOf(started)
+	return t, err
+}
+
+func active(status string) bool {
+	return status == tidemq.MoveTaskRunning || status == tidemq.MoveTaskCancelling
+}
+
+// StartMessageMoveTask starts a redrive of a dead-letter queue.
+func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (string, error) {
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	rate := 0
+	if p.MaxNumberOfMessagesPerSecond != nil {
+		rate = *p.MaxNumberOfMessagesPerSecond
+	}
+	var handle, id string
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		src, err := b.queueByARN(ctx, tx, p.SourceARN)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		}
+		if src, err = b.getQueue(ctx, tx, src.name, true); err != nil { // one start at a time per source
+			return err
+		}
+		if p.DestinationARN != "" {
+			dst, err := b.queueByARN(ctx, tx, p.DestinationARN)
+			if err != nil {
+				return err
+			}
+			if dst == nil {
+				return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
+			}
+		}
+		var isDLQ, running bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE dlq_target = $1),
+				EXISTS (SELECT 1 FROM move_tasks WHERE source_arn = $1 AND status IN ('RUNNING', 'CANCELLING'))`,
+			src.arn).Scan(&isDLQ, &running); err != nil {
+			return err
+		}
+		if !isDLQ {
+			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+		}
+		if running {
+			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+		}
+		now := b.clock.Now()
+		if err := b.expire(ctx, tx, src, now); err != nil {
+			return err
+		}
+		c, err := b.counts(ctx, tx, src.id, stampOf(now))
+		if err != nil {
+			return err
+		}
+		id = uuid.NewString()
+		if _, err := tx.Exec(ctx, `INSERT INTO move_tasks (id, source_arn, destination_arn, rate, to_move, status, started)
+			VALUES ($1, $2, $3, $4, $5, 'RUNNING', $6)`, id, src.arn, p.DestinationARN, rate, c.visible, stampOf(now)); err != nil {
+			return err
+		}
+		handle = tidemq.MoveTaskHandle{TaskID: id, SourceARN: src.arn}.Encode()
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	b.startTask(id, rate)
+	return handle, nil
+}
+
+// CancelMessageMoveTask asks a running task to stop; messages already moved
+// stay moved.
+func (b *Broker) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveTaskParams) (int64, error) {
+	th, err := p.Validate()
+	if err != nil {
+		return 0, err
+	}
+	var moved int64
+	err = b.inTx(ctx, func(tx pgx.Tx) error {
+		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, th.TaskID))
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && t.SourceARN != th.SourceARN) {
+			return tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+		}
+		if err != nil {
+			return err
+		}
+		if t.Status != tidemq.MoveTaskRunning {
+			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+		}
+		moved = t.ApproximateNumberOfMessagesMoved
+		_, err = tx.Exec(ctx, `UPDATE move_tasks SET status = 'CANCELLING' WHERE id = $1`, t.id)
+		return err
+	})
+	return moved, err
+}
+
+// ListMessageMoveTasks lists a source queue's tasks, newest first.
+func (b *Broker) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTasksParams) ([]tidemq.MessageMoveTask, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	max := 1
+	if p.MaxResults != nil {
+		max = *p.MaxResults
+	}
+	var out []tidemq.MessageMoveTask
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		src, err := b.queueByARN(ctx, tx, p.SourceARN)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		}
+		rows, err := tx.Query(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE source_arn = $1 ORDER BY ord DESC LIMIT $2`, p.SourceARN, max)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			if t.Status == tidemq.MoveTaskRunning {
+				t.TaskHandle = tidemq.MoveTaskHandle{TaskID: t.id, SourceARN: t.SourceARN}.Encode()
+			}
+			out = append(out, t.MessageMoveTask)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// resumeTasks starts a runner for every task left RUNNING or CANCELLING.
+func (b *Broker) resumeTasks(ctx context.Context) error {
+	rows, err := b.pool.Query(ctx, `SELECT id, rate FROM move_tasks WHERE status IN ('RUNNING', 'CANCELLING') ORDER BY ord`)
+	if err != nil {
+		return err
+	}
+	type r struct {
+		id   string
+		rate int
+	}
+	var ts []r
+	for rows.Next() {
+		var x r
+		if err := rows.Scan(&x.id, &x.rate); err != nil {
+			rows.Close()
+			return err
+		}
+		ts = append(ts, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		b.log.Info("resuming message move task", "task", t.id)
+		b.startTask(t.id, t.rate)
+	}
+	return nil
+}
+
+// startTask runs a task in the background unless this node runs it
+// already.
+func (b *Broker) startTask(id string, rate int) {
+	b.tasksMu.Lock()
+	defer b.tasksMu.Unlock()
+	if b.running[id] || b.closed.Load() {
+		return
+	}
+	b.running[id] = true
+	b.wg.Add(1)
+	go b.runTask(id, rate)
+}
+
+// runTask moves a task's messages step by step until it ends or the
+// broker closes (a RUNNING task resumes at the next Open). With a rate it
+// moves that many messages per second of the Clock.
+func (b *Broker) runTask(id string, rate int) {
+	defer b.wg.Done()
+	defer func() {
+		b.tasksMu.Lock()
+		delete(b.running, id)
+		b.tasksMu.Unlock()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	retry := 100 * time.Millisecond
+	for {
+		select {
+		case <-b.closing:
+			return
+		default:
+		}
+		chunk := moveChunk
+		if rate > 0 {
+			chunk = rate
+		}
+		ended, err := b.taskStep(ctx, id, chunk)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Warn("postgres: move task step failed; retrying", "task", id, "err", err)
+			select {
+			case <-time.After(retry):
+			case <-b.closing:
+				return
+			}
+			retry = min(2*retry, 10*time.Second)
+			continue
+		}
+		if ended {
+			return
+		}
+		if rate > 0 {
+			timer := b.clock.NewTimer(time.Second)
+			select {
+			case <-timer.C():
+			case <-b.closing:
+				timer.Stop()
+				return
+			}
+		}
+	}
+}
+
+// taskStep moves up to chunk messages and reports whether the task ended.
+func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, error) {
+	ended := false
+	var wake []string
+	var final *task
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		ended, wake, final = false, nil, nil
+		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			ended = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !active(t.Status) {
+			ended = true
+			return nil
+		}
+		end := func(status, reason string) {
+			t.Status, t.FailureReason = status, reason
+		}
+		now := b.clock.Now()
+		src, err := b.queueByARN(ctx, tx, t.SourceARN)
+		if err != nil {
+			return err
+		}
+		var fixed *queue
+		if t.DestinationARN != "" {
+			if fixed, err = b.queueByARN(ctx, tx, t.DestinationARN); err != nil {
+				return err
+			}
+		}
+		switch {
+		case t.Status == tidemq.MoveTaskCancelling:
+			end(tidemq.MoveTaskCancelled, "")
+		case src == nil || (t.DestinationARN != "" && fixed == nil):
+			end(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
+		default:
+			if src.fifo {
+				// FIFO receives of src take turns on its row; so do moves.
+				if src, err = b.getQueue(ctx, tx, src.name, true); err != nil {
+					return err
+				}
+			}
+			if err := b.expire(ctx, tx, src, now); err != nil {
+				return err
+			}
+			left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
+			if left <= 0 {
+				end(tidemq.MoveTaskCompleted, "")
+				break
+			}
+			n, w, err := b.moveSome(ctx, tx, src, fixed, int(min(int64(chunk), left)), now, false)
+			wake = w
+			t.ApproximateNumberOfMessagesMoved += int64(n)
+			var te *tidemq.Error
+			if err != nil && !errors.As(err, &te) {
+				return err
+			}
+			c, cerr := b.counts(ctx, tx, src.id, stampOf(now))
+			if cerr != nil {
+				return cerr
+			}
+			switch {
+			case err != nil:
+				end(tidemq.MoveTaskFailed, te.Code.Code)
+			case t.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || c.visible == 0:
+				end(tidemq.MoveTaskCompleted, "")
+			}
+		}
+		if !active(t.Status) {
+			ended = true
+			final = t
+		}
+		_, err = tx.Exec(ctx, `UPDATE move_tasks SET moved = $2, status = $3, failure = $4 WHERE id = $1`,
+			t.id, t.ApproximateNumberOfMessagesMoved, t.Status, t.FailureReason)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	for _, name := range wake {
+		b.waiters.wake(name)
+	}
+	if final != nil {
+		b.log.Info("message move task ended", "source", final.SourceARN, "status", final.Status,
+			"moved", final.ApproximateNumberOfMessagesMoved, "reason", final.FailureReason)
+	}
+	return ended, nil
+}

@@ -1,0 +1,336 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// CreateQueue creates a queue, or returns the existing one when every given
+// attribute matches it.
+func (b *Broker) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
+	fifo, attrs, err := p.Validate()
+	if err != nil {
+		return nil, err
+	}
+	var info *tidemq.QueueInfo
+	err = b.inTx(ctx, func(tx pgx.Tx) error {
+		existing, err := b.getQueue(ctx, tx, p.Name, false)
+		if err == nil {
+			for name, v := range attrs {
+				if existing.attrs[name] != v {
+					return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
+				}
+			}
+			if fifo != existing.fifo {
+				return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+			}
+			info = existing.info()
+			return nil
+		}
+		if !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+			return err
+		}
+		merged := tidemq.DefaultQueueAttributes(fifo)
+		for k, v := range attrs {
+			merged[k] = v
+		}
+		if err := b.checkRedrive(ctx, tx, p.Name, fifo, merged); err != nil {
+			return err
+		}
+		q := &queue{name: p.Name, arn: b.arn(p.Name), fifo: fifo, tags: map[string]string{}}
+		q.applyAttributes(merged)
+		for k, v := range p.Tags {
+			q.tags[k] = v
+		}
+		now := stampOf(b.clock.Now())
+		ab, _ := json.Marshal(q.attrs)
+		tb, _ := json.Marshal(q.tags)
+		// A concurrent create of the same name: the loser retries and
+		// finds the winner's queue.
+		var id int64
+		err = tx.QueryRow(ctx, `INSERT INTO queues (name, fifo, attrs, tags, created, modified, dlq_target)
+			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING id`,
+			q.name, fifo, ab, tb, now, q.dlqTarget()).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errRetry
+		}
+		info = q.info()
+		return err
+	})
+	if errors.Is(err, errRetry) {
+		return b.CreateQueue(ctx, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+var errRetry = errors.New("postgres: concurrent change, retry")
+
+// checkRedrive validates a RedrivePolicy against the other queues: the
+// target exists, has the same type, and its RedriveAllowPolicy lets this
+// queue in.
+func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo bool, attrs map[string]string) error {
+	s := attrs[tidemq.AttrRedrivePolicy]
+	if s == "" {
+		return nil
+	}
+	p, err := tidemq.ParseRedrivePolicy(s)
+	if err != nil {
+		return err
+	}
+	dlq, err := b.queueByARN(ctx, db, p.DeadLetterTargetARN)
+	if err != nil {
+		return err
+	}
+	if dlq == nil {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
+	}
+	if dlq.fifo != fifo {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
+	}
+	if !dlq.allow.Allows(b.arn(name)) {
+		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+b.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
+	}
+	return nil
+}
+
+// GetQueue reports a queue by name.
+func (b *Broker) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (*tidemq.QueueInfo, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	q, err := b.getQueue(ctx, b.pool, p.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	return q.info(), nil
+}
+
+// DeleteQueue deletes a queue and all its messages at once.
+func (b *Broker) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) error {
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM queues WHERE name = $1`, p.Queue)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return tidemq.NonExistentQueue()
+		}
+		return b.notify(ctx, tx, p.Queue)
+	})
+	if err == nil {
+		b.waiters.wake(p.Queue) // each sees the queue is gone
+	}
+	return err
+}
+
+// PurgeQueue deletes every message, in flight or not; once per 60 seconds.
+func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) error {
+	return b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, true)
+		if err != nil {
+			return err
+		}
+		now := b.clock.Now()
+		if q.purged != 0 && now.Sub(timeOf(q.purged)) < tidemq.PurgeCooldown {
+			return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1`, q.id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE queue_id = $1`, q.id); err != nil {
+			return err
+		}
+		n := tag.RowsAffected()
+		b.stat(q.id, func(s *tidemq.QueueStats) { s.Purged += uint64(n) })
+		q.purged = stampOf(now)
+		return q.save(ctx, tx)
+	})
+}
+
+// ListQueues lists queue names in order, optionally by prefix, in pages.
+func (b *Broker) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	names, err := b.names(ctx, `SELECT name FROM queues WHERE starts_with(name, $1)`, p.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	return page(names, p.MaxResults, p.NextToken)
+}
+
+// ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
+// the named queue.
+func (b *Broker) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	dlq, err := b.getQueue(ctx, b.pool, p.Queue, false)
+	if err != nil {
+		return nil, err
+	}
+	names, err := b.names(ctx, `SELECT name FROM queues WHERE dlq_target = $1`, dlq.arn)
+	if err != nil {
+		return nil, err
+	}
+	return page(names, p.MaxResults, p.NextToken)
+}
+
+func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, error) {
+	rows, err := b.pool.Query(ctx, sql, arg)
+	if err == nil {
+		var names []string
+		names, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return names, err
+	}
+	return nil, err
+}
+
+// page sorts names and cuts the page after the token. The token is the last
+// name of the previous page, base64-encoded. maxResults nil means no paging.
+func page(names []string, maxResults *int, token string) (*tidemq.ListQueuesResult, error) {
+	sort.Strings(names)
+	if token != "" {
+		last, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil {
+			return nil, tidemq.InvalidParameter("NextToken", token, "Invalid or expired next token.")
+		}
+		i := sort.SearchStrings(names, string(last))
+		for i < len(names) && names[i] == string(last) {
+			i++
+		}
+		names = names[i:]
+	}
+	res := &tidemq.ListQueuesResult{Names: names}
+	if maxResults == nil {
+		if len(names) > tidemq.MaxListQueuesResults {
+			res.Names = names[:tidemq.MaxListQueuesResults]
+		}
+		return res, nil
+	}
+	if max := *maxResults; len(names) > max {
+		res.Names = names[:max]
+		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
+	}
+	return res, nil
+}
+
+// counts are a queue's ApproximateNumberOf* counters at now.
+type counts struct{ visible, inflight, delayed, deadLettered int }
+
+func (b *Broker) counts(ctx context.Context, db querier, qid int64, now int64) (counts, error) {
+	var c counts
+	err := db.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE visible_at <= $2),
+			count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
+			count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0)
+		FROM messages WHERE queue_id = $1`, qid, now).Scan(&c.visible, &c.inflight, &c.delayed)
+	return c, err
+}
+
+// GetQueueAttributes returns the asked-for attributes, computed ones
+// included. No names, no attributes.
+func (b *Broker) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var all map[string]string
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		now := b.clock.Now()
+		if err := b.expire(ctx, tx, q, now); err != nil {
+			return err
+		}
+		c, err := b.counts(ctx, tx, q.id, stampOf(now))
+		if err != nil {
+			return err
+		}
+		all = make(map[string]string, len(q.attrs)+6)
+		for k, v := range q.attrs {
+			if v != "" {
+				all[k] = v
+			}
+		}
+		all[tidemq.AttrApproximateNumberOfMessages] = strconv.Itoa(c.visible)
+		all[tidemq.AttrApproximateNumberOfMessagesNotVisible] = strconv.Itoa(c.inflight)
+		all[tidemq.AttrApproximateNumberOfMessagesDelayed] = strconv.Itoa(c.delayed)
+		all[tidemq.AttrCreatedTimestamp] = strconv.FormatInt(timeOf(q.created).Unix(), 10)
+		all[tidemq.AttrLastModifiedTimestamp] = strconv.FormatInt(timeOf(q.modified).Unix(), 10)
+		all[tidemq.AttrQueueArn] = q.arn
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string)
+	for _, n := range p.Names {
+		if n == tidemq.AttrAll {
+			return all, nil
+		}
+		if v, ok := all[n]; ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// SetQueueAttributes changes settable attributes. Changes apply at once.
+func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, true)
+		if err != nil {
+			return err
+		}
+		attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
+		merged := make(map[string]string, len(q.attrs)+len(attrs))
+		for k, v := range q.attrs {
+			merged[k] = v
+		}
+		for k, v := range attrs {
+			merged[k] = v
+		}
+		if err == nil {
+			err = b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
+		}
+		if err == nil && merged[tidemq.AttrFifoThroughputLimit] == "perMessageGroupId" && merged[tidemq.AttrDeduplicationScope] == "queue" {
+			err = tidemq.Errorf(tidemq.ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+		}
+		if err != nil {
+			return err
+		}
+		q.applyAttributes(merged)
+		q.modified = stampOf(b.clock.Now())
+		if err := q.save(ctx, tx); err != nil {
+			return err
+		}
+		// A shorter delay or a new wait time may concern waiting polls.
+		return b.notify(ctx, tx, q.name)
+	})
+}

@@ -1,0 +1,476 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// ReceiveMessages receives messages, long-polling up to the wait time.
+//
+// A long poll registers as a waiter of its queue before each look, so that
+// no wake between the look and the wait is lost, and then sleeps on the
+// Clock until a wake, the end of its wait or the queue's next deadline (a
+// delay or a visibility timeout ending), whichever is first (wake.go).
+func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	max := 1
+	if p.MaxNumberOfMessages != nil {
+		max = *p.MaxNumberOfMessages
+	}
+	var deadline time.Time
+	for first := true; ; first = false {
+		if err := b.refusal(); err != nil {
+			if !first {
+				return nil, nil
+			}
+			return nil, err
+		}
+		w := b.waiters.add(p.Queue)
+		now := b.clock.Now()
+		r, err := b.receiveOnce(ctx, p, max, now)
+		if err != nil {
+			b.waiters.remove(p.Queue, w)
+			if ctx.Err() != nil {
+				return nil, nil // the client is gone, as the engine answers it
+			}
+			if !first && !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+				// The wait ends empty (cancelled, or the database went
+				// away meanwhile); the next request gets the error.
+				return nil, nil
+			}
+			return nil, err
+		}
+		if first {
+			wait := r.q.waitTime
+			if p.WaitTimeSeconds != nil {
+				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
+			}
+			deadline = now.Add(wait)
+		}
+		for _, name := range r.wake {
+			b.waiters.wake(name)
+		}
+		if r.deadLettered > 0 {
+			b.stat(r.q.id, func(s *tidemq.QueueStats) { s.DeadLettered += uint64(r.deadLettered) })
+		}
+		if len(r.msgs) > 0 || !now.Before(deadline) || b.isDraining() {
+			b.waiters.remove(p.Queue, w)
+			b.stat(r.q.id, func(s *tidemq.QueueStats) {
+				s.Received += uint64(len(r.msgs))
+				if len(r.msgs) == 0 {
+					s.EmptyReceives++
+				}
+			})
+			return r.msgs, nil
+		}
+		wakeAt := deadline
+		if r.next != 0 && timeOf(r.next).Before(wakeAt) {
+			wakeAt = timeOf(r.next)
+		}
+		timer := b.clock.NewTimer(wakeAt.Sub(now))
+		select {
+		case <-w.ch:
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			b.waiters.remove(p.Queue, w)
+			return nil, nil
+		case <-b.draining:
+		}
+		timer.Stop()
+		b.waiters.remove(p.Queue, w)
+	}
+}
+
+// received is the outcome of one look at a queue.
+type received struct {
+	q    *queue
+	msgs []*tidemq.Message
+	// next is the queue's next deadline after now (0: none), when nothing
+	// was received.
+	next int64
+	// wake are queues that got messages (dead-letter moves).
+	wake []string
+	// deadLettered counts the dead-letter moves.
+	deadLettered int
+}
+
+// attemptEntry remembers one message of a FIFO receive attempt.
+type attemptEntry struct {
+	Seq       int64  `json:"s"`
+	Count     int    `json:"c"`
+	VisibleAt int64  `json:"v"`
+	Handle    string `json:"h"`
+}
+
+// receiveOnce takes up to max messages from the queue in one transaction.
+func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int, now time.Time) (*received, error) {
+	var r *received
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		r = &received{}
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		if q.fifo {
+			// FIFO receives of a queue take turns: the group rules are
+			// decided on what the previous one committed.
+			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
+				return err
+			}
+		}
+		r.q = q
+		b.statsMu.Lock()
+		b.lastReceive[q.id] = now
+		b.statsMu.Unlock()
+		if err := b.expire(ctx, tx, q, now); err != nil {
+			return err
+		}
+		vt := q.visibility
+		if p.VisibilityTimeout != nil {
+			vt = time.Duration(*p.VisibilityTimeout) * time.Second
+		}
+		if q.fifo && p.ReceiveRequestAttemptID != "" {
+			out, err := b.retryAttempt(ctx, tx, q, p.ReceiveRequestAttemptID, vt, now)
+			if err != nil || out != nil {
+				r.msgs = out
+				return err
+			}
+		}
+		if !q.fifo {
+			if err := b.checkInflight(ctx, tx, q, now); err != nil {
+				return err
+			}
+		}
+		var taken []*message
+		var dlq *queue
+		dlqLooked := false
+		for round := 0; len(taken) < max && round < 10; round++ {
+			cands, err := b.candidates(ctx, tx, q, now, max-len(taken))
+			if err != nil {
+				return err
+			}
+			if len(cands) == 0 {
+				break
+			}
+			batch := &pgx.Batch{}
+			moved := 0
+			// What each statement queued on batch is, to read its outcome.
+			var ops []*message // nil for a dead-letter move
+			for _, m := range cands {
+				m.settle(stampOf(now), q.name)
+				if q.redrive != nil && m.receiveCount >= q.redrive.MaxReceiveCount {
+					if !dlqLooked {
+						dlqLooked = true
+						if dlq, err = b.queueByARN(ctx, tx, q.redrive.DeadLetterTargetARN); err != nil {
+							return err
+						}
+					}
+					if dlq != nil && dlq.id != q.id {
+						reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.redrive.MaxReceiveCount, m.receiveCount)
+						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
+							return err
+						}
+						ops = append(ops, nil)
+						moved++
+						continue
+					}
+				}
+				m.receiveCount++
+				if m.firstReceive == 0 {
+					m.firstReceive = stampOf(now)
+				}
+				m.receivedAt = stampOf(now)
+				m.visibleAt = stampOf(now.Add(vt))
+				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
+					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+				batch.Queue(updateStateSQL, m.stateArgs()...)
+				ops = append(ops, m)
+			}
+			if moved > 0 {
+				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
+				r.wake = append(r.wake, dlq.name)
+			}
+			br := tx.SendBatch(ctx, batch)
+			for _, m := range ops {
+				tag, err := br.Exec()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				// A row another node's retention sweep deleted since it
+				// was read is neither received nor moved.
+				switch {
+				case tag.RowsAffected() == 0:
+				case m == nil:
+					r.deadLettered++
+				default:
+					taken = append(taken, m)
+				}
+			}
+			if err := br.Close(); err != nil {
+				return err
+			}
+			if moved == 0 {
+				break
+			}
+		}
+		if len(taken) == 0 {
+			var next *int64
+			if err := tx.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2`,
+				q.id, stampOf(now)).Scan(&next); err != nil {
+				return err
+			}
+			if next != nil {
+				r.next = *next
+			}
+			return nil
+		}
+		r.msgs = make([]*tidemq.Message, len(taken))
+		entries := make([]attemptEntry, len(taken))
+		for i, m := range taken {
+			handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(b.handleKey)
+			r.msgs[i] = m.snapshot(q, handle)
+			entries[i] = attemptEntry{Seq: m.seq, Count: m.receiveCount, VisibleAt: m.visibleAt, Handle: handle}
+		}
+		if q.fifo && p.ReceiveRequestAttemptID != "" {
+			js, _ := json.Marshal(entries)
+			if _, err := tx.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, expires, entries) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (queue_id, attempt_id) DO UPDATE SET expires = $3, entries = $4`,
+				q.id, p.ReceiveRequestAttemptID, stampOf(now.Add(tidemq.ReceiveAttemptTTL)), js); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// A FIFO queue's receivable messages are those that are ready, with no
+// message of their group before them that is not, and no message of their
+// group in flight (AWS's group rules). fifoNearSQL looks for them among
+// the first fifoScanBound ready messages in sequence order, which finds
+// them at once in the usual case. When those are all held up behind
+// locked groups (one busy group with thousands queued behind its message
+// in flight), fifoHeadsSQL walks the groups instead, from each group's
+// head to the next group's with one index probe (a loose index scan), and
+// takes the receivable groups' heads, oldest first: the cost follows the
+// number of groups, not the depth of the locked one (0.2 ms past a locked
+// group of 200,000 where the scan in sequence order took 130 ms).
+const fifoScanBound = 1000
+
+const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
+		SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		ORDER BY seq LIMIT 1000) m
+	WHERE NOT EXISTS (SELECT 1 FROM messages o
+		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
+		  AND (o.seq < m.seq OR o.receive_count > 0))
+	ORDER BY m.seq LIMIT $3`
+
+const fifoNearCountSQL = `SELECT count(*) FROM (
+		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		ORDER BY seq LIMIT 1000) m`
+
+const fifoHeadsSQL = `WITH RECURSIVE g AS (
+		(SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> ''
+		 ORDER BY group_id, seq LIMIT 1)
+		UNION ALL
+		SELECT n.group_id, n.seq, n.visible_at FROM g CROSS JOIN LATERAL (
+			SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+			ORDER BY group_id, seq LIMIT 1) n
+	)
+	SELECT group_id FROM g
+	WHERE visible_at <= $2
+	  AND (SELECT 1 FROM messages o WHERE o.queue_id = $1 AND o.group_id = g.group_id AND o.group_id <> ''
+		AND o.visible_at > $2 AND o.receive_count > 0 LIMIT 1) IS NULL
+	ORDER BY seq LIMIT $3`
+
+// fifoGroupSQL reads a group's first messages. (The range on group_id,
+// rather than an equality, keeps the planner on the group index: with an
+// equality it may walk the queue in sequence order instead.)
+const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
+	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2
+	ORDER BY group_id, seq LIMIT $3`
+
+// candidates returns up to n receivable messages of q, locked. A standard
+// queue's come in the order they became receivable, skipping rows other
+// receives hold (SKIP LOCKED); a FIFO queue's (its receives take turns on
+// the queue's row) group by group, oldest group first, each group's in
+// order (AWS returns a group's messages together).
+func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
+	if !q.fifo {
+		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND visible_at <= $2
+			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, stampOf(now), n)
+		if err != nil {
+			return nil, err
+		}
+		return collectMessages(rows)
+	}
+	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100))
+	if err != nil {
+		return nil, err
+	}
+	ms, err := collectMessages(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) >= n {
+		return groupOrder(ms, n), nil
+	}
+	var scanned int
+	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now)).Scan(&scanned); err != nil {
+		return nil, err
+	}
+	if scanned < fifoScanBound {
+		return groupOrder(ms, n), nil // every ready message was looked at
+	}
+	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	ms = ms[:0]
+	for _, g := range groups {
+		if len(ms) >= n {
+			break
+		}
+		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms))
+		if err != nil {
+			return nil, err
+		}
+		gm, err := collectMessages(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range gm {
+			if !m.ready(stampOf(now)) {
+				break
+			}
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
+}
+
+// groupOrder arranges messages (in sequence order) group by group, groups
+// in the order of their first message, and keeps the first n.
+func groupOrder(ms []*message, n int) []*message {
+	first := map[string]int64{}
+	for _, m := range ms {
+		if _, ok := first[m.group]; !ok {
+			first[m.group] = m.seq
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		gi, gj := first[ms[i].group], first[ms[j].group]
+		if gi != gj {
+			return gi < gj
+		}
+		return ms[i].seq < ms[j].seq
+	})
+	if len(ms) > n {
+		ms = ms[:n]
+	}
+	return ms
+}
+
+// retryAttempt answers a retried FIFO receive from its attempt, if the
+// attempt is known and none of its messages was deleted, received again or
+// had its visibility changed since. Their visibility timeouts start again.
+func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id string, vt time.Duration, now time.Time) ([]*tidemq.Message, error) {
+	var js []byte
+	err := tx.QueryRow(ctx, `SELECT entries FROM receive_attempts WHERE queue_id = $1 AND attempt_id = $2 AND expires > $3`,
+		q.id, id, stampOf(now)).Scan(&js)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var entries []attemptEntry
+	if err := json.Unmarshal(js, &entries); err != nil {
+		return nil, err
+	}
+	msgs := make([]*message, len(entries))
+	for i, a := range entries {
+		m, err := scanMessage(tx.QueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND seq = $2 FOR UPDATE`, q.id, a.Seq))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.receiveCount != a.Count || m.visibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
+			return nil, nil
+		}
+		msgs[i] = m
+	}
+	out := make([]*tidemq.Message, len(msgs))
+	batch := &pgx.Batch{}
+	for i, m := range msgs {
+		m.visibleAt = stampOf(now.Add(vt))
+		entries[i].VisibleAt = m.visibleAt
+		batch.Queue(updateStateSQL, m.stateArgs()...)
+		out[i] = m.snapshot(q, entries[i].Handle)
+	}
+	js, _ = json.Marshal(entries)
+	batch.Queue(`UPDATE receive_attempts SET entries = $3 WHERE queue_id = $1 AND attempt_id = $2`, q.id, id, js)
+	return out, tx.SendBatch(ctx, batch).Close()
+}
+
+// inflightCheck is when this node last counted a standard queue's
+// messages in flight.
+type inflightCheck struct {
+	count    int // what it found
+	receives int // receives since
+}
+
+// Counting the messages in flight costs a read of each (up to the limit),
+// so a node counts a queue's on its first receive, then every
+// inflightRecount receives, and on every receive once the count is within
+// inflightNear of the limit: the limit holds exactly where it matters and
+// costs next to nothing elsewhere. (AWS's limit is approximate too.)
+const (
+	inflightRecount = 1000
+	inflightNear    = 10000
+)
+
+// checkInflight refuses a receive from a standard queue with
+// MaxInflightStandard messages in flight (OverLimit), as the engine does.
+func (b *Broker) checkInflight(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
+	b.statsMu.Lock()
+	c, ok := b.inflight[q.id]
+	c.receives++
+	due := !ok || c.receives >= inflightRecount || c.count >= tidemq.MaxInflightStandard-inflightNear
+	b.inflight[q.id] = c
+	b.statsMu.Unlock()
+	if !due {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+		WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) x`,
+		q.id, stampOf(now), tidemq.MaxInflightStandard).Scan(&n); err != nil {
+		return err
+	}
+	b.statsMu.Lock()
+	b.inflight[q.id] = inflightCheck{count: n}
+	b.statsMu.Unlock()
+	if n >= tidemq.MaxInflightStandard {
+		return tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// SendMessages enqueues messages, all of a request in one transaction. A
+// FIFO queue's row is locked for the send, so that its sequence numbers
+// follow commit order and the deduplication check and the insert are one
+// step.
+func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var results []tidemq.SendResult
+	var qid int64
+	var sent, dups uint64
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		q, err := b.getQueue(ctx, tx, p.Queue, false)
+		if err != nil {
+			return err
+		}
+		if q.fifo {
+			if err := p.ValidateFIFO(q.contentDedup); err != nil {
+				return err
+			}
+			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
+				return err
+			}
+		}
+		qid = q.id
+		sent, dups = 0, 0
+		now := b.clock.Now()
+		sender := p.Client.AccessKey
+		if sender == "" {
+			sender = b.acct
+		}
+		results = make([]tidemq.SendResult, len(p.Entries))
+		msgs := make([]*message, len(p.Entries))
+		keys := make([]string, len(p.Entries))
+		var lookup []string
+		for i := range p.Entries {
+			entry := &p.Entries[i]
+			res := &results[i]
+			res.ID = entry.ID
+			if err := entry.Validate(q.fifo, q.maxSize); err != nil {
+				res.Err = err
+				continue
+			}
+			m := &message{queueID: q.id, body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
+				group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now)}
+			delay := q.delay
+			if entry.DelaySeconds != nil && !q.fifo {
+				delay = time.Duration(*entry.DelaySeconds) * time.Second
+			}
+			m.visibleAt = stampOf(now.Add(delay))
+			if q.fifo {
+				m.dedupID = entry.MessageDeduplicationID
+				if m.dedupID == "" {
+					sum := sha256.Sum256([]byte(entry.Body))
+					m.dedupID = hex.EncodeToString(sum[:])
+				}
+				keys[i] = m.dedupID
+				if q.groupDedup {
+					keys[i] = m.group + " " + m.dedupID // tokens hold no space
+				}
+				lookup = append(lookup, keys[i])
+			}
+			msgs[i] = m
+		}
+		// The deduplication window: what was sent within it, and earlier
+		// entries of this request.
+		type sentAs struct {
+			id  string
+			seq int64
+		}
+		window := map[string]sentAs{}
+		if len(lookup) > 0 {
+			rows, err := tx.Query(ctx, `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`,
+				q.id, lookup, stampOf(now))
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var k string
+				var d sentAs
+				if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
+					rows.Close()
+					return err
+				}
+				window[k] = d
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		n := 0
+		for i, m := range msgs {
+			if m == nil {
+				continue
+			}
+			if d, ok := window[keys[i]]; ok && q.fifo {
+				results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+				msgs[i] = nil
+				dups++
+				continue
+			}
+			if q.fifo {
+				window[keys[i]] = sentAs{} // filled in below, once it has its seq
+			}
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, n)
+		if err != nil {
+			return err
+		}
+		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		k := 0
+		for i, m := range msgs {
+			if m == nil {
+				if q.fifo && results[i].MessageID == "" && results[i].Err == nil {
+					// A duplicate of an earlier entry of this request.
+					d := window[keys[i]]
+					results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+				}
+				continue
+			}
+			m.seq = seqs[k]
+			k++
+			m.id = uuid.NewString()
+			results[i].MessageID = m.id
+			if q.fifo {
+				results[i].SequenceNumber = formatSeq(m.seq)
+				window[keys[i]] = sentAs{m.id, m.seq}
+				batch.Queue(`INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
+					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
+					q.id, keys[i], m.id, m.seq, stampOf(now.Add(tidemq.DedupWindow)))
+			}
+			batch.Queue(insertSQL, m.insertArgs()...)
+			sent++
+		}
+		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, q.name)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.stat(qid, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
+	if sent > 0 {
+		b.waiters.wake(p.Queue)
+	}
+	return results, nil
+}

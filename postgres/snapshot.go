@@ -1,0 +1,170 @@
+package postgres
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemq/tidemq"
+)
+
+// Snapshot returns every queue's depth, age and counters, sorted by name.
+// Expired messages are dropped first. The depths are the database's, so
+// every node reports the same; the counters (Stats) and LastReceive are
+// this node's since it started. It counts every message (one grouped
+// query): fine for a scrape every few seconds, not for a request path.
+func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []tidemq.QueueSnapshot
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		now := b.clock.Now()
+		qs, err := b.allQueues(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := b.expireAll(ctx, tx, qs, now); err != nil {
+			return err
+		}
+		dlqs := map[string]bool{}
+		for _, q := range qs {
+			if q.redrive != nil {
+				dlqs[q.redrive.DeadLetterTargetARN] = true
+			}
+		}
+		type agg struct {
+			c      counts
+			oldest *int64
+		}
+		aggs := map[int64]*agg{}
+		n := stampOf(now)
+		rows, err := tx.Query(ctx, `SELECT queue_id,
+				count(*) FILTER (WHERE visible_at <= $1),
+				count(*) FILTER (WHERE visible_at > $1 AND receive_count > 0),
+				count(*) FILTER (WHERE visible_at > $1 AND receive_count = 0),
+				count(*) FILTER (WHERE dlq_source <> ''),
+				min(enqueued_at)
+			FROM messages GROUP BY queue_id`, n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			a := &agg{}
+			if err := rows.Scan(&id, &a.c.visible, &a.c.inflight, &a.c.delayed, &a.c.deadLettered, &a.oldest); err != nil {
+				rows.Close()
+				return err
+			}
+			aggs[id] = a
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		b.statsMu.Lock()
+		defer b.statsMu.Unlock()
+		for _, q := range qs {
+			s := tidemq.QueueSnapshot{
+				Name: q.name, ARN: q.arn, FIFO: q.fifo,
+				RetentionSeconds:  int(q.retention.Seconds()),
+				IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
+			}
+			if a := aggs[q.id]; a != nil {
+				s.Visible, s.InFlight, s.Delayed = a.c.visible, a.c.inflight, a.c.delayed
+				s.IsDeadLetterQueue = s.IsDeadLetterQueue || a.c.deadLettered > 0
+				if a.oldest != nil {
+					s.OldestAgeSeconds = now.Sub(timeOf(*a.oldest)).Seconds()
+				}
+			}
+			if q.redrive != nil {
+				s.DeadLetterTarget = q.redrive.DeadLetterTargetARN
+				s.MaxReceiveCount = q.redrive.MaxReceiveCount
+			}
+			if st := b.stats[q.id]; st != nil {
+				s.Stats = *st
+			}
+			if t, ok := b.lastReceive[q.id]; ok {
+				s.LastReceiveUnixMilli = t.UnixMilli()
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	if err != nil {
+		b.log.Warn("postgres: snapshot failed", "err", err)
+		return nil
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// expireAll is expire for every queue at once, in three statements
+// whatever the number of queues (one index probe per queue), except for
+// the queues whose expired messages are captured, which expire one by one.
+func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time.Time) error {
+	var ids, cutoffs []int64
+	for _, q := range qs {
+		if q.tags[CaptureExpiredTag] != "" {
+			if err := b.expire(ctx, tx, q, now); err != nil {
+				return err
+			}
+			continue
+		}
+		ids = append(ids, q.id)
+		cutoffs = append(cutoffs, stampOf(now.Add(-q.retention)))
+	}
+	n := stampOf(now)
+	if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE expires <= $1`, n); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE expires <= $1`, n); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `WITH gone AS (
+			DELETE FROM messages WHERE (queue_id, seq) IN (
+				SELECT m.queue_id, m.seq FROM unnest($1::bigint[], $2::bigint[]) AS c(id, cutoff)
+				CROSS JOIN LATERAL (SELECT queue_id, seq FROM messages WHERE queue_id = c.id AND enqueued_at <= c.cutoff) m)
+			RETURNING queue_id)
+		SELECT queue_id, count(*) FROM gone GROUP BY queue_id`, ids, cutoffs)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	names := map[int64]string{}
+	for _, q := range qs {
+		names[q.id] = q.name
+	}
+	for rows.Next() {
+		var id, count int64
+		if err := rows.Scan(&id, &count); err != nil {
+			return err
+		}
+		b.stat(id, func(s *tidemq.QueueStats) { s.Expired += uint64(count) })
+		b.log.Warn("messages expired", "queue", names[id], "count", count, "reason", "retention period passed", "captured_into", "none: dropped")
+	}
+	return rows.Err()
+}
+
+// allQueues reads every queue.
+func (b *Broker) allQueues(ctx context.Context, tx pgx.Tx) ([]*queue, error) {
+	rows, err := tx.Query(ctx, `SELECT `+queueCols+` FROM queues`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var qs []*queue
+	for rows.Next() {
+		q, err := b.scanQueue(rows)
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	return qs, rows.Err()
+}
