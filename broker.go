@@ -21,9 +21,11 @@ import (
 // Broker calls first, before it looks at any queue. Those that need the
 // queue's type or settings are here too, for a Broker to call once it has
 // the queue: SendMessagesParams.ValidateFIFO, SendEntry.Validate,
-// ChangeVisibilityEntry.Validate, ValidateQueueAttributes and TooManyTags
-// (TagQueue: old and new tags together). MergeQueueAttributes applies
-// accepted attributes to a queue's, with the rules that tie some together. An optional
+// ChangeVisibilityEntry.Validate, ValidateQueueAttributes and
+// TagQueueParams.ValidateCount (old and new tags together).
+// MergeQueueAttributes applies accepted attributes to a queue's, with the
+// rules that tie some together; AddPermissionParams.AddTo and
+// RemovePermissionParams.RemoveFrom edit a queue's Policy. An optional
 // number is a pointer, nil when the client left it out: AWS refuses a 0
 // given where it accepts the member left out. brokertest holds every Broker
 // to these rules.

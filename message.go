@@ -1,6 +1,7 @@
 package tidemq
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -124,3 +125,11 @@ func MessageSize(body string, attrs map[string]MessageAttributeValue) int {
 	}
 	return n
 }
+
+// FormatSequenceNumber renders a FIFO message's sequence in SQS's form: a
+// large decimal number of 20 digits (AWS returns numbers like
+// 18849496460467696128, past the range of an int64). It is a "1" followed
+// by the sequence padded to 19 digits, so it never starts with 0, exceeds
+// 2^63, and string order equals numeric order for every sequence below
+// 10^19.
+func FormatSequenceNumber(seq uint64) string { return fmt.Sprintf("1%019d", seq) }

@@ -51,3 +51,30 @@ func ValidRegion(s string) bool {
 	}
 	return true
 }
+
+// CanonicalQueueName writes a Broker's home region out of a queue name
+// ("us-east-1/orders" is "orders" when home is us-east-1), so that each
+// queue has one name; any other name is returned as it is.
+func CanonicalQueueName(name, home string) string {
+	region, plain := SplitQueueName(name, home)
+	return RegionalQueueName(region, home, plain)
+}
+
+// RegionalQueueARN is the ARN of the queue named name (plainly in the home
+// region, or "<region>/<name>") of a Broker of home region and account: it
+// carries the queue's region and its plain name.
+func RegionalQueueARN(home, account, name string) string {
+	region, plain := SplitQueueName(name, home)
+	return QueueARN(region, account, plain)
+}
+
+// QueueNameOfARN is the name, in a Broker of home region and account, of
+// the queue an ARN of any region names; ok is false when the ARN names no
+// queue of that account.
+func QueueNameOfARN(arn, home, account string) (name string, ok bool) {
+	a, ok := ParseARN(arn)
+	if !ok || a.Service != "sqs" || a.Account != account || strings.Contains(a.Resource, "/") {
+		return "", false
+	}
+	return RegionalQueueName(a.Region, home, a.Resource), true
+}

@@ -375,12 +375,28 @@ func ValidateTags(tags map[string]string) error {
 
 // Validate checks that there are tags, and each of them. (A queue holds
 // at most MaxTagsPerQueue tags, old and new together; the broker checks
-// that with TooManyTags, once it has the queue.)
+// that with ValidateCount, once it has the queue.)
 func (p *TagQueueParams) Validate() error {
 	if len(p.Tags) == 0 {
 		return MissingParameter("Tags")
 	}
 	return ValidateTags(p.Tags)
+}
+
+// ValidateCount checks that a queue named queue holding the tags current
+// can take p's: at most MaxTagsPerQueue, its tags and p's new keys
+// together (keys it already has are overwritten, not added).
+func (p *TagQueueParams) ValidateCount(queue string, current map[string]string) error {
+	n := len(current)
+	for k := range p.Tags {
+		if _, ok := current[k]; !ok {
+			n++
+		}
+	}
+	if n > MaxTagsPerQueue {
+		return TooManyTags(queue)
+	}
+	return nil
 }
 
 // TooManyTags is AWS's error for a CreateQueue or TagQueue that would

@@ -193,25 +193,19 @@ func (e *Engine) Healthy() error {
 //
 // A queue of another region than the engine's own is named "<region>/<name>"
 // (tidemq.RegionalQueueName); its ARN carries that region and the plain name.
-func (e *Engine) arn(name string) string {
-	region, plain := tidemq.SplitQueueName(name, e.region)
-	return tidemq.QueueARN(region, e.acct, plain)
-}
+func (e *Engine) arn(name string) string { return tidemq.RegionalQueueARN(e.region, e.acct, name) }
 
 // canonical writes the engine's own region out of a queue name
 // ("us-east-1/orders" is "orders" in us-east-1), so that a queue has one name.
-func (e *Engine) canonical(name string) string {
-	region, plain := tidemq.SplitQueueName(name, e.region)
-	return tidemq.RegionalQueueName(region, e.region, plain)
-}
+func (e *Engine) canonical(name string) string { return tidemq.CanonicalQueueName(name, e.region) }
 
 // queueByARN finds a queue of this broker by ARN.
 func (e *Engine) queueByARN(arn string) *queue {
-	a, ok := tidemq.ParseARN(arn)
-	if !ok || a.Service != "sqs" || a.Account != e.acct || strings.Contains(a.Resource, "/") {
+	name, ok := tidemq.QueueNameOfARN(arn, e.region, e.acct)
+	if !ok {
 		return nil
 	}
-	return e.queues[tidemq.RegionalQueueName(a.Region, e.region, a.Resource)]
+	return e.queues[name]
 }
 
 // lockQueue takes e.mu through h, finds the named queue and applies its

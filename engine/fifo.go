@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"container/heap"
-	"fmt"
-)
+import "container/heap"
 
 // group is one FIFO message group: its messages in sequence order, whatever
 // their state.
@@ -148,10 +145,3 @@ func (f *fifoIndex) next() *group {
 	}
 	return f.avail[0]
 }
-
-// formatSeq renders a FIFO sequence number in SQS's form: a large decimal
-// number of 20 digits (AWS returns numbers like 18849496460467696128, past
-// the range of an int64). It is a "1" followed by the sequence padded to 19
-// digits, so it never starts with 0, exceeds 2^63, and string order equals
-// numeric order for every sequence below 10^19.
-func formatSeq(seq uint64) string { return fmt.Sprintf("1%019d", seq) }

@@ -96,7 +96,7 @@ func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
 		History:                  m.story(q),
 	}
 	if q.fifo {
-		out.SequenceNumber = formatSeq(m.fifoSeq)
+		out.SequenceNumber = tidemq.FormatSequenceNumber(m.fifoSeq)
 		out.MessageDeduplicationID = m.dedupID
 	}
 	return out

@@ -82,7 +82,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 				key = m.group + "\x00" + key
 			}
 			if d := q.dedup[key]; d != nil && d.expires.After(now) {
-				res.MessageID, res.SequenceNumber = d.messageID, formatSeq(d.seq)
+				res.MessageID, res.SequenceNumber = d.messageID, tidemq.FormatSequenceNumber(d.seq)
 				q.stats.Duplicates++
 				if d.durable != nil {
 					waits = append(waits, d.durable)
@@ -96,7 +96,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		res.MessageID = m.id
 		if q.fifo {
 			m.fifoSeq = m.seq
-			res.SequenceNumber = formatSeq(m.seq)
+			res.SequenceNumber = tidemq.FormatSequenceNumber(m.seq)
 			e.remember(q, t, key, m, now)
 		}
 		q.add(m)
