@@ -258,16 +258,20 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
-// arn returns the ARN of the named queue.
-func (b *Broker) arn(name string) string { return tidemq.QueueARN(b.region, b.acct, name) }
+// arn returns the ARN of the named queue. A queue of another region than
+// the broker's own is named "<region>/<name>" (tidemq.RegionalQueueName);
+// its ARN carries that region and the plain name.
+func (b *Broker) arn(name string) string { return tidemq.RegionalQueueARN(b.region, b.acct, name) }
 
-// nameOfARN returns the queue name an ARN of this broker names, or "".
+// canonical writes the broker's own region out of a queue name
+// ("us-east-1/orders" is "orders" in us-east-1): a queue's row has one name.
+func (b *Broker) canonical(name string) string { return tidemq.CanonicalQueueName(name, b.region) }
+
+// nameOfARN returns the queue name an ARN (of any region) of this broker's
+// account names, or "".
 func (b *Broker) nameOfARN(arn string) string {
-	a, ok := tidemq.ParseARN(arn)
-	if !ok || a.Service != "sqs" || a.Region != b.region || a.Account != b.acct {
-		return ""
-	}
-	return a.Resource
+	name, _ := tidemq.QueueNameOfARN(arn, b.region, b.acct)
+	return name
 }
 
 // stat runs fn on a queue's counters.

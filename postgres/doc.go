@@ -25,9 +25,10 @@
 // with FOR UPDATE SKIP LOCKED, so concurrent receives on any node take
 // different messages without waiting for each other. A FIFO receive locks
 // its queue's row (FIFO sends do too), and takes messages that are
-// receivable and have no earlier message of their group that is not, and
-// no message of their group in flight: AWS's group rules, decided on what
-// the previous receive committed. Retention is applied lazily (an index
+// receivable and have no earlier message of their group that is not (a
+// message waits while an earlier one of its group is in flight or
+// delayed, not a later one): AWS's group rule, decided on what the
+// previous receive committed. Retention is applied lazily (an index
 // probe on each receive, peek, attribute read or snapshot); dead-letter
 // moves happen on the receive attempt after maxReceiveCount, as on SQS,
 // in the receive's transaction.

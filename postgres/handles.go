@@ -97,7 +97,7 @@ func (b *Broker) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVis
 		return nil, err
 	}
 	if changed {
-		b.waiters.wake(p.Queue)
+		b.waiters.wake(b.canonical(p.Queue))
 	}
 	return errs, nil
 }

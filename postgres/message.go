@@ -158,7 +158,7 @@ func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
 		History:                  m.story(q),
 	}
 	if q.fifo {
-		out.SequenceNumber = formatSeq(m.seq)
+		out.SequenceNumber = tidemq.FormatSequenceNumber(uint64(m.seq))
 		out.MessageDeduplicationID = m.dedupID
 	}
 	return out
@@ -176,7 +176,3 @@ func (m *message) story(q *queue) []tidemq.HistoryEvent {
 		Client: tidemq.ClientInfo{AccessKey: m.sender}})
 	return append(h, m.history...)
 }
-
-// formatSeq renders a FIFO sequence number as SQS does: a decimal string,
-// zero-padded to 20 digits so that string order is numeric order.
-func formatSeq(seq int64) string { return fmt.Sprintf("%020d", seq) }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -95,8 +96,9 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // moveSome moves up to max ready messages (all when max <= 0) from src to
 // dst, or to each message's own source queue when dst is nil, oldest
 // first. A message whose destination is gone is skipped when skipMissing,
-// and otherwise ends the call with QueueDoesNotExist. It returns the
-// queues that got messages, announced (NOTIFY) in tx.
+// and otherwise ends the call with QueueDoesNotExist, or errNoSource when
+// it has no source to go back to. It returns the queues that got
+// messages, announced (NOTIFY) in tx.
 func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max int, now time.Time, skipMissing bool) (int, []string, error) {
 	moved := 0
 	byARN := map[string]*queue{}
@@ -133,6 +135,9 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 					if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 						return moved, nil, err
 					}
+					if dst == nil && m.dlqSource == "" {
+						return moved, wake, errNoSource
+					}
 					return moved, wake, tidemq.NonExistentQueue()
 				}
 				skip[m.seq] = true
@@ -161,6 +166,11 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 	}
 	return moved, wake, nil
 }
+
+// errNoSource ends a task that sends messages back to their sources at a
+// message that has none, one sent straight to the dead-letter queue
+// (tidemq.MoveTaskNoSource).
+var errNoSource = errors.New("message has no dead-letter source")
 
 // CaptureExpiredTag is the queue tag that names where a queue's expired
 // messages go instead of being dropped (the engine's, the same name).

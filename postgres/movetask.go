@@ -117,6 +117,13 @@ func (b *Broker) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 	}
 	var moved int64
 	err = b.inTx(ctx, func(tx pgx.Tx) error {
+		src, err := b.queueByARN(ctx, tx, th.SourceARN)
+		if err != nil {
+			return err
+		}
+		if src == nil { // AWS's answer for a handle of a queue that is gone
+			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		}
 		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, th.TaskID))
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && t.SourceARN != th.SourceARN) {
 			return tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
@@ -332,7 +339,7 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 			wake = w
 			t.ApproximateNumberOfMessagesMoved += int64(n)
 			var te *tidemq.Error
-			if err != nil && !errors.As(err, &te) {
+			if err != nil && !errors.Is(err, errNoSource) && !errors.As(err, &te) {
 				return err
 			}
 			c, cerr := b.counts(ctx, tx, src.id, stampOf(now))
@@ -340,6 +347,8 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 				return cerr
 			}
 			switch {
+			case errors.Is(err, errNoSource):
+				end(tidemq.MoveTaskFailed, tidemq.MoveTaskNoSource)
 			case err != nil:
 				end(tidemq.MoveTaskFailed, te.Code.Code)
 			case t.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || c.visible == 0:

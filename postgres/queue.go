@@ -67,7 +67,8 @@ func (b *Broker) scanQueue(row pgx.Row) (*queue, error) {
 	return q, nil
 }
 
-// getQueue reads a queue by name; lock takes its row lock (FOR NO KEY
+// getQueue reads a queue by name (the home region may be written out);
+// lock takes its row lock (FOR NO KEY
 // UPDATE), which serialises the sends and receives of a FIFO queue and the
 // changes of its settings, without blocking the inserts into the queue
 // that only check it exists (FOR KEY SHARE, the foreign key's).
@@ -76,7 +77,7 @@ func (b *Broker) getQueue(ctx context.Context, db querier, name string, lock boo
 	if lock {
 		sql += ` FOR NO KEY UPDATE`
 	}
-	return b.scanQueue(db.QueryRow(ctx, sql, name))
+	return b.scanQueue(db.QueryRow(ctx, sql, b.canonical(name)))
 }
 
 // queueByARN reads a queue of this broker by ARN; nil when there is none.

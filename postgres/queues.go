@@ -20,6 +20,7 @@ func (b *Broker) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	if err != nil {
 		return nil, err
 	}
+	p.Name = b.canonical(p.Name)
 	var info *tidemq.QueueInfo
 	err = b.inTx(ctx, func(tx pgx.Tx) error {
 		existing, err := b.getQueue(ctx, tx, p.Name, false)
@@ -38,10 +39,7 @@ func (b *Broker) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 		if !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 			return err
 		}
-		merged := tidemq.DefaultQueueAttributes(fifo)
-		for k, v := range attrs {
-			merged[k] = v
-		}
+		merged := tidemq.MergeQueueAttributes(tidemq.DefaultQueueAttributes(fifo), attrs)
 		if err := b.checkRedrive(ctx, tx, p.Name, fifo, merged); err != nil {
 			return err
 		}
@@ -92,6 +90,13 @@ func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo
 	if err != nil {
 		return err
 	}
+	if dlq != nil {
+		// A dead-letter queue in another region is none (AWS: same region).
+		region, _ := tidemq.SplitQueueName(name, b.region)
+		if dlqRegion, _ := tidemq.SplitQueueName(dlq.name, b.region); dlqRegion != region {
+			dlq = nil
+		}
+	}
 	if dlq == nil {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
 	}
@@ -121,6 +126,7 @@ func (b *Broker) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (*tidemq
 
 // DeleteQueue deletes a queue and all its messages at once.
 func (b *Broker) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) error {
+	p.Queue = b.canonical(p.Queue)
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM queues WHERE name = $1`, p.Queue)
 		if err != nil {
@@ -137,7 +143,8 @@ func (b *Broker) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) er
 	return err
 }
 
-// PurgeQueue deletes every message, in flight or not; once per 60 seconds.
+// PurgeQueue deletes every message, in flight or not, and the deduplication
+// window of a FIFO queue; once per 60 seconds.
 func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) error {
 	return b.inTx(ctx, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, p.Queue, true)
@@ -155,6 +162,11 @@ func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) erro
 		if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE queue_id = $1`, q.id); err != nil {
 			return err
 		}
+		// A purge also forgets the deduplication window: a message sent
+		// again with the id of a purged one is accepted, as on SQS.
+		if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE queue_id = $1`, q.id); err != nil {
+			return err
+		}
 		n := tag.RowsAffected()
 		b.stat(q.id, func(s *tidemq.QueueStats) { s.Purged += uint64(n) })
 		q.purged = stampOf(now)
@@ -162,7 +174,9 @@ func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) erro
 	})
 }
 
-// ListQueues lists queue names in order, optionally by prefix, in pages.
+// ListQueues lists queue names in order, optionally by prefix, in pages:
+// one region's, the region the prefix names ("eu-west-1/ord") or else the
+// broker's own.
 func (b *Broker) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*tidemq.ListQueuesResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -170,7 +184,12 @@ func (b *Broker) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*ti
 	if err := b.refusal(); err != nil {
 		return nil, err
 	}
-	names, err := b.names(ctx, `SELECT name FROM queues WHERE starts_with(name, $1)`, p.Prefix)
+	region, prefix := tidemq.SplitQueueName(p.Prefix, b.region)
+	sql := `SELECT name FROM queues WHERE starts_with(name, $1)`
+	if region == b.region {
+		sql += ` AND strpos(name, '/') = 0` // the home region's names are plain
+	}
+	names, err := b.names(ctx, sql, tidemq.RegionalQueueName(region, b.region, prefix))
 	if err != nil {
 		return nil, err
 	}
@@ -309,13 +328,7 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 			return err
 		}
 		attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-		merged := make(map[string]string, len(q.attrs)+len(attrs))
-		for k, v := range q.attrs {
-			merged[k] = v
-		}
-		for k, v := range attrs {
-			merged[k] = v
-		}
+		merged := tidemq.MergeQueueAttributes(q.attrs, attrs)
 		if err == nil {
 			err = b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
 		}

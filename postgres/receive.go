@@ -23,6 +23,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	p.Queue = b.canonical(p.Queue) // the name its wakes come by
 	max := 1
 	if p.MaxNumberOfMessages != nil {
 		max = *p.MaxNumberOfMessages
@@ -257,16 +258,21 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 }
 
 // A FIFO queue's receivable messages are those that are ready, with no
-// message of their group before them that is not, and no message of their
-// group in flight (AWS's group rules). fifoNearSQL looks for them among
-// the first fifoScanBound ready messages in sequence order, which finds
-// them at once in the usual case. When those are all held up behind
-// locked groups (one busy group with thousands queued behind its message
-// in flight), fifoHeadsSQL walks the groups instead, from each group's
-// head to the next group's with one index probe (a loose index scan), and
-// takes the receivable groups' heads, oldest first: the cost follows the
-// number of groups, not the depth of the locked one (0.2 ms past a locked
-// group of 200,000 where the scan in sequence order took 130 ms).
+// message of their group before them that is not (AWS's group rule, as
+// the engine keeps it, engine/fifo.go: a message waits while an EARLIER
+// message of its group is in flight or delayed, not while a later one
+// is). So a receive takes a group's messages in order from its first
+// live message and stops at the first one not ready, and a group has
+// receivable messages exactly when its first message is ready.
+// fifoNearSQL looks for them among the first fifoScanBound ready messages
+// in sequence order, which finds them at once in the usual case. When
+// those are all held up behind locked groups (one busy group with
+// thousands queued behind its message in flight), fifoHeadsSQL walks the
+// groups instead, from each group's head to the next group's with one
+// index probe (a loose index scan), and takes the groups whose head is
+// ready, oldest first: the cost follows the number of groups, not the
+// depth of the locked one (0.2 ms past a locked group of 200,000 where the
+// scan in sequence order took 130 ms).
 const fifoScanBound = 1000
 
 const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
@@ -274,7 +280,7 @@ const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
 		ORDER BY seq LIMIT 1000) m
 	WHERE NOT EXISTS (SELECT 1 FROM messages o
 		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
-		  AND (o.seq < m.seq OR o.receive_count > 0))
+		  AND o.seq < m.seq)
 	ORDER BY m.seq LIMIT $3`
 
 const fifoNearCountSQL = `SELECT count(*) FROM (
@@ -289,11 +295,7 @@ const fifoHeadsSQL = `WITH RECURSIVE g AS (
 			SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
 			ORDER BY group_id, seq LIMIT 1) n
 	)
-	SELECT group_id FROM g
-	WHERE visible_at <= $2
-	  AND (SELECT 1 FROM messages o WHERE o.queue_id = $1 AND o.group_id = g.group_id AND o.group_id <> ''
-		AND o.visible_at > $2 AND o.receive_count > 0 LIMIT 1) IS NULL
-	ORDER BY seq LIMIT $3`
+	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY seq LIMIT $3`
 
 // fifoGroupSQL reads a group's first messages. (The range on group_id,
 // rather than an equality, keeps the planner on the group index: with an

@@ -109,7 +109,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 				continue
 			}
 			if d, ok := window[keys[i]]; ok && q.fifo {
-				results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+				results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
 				msgs[i] = nil
 				dups++
 				continue
@@ -137,7 +137,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 				if q.fifo && results[i].MessageID == "" && results[i].Err == nil {
 					// A duplicate of an earlier entry of this request.
 					d := window[keys[i]]
-					results[i].MessageID, results[i].SequenceNumber = d.id, formatSeq(d.seq)
+					results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
 				}
 				continue
 			}
@@ -146,7 +146,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			m.id = uuid.NewString()
 			results[i].MessageID = m.id
 			if q.fifo {
-				results[i].SequenceNumber = formatSeq(m.seq)
+				results[i].SequenceNumber = tidemq.FormatSequenceNumber(uint64(m.seq))
 				window[keys[i]] = sentAs{m.id, m.seq}
 				batch.Queue(`INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
 					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
@@ -163,7 +163,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	}
 	b.stat(qid, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
 	if sent > 0 {
-		b.waiters.wake(p.Queue)
+		b.waiters.wake(b.canonical(p.Queue))
 	}
 	return results, nil
 }

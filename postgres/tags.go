@@ -2,20 +2,22 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemq/tidemq"
 )
 
-// TagQueue adds or overwrites tags.
+// TagQueue adds or overwrites tags; a queue holds at most
+// tidemq.MaxTagsPerQueue.
 func (b *Broker) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return b.updateQueue(ctx, p.Queue, func(q *queue) error {
+		if err := p.ValidateCount(q.name, q.tags); err != nil {
+			return err
+		}
 		for k, v := range p.Tags {
 			q.tags[k] = v
 		}
@@ -63,57 +65,17 @@ func (b *Broker) updateQueue(ctx context.Context, name string, fn func(q *queue)
 	})
 }
 
-// policyDocument is the queue policy that Add/RemovePermission edit.
-type policyDocument struct {
-	Version   string            `json:"Version"`
-	ID        string            `json:"Id,omitempty"`
-	Statement []policyStatement `json:"Statement"`
-}
-
-type policyStatement struct {
-	Sid       string          `json:"Sid"`
-	Effect    string          `json:"Effect"`
-	Principal json.RawMessage `json:"Principal"`
-	Action    any             `json:"Action"`
-	Resource  string          `json:"Resource"`
-}
-
 // AddPermission adds a statement, labelled p.Label, to the queue's Policy.
 func (b *Broker) AddPermission(ctx context.Context, p tidemq.AddPermissionParams) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	principals := make([]string, len(p.AccountIDs))
-	for i, id := range p.AccountIDs {
-		principals[i] = "arn:aws:iam::" + id + ":root"
-	}
-	actions := make([]string, len(p.Actions))
-	for i, a := range p.Actions {
-		if !strings.HasPrefix(a, "SQS:") {
-			a = "SQS:" + a
-		}
-		actions[i] = a
-	}
 	return b.updateQueue(ctx, p.Queue, func(q *queue) error {
-		doc, err := q.policy()
-		if err != nil {
-			return err
+		policy, err := p.AddTo(q.attrs[tidemq.AttrPolicy], q.arn)
+		if err == nil {
+			q.setPolicy(policy)
 		}
-		for _, s := range doc.Statement {
-			if s.Sid == p.Label {
-				return tidemq.InvalidParameter("Label", p.Label, "Already exists.")
-			}
-		}
-		principal, _ := json.Marshal(map[string]any{"AWS": principals})
-		var action any = actions
-		if len(actions) == 1 {
-			action = actions[0]
-		}
-		doc.Statement = append(doc.Statement, policyStatement{
-			Sid: p.Label, Effect: "Allow", Principal: principal, Action: action, Resource: q.arn,
-		})
-		q.setPolicy(doc)
-		return nil
+		return err
 	})
 }
 
@@ -123,41 +85,20 @@ func (b *Broker) RemovePermission(ctx context.Context, p tidemq.RemovePermission
 		return err
 	}
 	return b.updateQueue(ctx, p.Queue, func(q *queue) error {
-		doc, err := q.policy()
-		if err != nil {
-			return err
+		policy, err := p.RemoveFrom(q.attrs[tidemq.AttrPolicy], q.arn)
+		if err == nil {
+			q.setPolicy(policy)
 		}
-		for i, s := range doc.Statement {
-			if s.Sid == p.Label {
-				doc.Statement = append(doc.Statement[:i], doc.Statement[i+1:]...)
-				q.setPolicy(doc)
-				return nil
-			}
-		}
-		return tidemq.InvalidParameter("Label", p.Label, "can't find label on existing policy.")
+		return err
 	})
 }
 
-func (q *queue) policy() (policyDocument, error) {
-	doc := policyDocument{Version: "2012-10-17", ID: q.arn + "/SQSDefaultPolicy"}
-	if s := q.attrs[tidemq.AttrPolicy]; s != "" {
-		if err := json.Unmarshal([]byte(s), &doc); err != nil {
-			return doc, tidemq.InvalidParameter("Policy", s, "The queue's policy cannot be edited with AddPermission/RemovePermission because it is not in the standard form.")
-		}
-	}
-	return doc, nil
-}
-
-func (q *queue) setPolicy(doc policyDocument) {
+// setPolicy sets the queue's Policy attribute ("" removes it).
+func (q *queue) setPolicy(policy string) {
 	attrs := make(map[string]string, len(q.attrs))
 	for k, v := range q.attrs {
 		attrs[k] = v
 	}
-	if len(doc.Statement) == 0 {
-		attrs[tidemq.AttrPolicy] = ""
-	} else {
-		b, _ := json.Marshal(doc)
-		attrs[tidemq.AttrPolicy] = string(b)
-	}
+	attrs[tidemq.AttrPolicy] = policy
 	q.applyAttributes(attrs)
 }
