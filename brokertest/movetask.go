@@ -79,8 +79,11 @@ func moveTaskChecks() []check {
 				"CancelMessageMoveTask with a handle whose source queue does not exist")
 			_, err = e.b.CancelMessageMoveTask(e.ctx, tidemq.CancelMoveTaskParams{TaskHandle: handle(e.arn("dlq"))})
 			e.wantExact(err, tidemq.ErrResourceNotFound, "Task does not exist.", "CancelMessageMoveTask of an unknown task")
-			e.sendBody("src", "m")
-			e.deadLetter("src", 1)
+			// Two messages at one per second of the (fake) clock: the task
+			// is still running after its first step.
+			e.sendBody("src", "m1")
+			e.sendBody("src", "m2")
+			e.deadLetter("src", 2)
 			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), MaxNumberOfMessagesPerSecond: intp(1)})
 			e.ok(err, "StartMessageMoveTask")
 			_, err = e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq")})
