@@ -202,7 +202,11 @@ type extListStatsOutput struct {
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 	out := &extListStatsOutput{Queues: []extQueueStats{}}
 	for _, q := range c.broker().Snapshot() {
-		if !strings.HasPrefix(q.Name, in.QueueNamePrefix) {
+		// The request's region only, as ListQueues: a queue of another
+		// region would otherwise be listed under its plain name, which
+		// names no queue of this region.
+		region, plain := tidemq.SplitQueueName(q.Name, c.h.cfg.Region)
+		if region != c.region || !strings.HasPrefix(plain, in.QueueNamePrefix) {
 			continue
 		}
 		age := q.OldestAgeSeconds

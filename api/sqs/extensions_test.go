@@ -1,6 +1,8 @@
 package sqs_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -145,5 +149,54 @@ func TestExtensionRouting(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "InvalidAction") {
 		t.Errorf("Query protocol: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestExtensionListQueueStatsPerRegion: ListQueueStats lists the queues of
+// the request's region only, as ListQueues does. `tidemq dlq list` listed
+// another region's DLQ under its plain name, which no command of this
+// region could then peek or redrive.
+func TestExtensionListQueueStatsPerRegion(t *testing.T) {
+	e := newEnv(t)
+	west := awssqs.New(awssqs.Options{BaseEndpoint: aws.String(e.srv.URL), Region: "eu-west-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
+	if _, err := west.CreateQueue(e.ctx, &awssqs.CreateQueueInput{QueueName: aws.String("west-dlq")}); err != nil {
+		t.Fatal(err)
+	}
+	e.createQueue("east-dlq", nil)
+	stats := func(region string) string {
+		body := `{"QueueNamePrefix":""}`
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "TidemqExtensions.ListQueueStats")
+		if region != "" {
+			sum := sha256.Sum256([]byte(body))
+			if err := v4.NewSigner().SignHTTP(e.ctx, aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"},
+				req, hex.EncodeToString(sum[:]), "sqs", region, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Queues []struct{ QueueUrl, QueueArn string }
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("ListQueueStats in %q: %d %v", region, resp.StatusCode, err)
+		}
+		var arns []string
+		for _, q := range out.Queues {
+			arns = append(arns, q.QueueArn)
+		}
+		return strings.Join(arns, " ")
+	}
+	if got, want := stats(""), "arn:aws:sqs:us-east-1:000000000000:east-dlq"; got != want {
+		t.Errorf("unsigned (the default region) lists %q, want %q", got, want)
+	}
+	if got, want := stats("eu-west-1"), "arn:aws:sqs:eu-west-1:000000000000:west-dlq"; got != want {
+		t.Errorf("eu-west-1 lists %q, want %q", got, want)
 	}
 }

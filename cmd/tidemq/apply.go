@@ -72,7 +72,7 @@ warnings are printed and do not stop it. --no-lint skips the check.`,
 					return err
 				}
 				if warnings+notes > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "lint: %d warnings, %d notes ('tidemq lint %s' shows the notes); applying\n", warnings, notes, args[0])
+					fmt.Fprintln(cmd.ErrOrStderr(), lintSummary(warnings, notes, args[0]))
 				}
 			}
 			cl, err := client.sqsClient(cmd.Context(), cmd.ErrOrStderr())

@@ -56,10 +56,18 @@ To restore, start a server on the copy: tidemq serve --data-dir DEST`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if dataDir != "" {
-				if cmd.Flags().Changed("endpoint") {
-					return errors.New("--data-dir backs up a stopped server's store; --endpoint a running server: give one")
-				}
+			// A flag on the command line wins over a variable (a
+			// TIDEMQ_ENDPOINT exported for the other commands, the
+			// TIDEMQ_DATA_DIR of a systemd or container deployment).
+			fs := cmd.Flags()
+			dataCL, endpointCL := onCommandLine(fs, "data-dir"), onCommandLine(fs, "endpoint")
+			switch {
+			case dataCL && endpointCL:
+				return errors.New("--data-dir backs up a stopped server's store; --endpoint a running server: give one")
+			case dataDir != "" && !dataCL && fs.Changed("endpoint") && !endpointCL:
+				return fmt.Errorf("$%s and $%s are both set: give --data-dir (a stopped server's store) or --endpoint (a running server)", envName("data-dir"), envName("endpoint"))
+			}
+			if dataDir != "" && !endpointCL {
 				start := time.Now()
 				if err := offlineBackup(dataDir, dest); err != nil {
 					return err

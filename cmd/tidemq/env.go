@@ -37,10 +37,22 @@ func setFromEnv(fs *pflag.FlagSet) error {
 		if v, ok := os.LookupEnv(envName(f.Name)); ok {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("invalid $%s: %w", envName(f.Name), e)
+				return
 			}
+			_ = fs.SetAnnotation(f.Name, fromEnvAnnotation, []string{"true"})
 		}
 	})
 	return err
+}
+
+// fromEnvAnnotation marks a flag that setFromEnv set from its variable.
+const fromEnvAnnotation = "tidemq-from-env"
+
+// onCommandLine reports whether flag name of fs was given on the command
+// line, not only through its TIDEMQ_ variable (Changed is true for both).
+func onCommandLine(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed && f.Annotations[fromEnvAnnotation] == nil
 }
 
 func envName(flag string) string {

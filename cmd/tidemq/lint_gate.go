@@ -38,6 +38,17 @@ func lintBeforeApply(c *topology.Config, report func(topology.Finding)) (warning
 	return warnings, notes, nil
 }
 
+// lintSummary is the line 'tidemq apply' prints after a lint that found
+// warnings or notes but no error; it points to 'tidemq lint' only when
+// there are notes it did not print.
+func lintSummary(warnings, notes int, file string) string {
+	s := fmt.Sprintf("lint: %d warnings, %d notes", warnings, notes)
+	if notes > 0 {
+		s += fmt.Sprintf(" ('tidemq lint %s' shows the notes)", file)
+	}
+	return s + "; applying"
+}
+
 // printFindings is lintBeforeApply's report for a command: each finding
 // as 'tidemq lint' writes it.
 func printFindings(w io.Writer) func(topology.Finding) {

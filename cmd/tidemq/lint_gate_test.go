@@ -117,3 +117,15 @@ func TestServeLintsConfigFirst(t *testing.T) {
 		t.Errorf("--no-lint: err = %v", err)
 	}
 }
+
+// TestLintSummary: apply's summary line sends the reader to 'tidemq lint'
+// for the notes only when there are some ("0 notes ('tidemq lint t.yaml'
+// shows the notes)" was printed).
+func TestLintSummary(t *testing.T) {
+	if got, want := lintSummary(1, 0, "t.yaml"), "lint: 1 warnings, 0 notes; applying"; got != want {
+		t.Errorf("no notes: %q, want %q", got, want)
+	}
+	if got, want := lintSummary(0, 2, "t.yaml"), "lint: 0 warnings, 2 notes ('tidemq lint t.yaml' shows the notes); applying"; got != want {
+		t.Errorf("notes: %q, want %q", got, want)
+	}
+}

@@ -23,7 +23,7 @@ type triggerOptions struct {
 }
 
 func (t *triggerOptions) addFlags(f *pflag.FlagSet) {
-	f.BoolVar(&t.allowCommands, "allow-trigger-commands", false, "let triggers run commands (anyone who reaches the admin API could run any program)")
+	f.BoolVar(&t.allowCommands, "allow-trigger-commands", false, "let triggers run commands and Lambda functions (--runtime, a template's CodeUri/Handler/Runtime) on this machine (anyone who reaches the admin API could run any program)")
 }
 
 // triggers is the server's trigger manager, running.
