@@ -86,7 +86,9 @@ func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 	broker.fail.Store(false)
 
 	b := svc("b")
-	alive := func(ctx context.Context, node string) (bool, error) { return leasesB.Alive(ctx, postgres.NodeLease(node)) }
+	alive := func(ctx context.Context, node string) (bool, error) {
+		return leasesB.Alive(ctx, postgres.NodeLease(node))
+	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); b.Redeliver(rctx, alive, 5*time.Second) }()
