@@ -2,6 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/tidemq/tidemq/postgres"
 	"github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 // flakyBroker fails every send while fail is set.
@@ -125,5 +130,114 @@ func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 	var left int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM kv WHERE key >= 'sns/d/' AND key < 'sns/e'`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d outbox deliveries left (%v)", left, err)
+	}
+}
+
+// Two nodes (two brokers, two trigger managers on one KV, two lease
+// holders on the fake clock) each run `Hold("leader", Lead)`: a trigger
+// created on A runs on one node only; when that node stops, the other
+// takes over at its next try and runs it, and every message is processed
+// once.
+func TestClusterTriggerRunsOnOneNodeAndFailsOver(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := pgtest.Schema(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := storage.Share(kv)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	var mu sync.Mutex
+	seen := map[string]int{}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev trigger.Event
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		mu.Lock()
+		for _, rec := range ev.Records {
+			seen[rec.Body]++
+		}
+		mu.Unlock()
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(target.Close)
+	count := func(body string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[body]
+	}
+	type node struct {
+		b    *postgres.Broker
+		m    *trigger.Manager
+		stop context.CancelFunc
+		done chan struct{}
+	}
+	var nodes [2]*node
+	for i, name := range []string{"a", "b"} {
+		n := &node{b: open(t, dsn, tidemq.SystemClock{}), done: make(chan struct{})}
+		t.Cleanup(func() { n.b.Close() })
+		n.m, err = trigger.NewManager(trigger.Options{Broker: n.b, Store: shared.Share(), Follow: true, WaitTimeSeconds: 1, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.m.Start()
+		t.Cleanup(func() { n.m.Close(ctx) })
+		l := newLeases(t, pool, name, clk)
+		var hctx context.Context
+		hctx, n.stop = context.WithCancel(ctx)
+		go func() { defer close(n.done); l.Hold(hctx, "leader", n.m.Lead) }()
+		t.Cleanup(func() { n.stop(); <-n.done })
+		nodes[i] = n
+		if i == 0 {
+			clk.WaitForTimers(1, 10*time.Second) // a holds and waits to renew
+		}
+	}
+	a, b := nodes[0], nodes[1]
+	if _, err := a.b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "jobs", Attributes: map[string]string{"VisibilityTimeout": "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.m.Create(ctx, trigger.Config{Name: "t", Queue: "jobs", Target: trigger.Target{URL: target.URL}, BatchSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(n *node, body string) {
+		t.Helper()
+		if _, err := n.b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "jobs", Entries: []tidemq.SendEntry{{ID: "1", Body: body}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	invocations := func(m *trigger.Manager) uint64 {
+		for _, s := range m.Stats() {
+			if s.Name == "t" {
+				return s.Invocations
+			}
+		}
+		return 0
+	}
+	send(b, "one")
+	waitFor(t, "the trigger runs", func() bool { return count("one") == 1 })
+	if err := b.m.Reload(); err != nil { // b knows it, and does not run it
+		t.Fatal(err)
+	}
+	send(b, "two")
+	waitFor(t, "the trigger runs again", func() bool { return count("two") == 1 })
+	waitFor(t, "a counted both", func() bool { return invocations(a.m) == 2 })
+	if n := invocations(b.m); n != 0 {
+		t.Fatalf("b ran %d invocations while a leads", n)
+	}
+	// a stops: it releases the lease, b takes it at its next try.
+	a.stop()
+	<-a.done
+	clk.Advance(5 * time.Second)
+	send(a, "three")
+	waitFor(t, "b runs the trigger", func() bool { return count("three") == 1 })
+	waitFor(t, "b counted it", func() bool { return invocations(b.m) == 1 })
+	for _, body := range []string{"one", "two", "three"} {
+		if n := count(body); n != 1 {
+			t.Errorf("%q processed %d times", body, n)
+		}
 	}
 }

@@ -100,6 +100,9 @@ func (s *Service) adoptOrphans(ctx context.Context, alive func(context.Context, 
 	verdict := map[string]bool{} // node -> alive, asked once per scan
 	var recs []*record
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			break // the lease may be lost: leave the rest to the next holder
+		}
 		r := &record{}
 		if err := json.Unmarshal(e.Record, r); err != nil {
 			s.log.Error("sns: outbox: unreadable record", "id", e.ID, "err", err)
