@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,15 +43,41 @@ func (s *server) snsStatus(action string, params ...string) int {
 
 // Two `tidemq serve --store postgres://` processes share topics and
 // triggers: a topic created on A is used on B within --cluster-reload, a
-// trigger created on A runs on one node only, and when that node is
+// trigger created on A runs on one node only, an alarm is notified once,
+// not once per node, and when the node running the trigger is
 // killed (kill -9: no release) the other takes over once the lease
 // expired (--lease-ttl 3s: within 4 s), without running a message twice.
 func TestServePostgresClusterSharesTopicsAndRunsTriggersOnce(t *testing.T) {
 	t.Parallel()
 	dsn, _ := pgtest.Isolated(t)
 	dir := t.TempDir()
+	var hookMu sync.Mutex
+	var dlqAlerts []string // status of each TidemqDeadLetterQueueNotEmpty alert received
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct {
+			Alerts []struct {
+				Status string
+				Labels map[string]string
+			}
+		}
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		for _, a := range p.Alerts {
+			if a.Labels["alertname"] == "TidemqDeadLetterQueueNotEmpty" && a.Labels["queue"] == "orders-dlq" {
+				dlqAlerts = append(dlqAlerts, a.Status)
+			}
+		}
+	}))
+	t.Cleanup(hook.Close)
+	alerts := func() []string {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		return append([]string(nil), dlqAlerts...)
+	}
 	flags := func(name string) []string {
-		return []string{"--store", dsn, "--data-dir", filepath.Join(dir, name), "--no-alarms", "--lease-ttl", "3s", "--cluster-reload", "300ms"}
+		return []string{"--store", dsn, "--data-dir", filepath.Join(dir, name), "--alarm-interval", "100ms", "--alarm-webhook", hook.URL,
+			"--lease-ttl", "3s", "--cluster-reload", "300ms"}
 	}
 	nodes := []*server{startServer(t, flags("a")...), startServer(t, flags("b")...)}
 	a, b := nodes[0], nodes[1]
@@ -65,6 +93,15 @@ func TestServePostgresClusterSharesTopicsAndRunsTriggersOnce(t *testing.T) {
 	b.snsCall(t, "Publish", "TopicArn", topic, "Message", "hello from B")
 	if ms := a.receive(t, q, map[string]any{"WaitTimeSeconds": 5}); len(ms) != 1 || !strings.Contains(str(ms[0]["Body"]), "hello from B") {
 		t.Fatalf("A's queue got %v, want the publish made on B", ms)
+	}
+
+	// Both nodes evaluate the alarms; only the leader notifies: once.
+	dlq := a.createQueue(t, "orders-dlq", nil)
+	a.send(t, dlq, "dead")
+	eventuallyE2E(t, "the dlq_not_empty webhook", func() bool { return len(alerts()) > 0 })
+	time.Sleep(time.Second) // ten more evaluations on each node
+	if got := alerts(); len(got) != 1 || got[0] != "firing" {
+		t.Fatalf("dlq_not_empty notifications: %v, want one firing", got)
 	}
 
 	// A trigger created on A runs on one node.
