@@ -153,3 +153,22 @@ func (c *cluster) close() {
 	c.stop()
 	c.pool.Close()
 }
+
+// exclusively runs f while no other node runs an exclusively of the same
+// name (a PostgreSQL advisory lock): the topic service's first start
+// creates the signing key with a read then a write, which two nodes
+// starting together would race on.
+func (c *cluster) exclusively(name string, f func() error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('tidemq:' || $1))`, name); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock(hashtext('tidemq:' || $1))`, name)
+	return f()
+}

@@ -44,10 +44,26 @@ func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, cl *
 		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
 		PublicURL: public, Store: store,
 	}
-	if cl != nil {
-		so.NodeID, so.RecordIDs, so.Reload = cl.node, postgres.RecordIDs(cl.pool), o.cluster.reload
+	if cl == nil {
+		return topicstore.Open(so)
 	}
-	return topicstore.Open(so)
+	so.NodeID, so.RecordIDs, so.Reload = cl.node, postgres.RecordIDs(cl.pool), o.cluster.reload
+	var s *topicstore.Service
+	opened := false
+	err := cl.exclusively("sns-open", func() (err error) {
+		opened = true
+		s, err = topicstore.Open(so) // closes store if it fails
+		return err
+	})
+	if err != nil {
+		if s != nil {
+			s.Close()
+		} else if !opened {
+			store.Close()
+		}
+		return nil, err
+	}
+	return s, nil
 }
 
 // legacySNSDir is where releases before the one store kept the SNS state:
