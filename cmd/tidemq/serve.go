@@ -106,7 +106,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
 	o.cluster.addFlags(f)
-	f.StringVar(&o.store, "store", "pebble", "where queues live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
+	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "AWS region in ARNs")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs (default: from each request's Host)")
