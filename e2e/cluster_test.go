@@ -151,3 +151,59 @@ func (s *server) kill() {
 		<-s.exited
 	})
 }
+
+// A publish whose HTTP delivery is still failing when its node is killed
+// (kill -9) is delivered by the other node, once: not while the publishing
+// node lives (its retry is its own), and as soon as that node's lease has
+// expired. Both nodes sign with the one key kept in PostgreSQL.
+func TestServePostgresClusterRedeliversADeadNodesOutbox(t *testing.T) {
+	t.Parallel()
+	dsn, _ := pgtest.Isolated(t)
+	dir := t.TempDir()
+	flags := func(name string) []string {
+		return []string{"--store", dsn, "--data-dir", filepath.Join(dir, name), "--no-alarms", "--lease-ttl", "3s", "--cluster-reload", "300ms"}
+	}
+	a, b := startServer(t, flags("a")...), startServer(t, flags("b")...)
+	if ca, cb := a.signingCert(t), b.signingCert(t); ca != cb {
+		t.Fatal("the nodes sign with different keys")
+	}
+	h := newHook(t)
+	topic := xmlValues(a.snsCall(t, "CreateTopic", "Name", "orders"), "TopicArn")[0]
+	a.snsCall(t, "Subscribe", "TopicArn", topic, "Protocol", "http", "Endpoint", h.srv.URL+"/hook")
+	confirmation := h.next(t, "SubscriptionConfirmation")
+	a.snsCall(t, "ConfirmSubscription", "TopicArn", topic, "Token", confirmation["Token"])
+
+	h.status.Store(http.StatusInternalServerError)
+	messageID := xmlValues(a.snsCall(t, "Publish", "TopicArn", topic, "Message", "pending"), "MessageId")[0]
+	attempts := 0
+	deadline := time.After(3 * time.Second) // A retries 20 s later (AWS's default HTTP policy)
+	for done := false; !done; {
+		select {
+		case m := <-h.got:
+			if m["Type"] == "Notification" && m["MessageId"] == messageID {
+				attempts++
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	if attempts != 1 {
+		t.Fatalf("%d attempts while A lives, want A's one", attempts)
+	}
+	h.status.Store(http.StatusOK)
+	a.kill()
+	killed := time.Now()
+	n := h.next(t, "Notification")
+	if n["MessageId"] != messageID {
+		t.Fatalf("the endpoint got %v, want message %s", n, messageID)
+	}
+	t.Logf("delivered by B %v after A was killed", time.Since(killed).Round(time.Millisecond))
+	select {
+	case m := <-h.got:
+		t.Errorf("delivered again: %v", m)
+	case <-time.After(2 * time.Second):
+	}
+	if m := b.metrics(t); !strings.Contains(m, "tidemq_sns_deliveries_recovered_total 1\n") {
+		t.Errorf("B's /metrics does not count one recovered delivery")
+	}
+}
