@@ -31,7 +31,7 @@ func leasePool(t *testing.T) *pgxpool.Pool {
 
 func newLeases(t *testing.T, pool *pgxpool.Pool, holder string, clk *clocktest.Clock) *postgres.Leases {
 	t.Helper()
-	l, err := postgres.NewLeases(pool, postgres.LeaseOptions{Holder: holder, TTL: 15 * time.Second, Clock: clk})
+	l, err := postgres.NewLeases(pool, postgres.LeaseOptions{Holder: holder, TTL: 15 * time.Second, Clock: clk, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
