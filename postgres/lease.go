@@ -152,17 +152,20 @@ func (l *Leases) Hold(ctx context.Context, name string, job func(ctx context.Con
 		}
 		if ok {
 			l.log.Debug("lease taken", "lease", name, "generation", lease.Generation)
-			l.run(ctx, name, job)
-			if ctx.Err() != nil {
-				// Released so that another node takes over at once.
+			if l.run(ctx, name, job) {
+				l.log.Warn("lease lost: the job stopped", "lease", name)
+			} else {
+				// The job ended (ctx did, or it returned by itself):
+				// released so that another node takes over at once.
 				rctx, cancel := context.WithTimeout(context.Background(), every)
 				if err := l.Release(rctx, name); err != nil {
 					l.log.Warn("lease: release", "lease", name, "err", err)
 				}
 				cancel()
+			}
+			if ctx.Err() != nil {
 				return
 			}
-			l.log.Warn("lease lost: the job stopped", "lease", name)
 		}
 		if !l.sleep(ctx, every) {
 			return
@@ -178,8 +181,10 @@ func (l *Leases) acquire(ctx context.Context, name string) (Lease, bool, error) 
 	return l.Acquire(actx, name)
 }
 
-// run runs job while the lease is renewed, and returns once job returned.
-func (l *Leases) run(ctx context.Context, name string, job func(context.Context)) {
+// run runs job while the lease is renewed, and returns once job returned:
+// lost when the lease may be lost, false when job returned by itself or
+// ctx ended.
+func (l *Leases) run(ctx context.Context, name string, job func(context.Context)) (lost bool) {
 	jctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -188,14 +193,21 @@ func (l *Leases) run(ctx context.Context, name string, job func(context.Context)
 	}()
 	defer func() { cancel(); <-done }()
 	for {
-		if !l.sleep(jctx, l.ttl/3) {
-			return
+		t := l.clock.NewTimer(l.ttl / 3)
+		select {
+		case <-done:
+			t.Stop()
+			return false
+		case <-jctx.Done():
+			t.Stop()
+			return false
+		case <-t.C():
 		}
 		if _, ok, err := l.acquire(jctx, name); !ok {
 			if err != nil && jctx.Err() == nil {
 				l.log.Warn("lease: renewal failed: stopping the job", "lease", name, "err", err)
 			}
-			return
+			return jctx.Err() == nil
 		}
 	}
 }

@@ -177,3 +177,32 @@ func TestLeaseHoldFailsOver(t *testing.T) {
 	clk.Advance(5 * time.Second)
 	waitFor(t, "b stops a job whose lease it lost", func() bool { return running[1].Load() == 0 })
 }
+
+// A job that ends by itself gives the lease up: another node can take it
+// at once rather than after the expiry.
+func TestLeaseHoldReleasesWhenTheJobEnds(t *testing.T) {
+	pool := leasePool(t)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	a, b := newLeases(t, pool, "a", clk), newLeases(t, pool, "b", clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	held := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var once atomic.Bool
+		a.Hold(ctx, "job", func(context.Context) {
+			if once.CompareAndSwap(false, true) {
+				close(held)
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	<-held
+	waitFor(t, "b takes the lease a's ended job gave up", func() bool {
+		_, ok, err := b.Acquire(context.Background(), "job")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	})
+}
