@@ -343,7 +343,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return fmt.Errorf("server stopped: %w", err)
 	case <-ctx.Done():
 	}
-	cl.stop() // hands the leases over: the jobs stop first
+	cl.stopLeading() // hands the leader lease over: its jobs stop first
 	trg.stop(o.shutdownTimeout)
 	log.Info("shutting down: answering long polls, finishing requests")
 	eng.Drain()

@@ -57,9 +57,12 @@ type cluster struct {
 	leases *postgres.Leases
 	node   string
 	log    *slog.Logger
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// The leader lease's jobs end with leadCtx; the node lease with nodeCtx,
+	// last, once this node has stopped delivering (else the leader would
+	// take over its outbox while it still delivers).
+	leadCtx, nodeCtx   context.Context
+	stopLead, stopNode context.CancelFunc
+	leadWG, nodeWG     sync.WaitGroup
 }
 
 // openCluster connects the node to the shared store and starts holding
@@ -83,8 +86,13 @@ func (o *serveOptions) openCluster(log *slog.Logger) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{pool: pool, kv: kv, leases: leases, node: node, log: log}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.spawn(func() { leases.Hold(c.ctx, postgres.NodeLease(node), func(ctx context.Context) { <-ctx.Done() }) })
+	c.leadCtx, c.stopLead = context.WithCancel(context.Background())
+	c.nodeCtx, c.stopNode = context.WithCancel(context.Background())
+	c.nodeWG.Add(1)
+	go func() {
+		defer c.nodeWG.Done()
+		leases.Hold(c.nodeCtx, postgres.NodeLease(node), func(ctx context.Context) { <-ctx.Done() })
+	}()
 	log.Info("sharing PostgreSQL with other nodes: queues, topics, subscriptions, the SNS outbox and triggers",
 		"node", node, "lease_ttl", o.cluster.leaseTTL, "reload", o.cluster.reload)
 	return c, nil
@@ -100,19 +108,13 @@ func nodeID() string {
 	return host + "-" + hex.EncodeToString(b[:])
 }
 
-func (c *cluster) spawn(f func()) {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-}
-
 // lead runs the one-node jobs while this node holds the leader lease.
 func (c *cluster) lead(trg *trigger.Manager, hook *alarms.LeaderWebhook, topics *topicstore.Service) {
 	interval := c.leases.TTL() / 3
-	c.spawn(func() {
-		c.leases.Hold(c.ctx, leaderLease, func(ctx context.Context) {
+	c.leadWG.Add(1)
+	go func() {
+		defer c.leadWG.Done()
+		c.leases.Hold(c.leadCtx, leaderLease, func(ctx context.Context) {
 			c.log.Info("this node now runs the triggers, the alarm notifications and the SNS redeliveries", "node", c.node)
 			var wg sync.WaitGroup
 			run := func(f func(context.Context)) {
@@ -126,7 +128,7 @@ func (c *cluster) lead(trg *trigger.Manager, hook *alarms.LeaderWebhook, topics 
 			run(func(ctx context.Context) { topics.Redeliver(ctx, c.alive, interval) })
 			wg.Wait()
 		})
-	})
+	}()
 }
 
 // alive reports whether node holds its node lease.
@@ -134,23 +136,26 @@ func (c *cluster) alive(ctx context.Context, node string) (bool, error) {
 	return c.leases.Alive(ctx, postgres.NodeLease(node))
 }
 
-// stopLeading gives the leases up (the jobs stop first), so that another
-// node takes over at once.
-func (c *cluster) stop() {
+// stopLeading stops the leader's jobs and gives its lease up, so that
+// another node takes over at once.
+func (c *cluster) stopLeading() {
 	if c == nil {
 		return
 	}
-	c.cancel()
-	c.wg.Wait()
+	c.stopLead()
+	c.leadWG.Wait()
 }
 
-// close stops and closes the connections; the shared store's shares are
-// closed by their users before.
+// close gives the node lease up (the outbox records this node leaves are
+// then taken over by the leader) and closes the connections; the shared
+// store's shares are closed by their users before.
 func (c *cluster) close() {
 	if c == nil {
 		return
 	}
-	c.stop()
+	c.stopLeading()
+	c.stopNode()
+	c.nodeWG.Wait()
 	c.pool.Close()
 }
 
