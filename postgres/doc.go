@@ -56,11 +56,13 @@
 // started), its long polls, and the runners of the move tasks it started
 // or resumed. Retention expiry is lazy (any node that reads a queue
 // applies it, and Snapshot, which /metrics and the alarms call, applies
-// it to every queue), so it needs no owner. What should run once across
-// nodes (move task runners, and outside this package triggers, alarms and
-// SNS deliveries) will take a lease: a row (name, owner, expires) taken
-// and renewed with INSERT ... ON CONFLICT ... WHERE expires <= now OR
-// owner = me, the times from the Clock like everything else here. Until
-// then a move task resumed by several nodes is stepped by each in turn on
-// its row lock, which keeps its count exact.
+// it to every queue), so it needs no owner. What must run once across
+// nodes (outside this package: triggers, alarm notifications, SNS
+// redelivery) takes a lease (lease.go): a row (name, holder, expires,
+// generation) taken and renewed with INSERT ... ON CONFLICT ... WHERE
+// expires <= now OR holder = me, the times from the Clock like everything
+// else here. A move task resumed by several nodes needs none: it is
+// stepped by each in turn on its row lock, which keeps its count exact.
+// KV (kv.go) holds what the nodes share besides queues: topics, the SNS
+// outbox and triggers; RecordIDs (ids.go) numbers the outbox records.
 package postgres

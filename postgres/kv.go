@@ -12,11 +12,10 @@ import (
 )
 
 // KV is a storage.Store on PostgreSQL: one table of byte keys and values
-// (migrations/0002_kv.sql), a batch committed as one transaction. It is
-// what the topics, the SNS outbox and the triggers would keep in
-// PostgreSQL; serve does not use it yet, because those keep their state in
-// memory once loaded and deliver from every node that loaded it: sharing
-// their store needs leases and change notifications first.
+// (migrations/0002_kv.sql), a batch committed as one transaction. With
+// `tidemq serve --store postgres://` the topics, the SNS outbox and the
+// triggers are kept in it, shared by the nodes: they reload it
+// periodically and run what must run once under a lease (Leases).
 //
 // Commits of one KV are serialised (they become visible in the order
 // Commit is called, as storage.Batch requires); a commit is durable when

@@ -126,6 +126,14 @@ func (s kvState) DeliveryDone(id uint64, index uint32, last bool) error {
 }
 
 func (s kvState) LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error) {
+	return s.scanOutbox(nowMs, true)
+}
+
+// scanOutbox is LoadOutbox; without clean it deletes nothing: on a store
+// shared with other nodes, a publish that commits between the scan of the
+// records and that of the deliveries would have its deliveries taken for
+// leftovers.
+func (s kvState) scanOutbox(nowMs int64, clean bool) ([]OutboxEntry, []DedupEntry, error) {
 	recs := map[uint64]*OutboxEntry{}
 	err := s.kv.Scan([]byte(prefixRecord), func(k, v []byte) error {
 		if len(k) != len(prefixRecord)+8 {
@@ -175,6 +183,9 @@ func (s kvState) LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error) {
 			continue
 		}
 		out = append(out, *r)
+	}
+	if !clean {
+		cleanup = s.kv.NewBatch()
 	}
 	if err := storage.CommitSync(cleanup); err != nil {
 		return nil, nil, err

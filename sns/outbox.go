@@ -29,6 +29,7 @@ import (
 // needs to be built.
 type record struct {
 	ID               uint64               `json:"-"`
+	Node             string               `json:"n,omitempty"` // Options.NodeID of the node delivering it
 	TopicARN         string               `json:"t"`
 	FIFO             bool                 `json:"f,omitempty"`
 	SignatureVersion string               `json:"v,omitempty"`
@@ -115,7 +116,11 @@ func (s *Service) done(d *delivery) {
 // loadOutbox reads what the outbox holds: the FIFO dedup entries still
 // live, and the records with deliveries left, oldest first.
 func (s *Service) loadOutbox() ([]*record, error) {
-	entries, dedup, err := s.outbox.LoadOutbox(s.opt.Now().UnixMilli())
+	load := s.outbox.LoadOutbox
+	if s.opt.NodeID != "" { // shared: nothing is a leftover while other nodes publish
+		load = func(nowMs int64) ([]OutboxEntry, []DedupEntry, error) { return s.state.scanOutbox(nowMs, false) }
+	}
+	entries, dedup, err := load(s.opt.Now().UnixMilli())
 	if err != nil {
 		return nil, err
 	}

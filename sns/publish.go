@@ -282,8 +282,13 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 			}
 			inBatch[key] = i
 		}
+		id, err := s.newRecordID()
+		if err != nil {
+			s.log.Error("sns: number a publish", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
 		r := &record{
-			ID: s.newRecordID(), TopicARN: t.ARN, FIFO: t.FIFO, SignatureVersion: t.Attributes["SignatureVersion"],
+			ID: id, Node: s.opt.NodeID, TopicARN: t.ARN, FIFO: t.FIFO, SignatureVersion: t.Attributes["SignatureVersion"],
 			MessageID: uuid.NewString(), Timestamp: now.UTC().Format("2006-01-02T15:04:05.000Z"),
 			Subject: in.Subject, Message: in.Message, Structured: structured, Attributes: in.Attributes,
 			GroupID: in.MessageGroupID, DedupID: in.MessageDeduplicationID,
@@ -329,10 +334,14 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	return results, errs, nil
 }
 
-// newRecordID numbers outbox records in publish order.
-func (s *Service) newRecordID() uint64 {
+// newRecordID numbers outbox records in publish order: from
+// Options.RecordIDs when the store is shared, else in this process.
+func (s *Service) newRecordID() (uint64, error) {
+	if s.opt.RecordIDs != nil {
+		return s.opt.RecordIDs()
+	}
 	s.recordMu.Lock()
 	defer s.recordMu.Unlock()
 	s.nextRecord++
-	return s.nextRecord
+	return s.nextRecord, nil
 }

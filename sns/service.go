@@ -83,6 +83,20 @@ type Options struct {
 	MaxPendingHTTP int
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
+
+	// Several nodes on one shared Store (cluster.go). NodeID names this
+	// node in the outbox records it writes; when it is set, Open does not
+	// deliver what the outbox holds (the records of live nodes are theirs,
+	// those of dead nodes go to the one node running Redeliver).
+	NodeID string
+	// RecordIDs numbers outbox records: unique across the nodes sharing
+	// the Store and increasing in publish order. nil means a counter of
+	// this process (one node).
+	RecordIDs func() (uint64, error)
+	// Reload, when positive, reloads topics and subscriptions from the
+	// Store that often, so that other nodes' changes become visible
+	// within it.
+	Reload time.Duration
 }
 
 // Service manages topics and subscriptions and publishes messages.
@@ -183,8 +197,14 @@ func open(o Options) (*Service, error) {
 		s.cancel()
 		return nil, err
 	}
+	if o.NodeID != "" {
+		recs = nil // Redeliver's, on the node that runs it
+	}
 	if len(recs) > 0 {
 		s.log.Info("sns: delivering publishes left in the outbox", "publishes", len(recs))
+	}
+	if o.Reload > 0 {
+		s.spawn(s.reloadLoop)
 	}
 	for _, r := range recs {
 		s.stats.recovered.Add(uint64(len(r.deliveries)))

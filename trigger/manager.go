@@ -39,6 +39,14 @@ type Options struct {
 	// timeout (each call is bounded by the function timeout).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+
+	// Several nodes on one shared Store (cluster.go). Follow: Start runs
+	// no trigger; they run inside Lead, on the one node holding the lease.
+	Follow bool
+	// Reload, when positive, reloads the triggers from the Store that
+	// often, so that other nodes' changes are seen (and, on the node that
+	// leads, run) within it.
+	Reload time.Duration
 }
 
 // Manager owns the triggers of one broker: it validates, persists, starts
@@ -61,7 +69,9 @@ type Manager struct {
 	mu       sync.Mutex
 	triggers map[string]*runner
 	started  bool
+	leading  bool // the triggers run here: Start without Follow, or inside Lead
 	closed   bool
+	stop     chan struct{} // closed by Close: ends reloadLoop
 
 	// invokeCtx is cancelled only when Close gives up waiting: stopping a
 	// trigger ends its polls at once but lets invocations finish.
@@ -106,7 +116,7 @@ func NewManager(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{o: o, log: o.Logger, reg: newKVRegistry(o.Store), triggers: make(map[string]*runner)}
+	m := &Manager{o: o, log: o.Logger, reg: newKVRegistry(o.Store), triggers: make(map[string]*runner), stop: make(chan struct{})}
 	m.invokeCtx, m.cancelInvoke = context.WithCancel(context.Background())
 	cfgs, err := m.reg.LoadTriggers()
 	if err != nil {
@@ -127,20 +137,37 @@ func (m *Manager) Start() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.started = true
+	if m.o.Reload > 0 {
+		go m.reloadLoop()
+	}
+	if m.o.Follow {
+		return // Lead starts them
+	}
+	m.leading = true
+	m.startAllLocked()
+}
+
+// startAllLocked starts every enabled trigger. Called with mu held.
+func (m *Manager) startAllLocked() {
 	for _, r := range m.triggers {
-		if !r.cfg.IsEnabled() {
-			continue
-		}
-		// A command trigger saved while commands were allowed does not
-		// outlive the flag: the server's operator decides at each start.
-		if r.cfg.Target.runsLocalCode() && !m.o.AllowCommands {
-			r.setFailing(errCommandsOff)
-			m.log.Warn("trigger not started: it runs a command or a function, and command targets are off", "trigger", r.cfg.Name)
-			continue
-		}
-		r.start(m.invokeCtx)
+		m.startLocked(r)
 	}
 	m.log.Info("triggers started", "count", len(m.triggers))
+}
+
+// startLocked starts r if it is enabled and allowed. Called with mu held.
+func (m *Manager) startLocked(r *runner) {
+	if !r.cfg.IsEnabled() {
+		return
+	}
+	// A command trigger saved while commands were allowed does not
+	// outlive the flag: the server's operator decides at each start.
+	if r.cfg.Target.runsLocalCode() && !m.o.AllowCommands {
+		r.setFailing(errCommandsOff)
+		m.log.Warn("trigger not started: it runs a command or a function, and command targets are off", "trigger", r.cfg.Name)
+		return
+	}
+	r.start(m.invokeCtx)
 }
 
 // Close stops every trigger: polls end at once; invocations in flight may
@@ -148,7 +175,11 @@ func (m *Manager) Start() {
 // store. A second Close does nothing more.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
+	if !m.closed {
+		close(m.stop)
+	}
 	m.closed = true
+	m.leading = false
 	rs := make([]*runner, 0, len(m.triggers))
 	for _, r := range m.triggers {
 		rs = append(rs, r)
@@ -257,7 +288,7 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 	for _, w := range warnings {
 		m.log.Warn("trigger created with a risky setting", "trigger", cfg.Name, "warning", w)
 	}
-	if m.started && cfg.IsEnabled() {
+	if m.leading && cfg.IsEnabled() {
 		r.start(m.invokeCtx)
 	}
 	return r.status(), nil
@@ -321,7 +352,7 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 	m.triggers[name] = r
 	old.stopPolling()
 	old.wait()
-	if m.started && cfg.IsEnabled() {
+	if m.leading && cfg.IsEnabled() {
 		r.start(m.invokeCtx)
 	}
 	return r.status(), nil

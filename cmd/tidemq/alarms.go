@@ -40,7 +40,10 @@ func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
 type observability struct {
 	metrics *metrics.Metrics
 	alarms  *alarms.Evaluator // nil with --no-alarms
-	stop    context.CancelFunc
+	// leaderHook gates the webhook with --store postgres: only the node
+	// holding the leader lease notifies. nil otherwise.
+	leaderHook *alarms.LeaderWebhook
+	stop       context.CancelFunc
 	// The handlers of GET /tidemq/queues and GET /tidemq/alarms.
 	queuesHandler, alarmsHandler http.Handler
 }
@@ -73,6 +76,10 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		var hook alarms.Webhook
 		if o.alarms.webhook != "" {
 			hook = alarms.StartWebhook(ctx, &alarms.HTTPWebhook{URL: o.alarms.webhook, ExternalURL: o.publicURL, Logger: log})
+			if isPostgresStore(o.store) {
+				obs.leaderHook = &alarms.LeaderWebhook{Webhook: hook}
+				hook = obs.leaderHook
+			}
 		}
 		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
 		obs.alarms = ev

@@ -45,6 +45,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	alarms          alarmOptions
 	triggers        triggerOptions
+	cluster         clusterOptions
 	dataDirSet      bool // --data-dir (or its variable) was given
 	config          string
 	configParams    []string
@@ -67,8 +68,10 @@ for the built-in alarms (see 'tidemq alarms') and the web console at
 State is kept durably in --data-dir (Pebble, fsync before every answer). With
 --in-memory nothing is written to disk and everything is lost when the process
 ends. With --store postgres://user@host/db the queues are kept in PostgreSQL,
-which several tidemq nodes can share (topics and triggers stay in each node's
---data-dir for now).
+which several tidemq nodes share with everything else (topics, subscriptions,
+the SNS outbox, triggers; --data-dir is not used): one node at a time, holding
+a lease (--lease-ttl), runs the triggers, sends alarm notifications and
+redelivers what stopped nodes left in the SNS outbox.
 
 --config FILE applies a tidemq.yaml or CloudFormation/SAM template at start
 (see 'tidemq apply'), after linting it (see 'tidemq lint'): an error finding is
@@ -102,7 +105,8 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
-	f.StringVar(&o.store, "store", "pebble", "where queues live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
+	o.cluster.addFlags(f)
+	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "home region: the region of unsigned requests and of queues named without one (a signed request works on its credential scope's region)")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
@@ -230,6 +234,11 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if err := o.checkStore(); err != nil {
 		return err
 	}
+	if isPostgresStore(o.store) {
+		if err := o.cluster.check(); err != nil {
+			return err
+		}
+	}
 	var config *topology.Config // read and linted before anything is opened
 	if o.config != "" {
 		if config, err = loadConfigFile(o.config, o.region, o.accountID, o.configParams, !o.noLint, log); err != nil {
@@ -239,8 +248,15 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
-	store, err := o.openLocalStore(log)
-	if err != nil {
+	var cl *cluster // nodes sharing PostgreSQL: the shared store and the leases
+	var store storage.Store
+	if isPostgresStore(o.store) {
+		if cl, err = o.openCluster(log); err != nil {
+			return err
+		}
+		defer cl.close() // last: after every share of cl.kv is closed
+		store = cl.kv
+	} else if store, err = o.openLocalStore(log); err != nil {
 		return err
 	}
 	shared := storage.Share(store) // the engine's; the topic service and the triggers close their own, and the last closes the store
@@ -255,7 +271,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, log)
+	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, cl != nil, log)
 	if err != nil {
 		eng.Close()
 		return err
@@ -264,13 +280,16 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if obs.alarms != nil {
 		obs.alarms.SetTriggers(triggerAlarmSnapshots(trg.m))
 	}
-	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, log)
+	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, cl, log)
 	if err != nil {
 		eng.Close()
 		return err
 	}
 	defer topics.Close() // for the early returns; closed before eng below
 	obs.metrics.RegisterTopics(topicMetrics(topics))
+	if cl != nil {
+		cl.lead(trg.m, obs.leaderHook, topics)
+	}
 	if config != nil {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
 		if err := applyConfig(ctx, ct, config, log); err != nil {
@@ -324,6 +343,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return fmt.Errorf("server stopped: %w", err)
 	case <-ctx.Done():
 	}
+	cl.stopLeading() // hands the leader lease over: its jobs stop first
 	trg.stop(o.shutdownTimeout)
 	log.Info("shutting down: answering long polls, finishing requests")
 	eng.Drain()

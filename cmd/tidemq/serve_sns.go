@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/metrics"
+	"github.com/tidemq/tidemq/postgres"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/pebble"
@@ -22,22 +23,47 @@ import (
 // HTTP/HTTPS endpoints use --public-url or the request's host;
 // subscriptions made without a request (a --config file) fall back to the
 // --listen address.
-func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, log *slog.Logger) (*topicstore.Service, error) {
+//
+// With cl (--store postgres) store is shared with the other nodes: records
+// name this node and take ids from a PostgreSQL sequence, topics are
+// reloaded every --cluster-reload, and the outbox is redelivered by the
+// leader only (cluster.lead).
+func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, cl *cluster, log *slog.Logger) (*topicstore.Service, error) {
 	public := o.publicURL
 	if public == "" {
 		public = "http://" + o.listen
 	}
-	if !o.inMemory {
+	if !o.inMemory && cl == nil {
 		openOutbox := func(path string) (storage.Store, error) { return pebble.Open(path, pebble.Options{Logger: log}) }
 		if err := topicstore.ImportFiles(store, legacySNSDir(o), openOutbox, log); err != nil {
 			store.Close()
 			return nil, err
 		}
 	}
-	return topicstore.Open(topicstore.Options{
+	so := topicstore.Options{
 		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
 		PublicURL: public, Store: store,
+	}
+	if cl == nil {
+		return topicstore.Open(so)
+	}
+	so.NodeID, so.RecordIDs, so.Reload = cl.node, postgres.RecordIDs(cl.pool), o.cluster.reload
+	var s *topicstore.Service
+	opened := false
+	err := cl.exclusively("sns-open", func() (err error) {
+		opened = true
+		s, err = topicstore.Open(so) // closes store if it fails
+		return err
 	})
+	if err != nil {
+		if s != nil {
+			s.Close()
+		} else if !opened {
+			store.Close()
+		}
+		return nil, err
+	}
+	return s, nil
 }
 
 // legacySNSDir is where releases before the one store kept the SNS state:

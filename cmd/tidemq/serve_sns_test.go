@@ -44,7 +44,7 @@ func openPebble(t *testing.T, dir string) storage.Store {
 func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	o := &serveOptions{dataDir: t.TempDir(), listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
 	log := slog.New(slog.DiscardHandler)
-	topics, err := openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
+	topics, err := openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	if _, err := os.Stat(legacySNSDir(o)); !os.IsNotExist(err) {
 		t.Fatalf("%s: %v", legacySNSDir(o), err)
 	}
-	topics, err = openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, log)
+	topics, err = openTopics(refusingBroker{}, openPebble(t, o.dataDir), o, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestOpenTopicsImportsAnOlderDataDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		topics, err := openTopics(eng, shared.Share(), o, log)
+		topics, err := openTopics(eng, shared.Share(), o, nil, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestTopicMetrics(t *testing.T) {
 	}
 	defer eng.Close()
 	o := &serveOptions{inMemory: true, listen: "127.0.0.1:9324", region: "us-east-1", accountID: "000000000000"}
-	topics, err := openTopics(eng, mem.New(), o, slog.New(slog.DiscardHandler))
+	topics, err := openTopics(eng, mem.New(), o, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,9 +53,9 @@ func redactDSN(s string) string {
 }
 
 // openLocalStore opens the node-local store: Pebble in --data-dir, or
-// memory with --in-memory. It holds the queues unless --store is
-// PostgreSQL, and the topics, the SNS outbox and the triggers in any case
-// (for now: with --store postgres they stay on each node).
+// memory with --in-memory. It holds the queues, the topics, the SNS outbox
+// and the triggers; with --store postgres it is not opened (openCluster
+// opens the shared store instead).
 func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 	if o.inMemory {
 		log.Warn("running in memory: nothing survives this process")
@@ -74,7 +74,7 @@ func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 
 // openBroker opens the queues' broker: the engine on shared (the local
 // store), or the PostgreSQL broker with --store postgres://..., which
-// does not use shared but closes it when it closes.
+// does not use shared (the cluster's KV) but closes it when it closes.
 func (o *serveOptions) openBroker(shared storage.Store, log *slog.Logger) (tidemq.Broker, error) {
 	if !isPostgresStore(o.store) {
 		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log})
@@ -85,7 +85,6 @@ func (o *serveOptions) openBroker(shared storage.Store, log *slog.Logger) (tidem
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", redactDSN(o.store), err)
 	}
-	log.Warn("queues are in PostgreSQL; topics, subscriptions, the SNS outbox and triggers stay in this node's local store (--data-dir)")
 	return closesStore{b, shared}, nil
 }
 

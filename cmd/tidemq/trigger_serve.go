@@ -38,14 +38,22 @@ type triggers struct {
 // closes store. At the first start on the data directory of a release
 // that kept them in DATA_DIR/triggers.json, that file is imported first
 // and renamed triggers.json.imported (see trigger.ImportFile).
-func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Registerer, o *serveOptions, log *slog.Logger) (*triggers, error) {
-	if !o.inMemory {
+//
+// shared (--store postgres): the store is shared with other nodes; the
+// triggers run only while this node leads (cluster.lead) and are reloaded
+// every --cluster-reload.
+func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Registerer, o *serveOptions, shared bool, log *slog.Logger) (*triggers, error) {
+	if !o.inMemory && !shared {
 		if err := trigger.ImportFile(store, legacyTriggersFile(o), log); err != nil {
 			store.Close()
 			return nil, err
 		}
 	}
-	m, err := trigger.NewManager(trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log})
+	to := trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log}
+	if shared {
+		to.Follow, to.Reload = true, o.cluster.reload
+	}
+	m, err := trigger.NewManager(to)
 	if err != nil {
 		return nil, err
 	}

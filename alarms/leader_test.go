@@ -1,0 +1,102 @@
+package alarms_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/clocktest"
+)
+
+type recorder struct {
+	mu   sync.Mutex
+	sent []alarms.Transition
+}
+
+func (r *recorder) Send(t alarms.Transition) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, t)
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sent)
+}
+
+// Two nodes evaluate the same shared queues; only the one leading sends
+// the transition, once; after a failover the other sends the next one,
+// and the firing alarm is not announced again.
+func TestLeaderWebhookSendsOncePerTransition(t *testing.T) {
+	clk := clocktest.New(start)
+	var depth atomic.Int32
+	snaps := func() []tidemq.QueueSnapshot {
+		return []tidemq.QueueSnapshot{{Name: "orders-dlq", IsDeadLetterQueue: true, Visible: int(depth.Load()), RetentionSeconds: 345600}}
+	}
+	rec := &recorder{}
+	var hooks [2]*alarms.LeaderWebhook
+	var evs [2]*alarms.Evaluator
+	for i := range evs {
+		hooks[i] = &alarms.LeaderWebhook{Webhook: rec}
+		evs[i] = alarms.New(alarms.Options{Snapshots: snaps, Clock: clk, Webhook: hooks[i]})
+	}
+	evalAll := func() {
+		for _, e := range evs {
+			e.Evaluate()
+		}
+	}
+	ctxA, stopA := context.WithCancel(context.Background())
+	doneA := make(chan struct{})
+	go func() { defer close(doneA); hooks[0].Lead(ctxA) }()
+	// Lead flips the gate as it starts; wait for it without sleeping long.
+	waitLead := func(h *alarms.LeaderWebhook) {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			before := rec.count()
+			h.Send(alarms.Transition{})
+			if rec.count() > before {
+				rec.mu.Lock()
+				rec.sent = rec.sent[:before]
+				rec.mu.Unlock()
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the node does not lead")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitLead(hooks[0])
+	evalAll()
+	if rec.count() != 0 {
+		t.Fatalf("%d transitions with an empty queue", rec.count())
+	}
+	depth.Store(3)
+	clk.Advance(time.Minute)
+	evalAll()
+	if rec.count() != 1 || rec.sent[0].State != alarms.StateFiring {
+		t.Fatalf("sent %+v, want one firing transition", rec.sent)
+	}
+	stopA()
+	<-doneA
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	go hooks[1].Lead(ctxB)
+	waitLead(hooks[1])
+	clk.Advance(time.Minute)
+	evalAll() // still firing: nothing new
+	if rec.count() != 1 {
+		t.Fatalf("sent %d transitions after the failover, want still 1", rec.count())
+	}
+	depth.Store(0)
+	clk.Advance(time.Minute)
+	evalAll()
+	if rec.count() != 2 || rec.sent[1].State == alarms.StateFiring {
+		t.Fatalf("sent %+v, want the resolution once", rec.sent)
+	}
+}

@@ -1,0 +1,150 @@
+package sns
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+)
+
+// clusterNode opens a service named node on the shared store st, with
+// record ids from ids, reloading every 2s on clk.
+func clusterNode(t *testing.T, node string, st storage.Store, ids *atomic.Uint64, b tidemq.Broker, clk tidemq.Clock) *Service {
+	t.Helper()
+	s, err := Open(Options{Broker: b, Store: storage.Share(st), Clock: clk, Logger: slog.New(slog.DiscardHandler),
+		NodeID: node, RecordIDs: func() (uint64, error) { return ids.Add(1), nil }, Reload: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// A topic created on one node is seen by another within the reload
+// interval, and a subscription made there is served by a publish on the
+// first.
+func TestClusterTopicsVisibleWithinReload(t *testing.T) {
+	st, ids := mem.New(), new(atomic.Uint64)
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	broker := &fakeBroker{}
+	a := clusterNode(t, "a", st, ids, broker, clk)
+	b := clusterNode(t, "b", st, ids, broker, clk)
+	top, err := a.CreateTopic("orders", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GetTopicAttributes(top.ARN); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		t.Fatalf("b saw the topic before reloading: %v", err)
+	}
+	clk.WaitForTimers(2, 10*time.Second)
+	clk.Advance(2 * time.Second)
+	waitFor(t, "b sees the topic", func() bool { _, err := b.GetTopicAttributes(top.ARN); return err == nil })
+	if _, err := b.Subscribe(top.ARN, "sqs", testQueueARN+"q", nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.WaitForTimers(2, 10*time.Second)
+	clk.Advance(2 * time.Second)
+	waitFor(t, "a sees the subscription", func() bool { subs, _ := a.ListSubscriptions(top.ARN); return len(subs) == 1 })
+	for _, n := range []*Service{a, b} {
+		if _, err := n.Publish(context.Background(), PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := broker.count("q"); got != 2 {
+		t.Fatalf("the queue got %d messages, want 2", got)
+	}
+}
+
+// What a node leaves in the outbox (its deliveries kept failing, then it
+// stopped) is delivered by the node running Redeliver once that node is
+// dead, exactly once, and never while it lives; a third node running it
+// later leaves it to the survivor that took it over.
+func TestClusterOutboxOfADeadNodeDeliveredOnce(t *testing.T) {
+	st, ids := mem.New(), new(atomic.Uint64)
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	broker := &fakeBroker{failDLQ: -1}
+	a := clusterNode(t, "a", st, ids, broker, clk)
+	top, err := a.CreateTopic("t", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := a.Publish(ctx, PublishInput{TopicARN: top.ARN, Message: "pending"}); err != nil {
+		t.Fatal(err)
+	}
+	b := clusterNode(t, "b", st, ids, broker, clk)
+	if err := b.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{"a": true, "b": true, "c": true}
+	alive := func(_ context.Context, n string) (bool, error) { return live[n], nil }
+	if n, err := b.adoptOrphans(ctx, alive); err != nil || n != 0 {
+		t.Fatalf("b took %d records of a live node (%v)", n, err)
+	}
+	// a stops with its delivery still failing: it stays in the outbox.
+	a.Close()
+	live["a"] = false
+	if outboxLen(t, st) == 0 {
+		t.Fatal("nothing left in the outbox")
+	}
+	broker.mu.Lock()
+	broker.failDLQ = 0
+	broker.mu.Unlock()
+	if n, err := b.adoptOrphans(ctx, alive); err != nil || n != 1 {
+		t.Fatalf("b took %d records of a dead node (%v), want 1", n, err)
+	}
+	waitFor(t, "an empty outbox", func() bool { return outboxLen(t, st) == 0 })
+	c := clusterNode(t, "c", st, ids, broker, clk)
+	if n, err := c.adoptOrphans(ctx, alive); err != nil || n != 0 {
+		t.Fatalf("c took %d records (%v)", n, err)
+	}
+	if got := broker.count("dlq"); got != 1 {
+		t.Fatalf("delivered %d times, want once", got)
+	}
+	if st := b.Stats(); st.Recovered != 1 || st.Delivered != 1 {
+		t.Errorf("b's stats: %+v", st)
+	}
+}
+
+// A record taken over by a node that lives is left to it by the next
+// holder of the lease; ids from RecordIDs keep two nodes' publishes apart.
+func TestClusterTakenOverRecordStaysWithItsNewNode(t *testing.T) {
+	st, ids := mem.New(), new(atomic.Uint64)
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	broker := &fakeBroker{failDLQ: -1}
+	a := clusterNode(t, "a", st, ids, broker, clk)
+	b := clusterNode(t, "b", st, ids, broker, clk)
+	top, _ := a.CreateTopic("t", nil, nil)
+	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Reload()
+	ctx := context.Background()
+	for _, n := range []*Service{a, b} {
+		if _, err := n.Publish(ctx, PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := outboxLen(t, st); got != 4 { // two records, one delivery each
+		t.Fatalf("outbox holds %d keys, want 4 (ids must not collide)", got)
+	}
+	a.Close()
+	live := map[string]bool{"b": true, "c": true}
+	alive := func(_ context.Context, n string) (bool, error) { return live[n], nil }
+	if n, _ := b.adoptOrphans(ctx, alive); n != 1 {
+		t.Fatalf("b took %d records, want a's one", n)
+	}
+	c := clusterNode(t, "c", st, ids, broker, clk)
+	if n, _ := c.adoptOrphans(ctx, alive); n != 0 {
+		t.Fatalf("c took %d records while b lives", n)
+	}
+}

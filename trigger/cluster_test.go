@@ -1,0 +1,101 @@
+package trigger_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq/storage"
+	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/trigger"
+)
+
+// followNode is a manager on the shared store st that runs its triggers
+// only inside Lead.
+func followNode(t *testing.T, v *env, st storage.Store) *trigger.Manager {
+	t.Helper()
+	m, err := trigger.NewManager(trigger.Options{Broker: v.e, Store: storage.Share(st), Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		m.Close(ctx)
+	})
+	return m
+}
+
+func invocations(m *trigger.Manager, name string) uint64 {
+	for _, s := range m.Stats() {
+		if s.Name == name {
+			return s.Invocations
+		}
+	}
+	return 0
+}
+
+// A trigger created on one node is seen by the other after a reload, runs
+// only on the node that leads, and on the other once the first stops
+// leading.
+func TestClusterTriggerRunsOnTheLeaderOnly(t *testing.T) {
+	v := newEnv(t, false)
+	v.queue("q", nil)
+	var calls atomic.Int32
+	_, url := newTarget(t, func(trigger.Event, *http.Request) (int, any, func(string) bool) {
+		calls.Add(1)
+		return 200, nil, nil
+	})
+	st := mem.New()
+	a, b := followNode(t, v, st), followNode(t, v, st)
+	if _, err := a.Create(context.Background(), trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get("t"); err == nil {
+		t.Fatal("b knew the trigger before reloading")
+	}
+	if err := b.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get("t"); err != nil {
+		t.Fatalf("b after a reload: %v", err)
+	}
+	// Nobody leads: nothing is polled.
+	v.send("q", "one")
+	time.Sleep(100 * time.Millisecond) // a poll would have happened by now
+	if calls.Load() != 0 {
+		t.Fatal("a trigger ran on a node that does not lead")
+	}
+	ctxA, stopA := context.WithCancel(context.Background())
+	doneA := make(chan struct{})
+	go func() { defer close(doneA); a.Lead(ctxA) }()
+	eventually(t, "a runs the trigger", func() bool { return calls.Load() == 1 })
+	stopA()
+	<-doneA
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	go b.Lead(ctxB)
+	v.send("q", "two")
+	eventually(t, "b runs the trigger", func() bool { return calls.Load() == 2 })
+	if ia, ib := invocations(a, "t"), invocations(b, "t"); ia != 1 || ib != 1 {
+		t.Fatalf("invocations: a %d, b %d; want 1 and 1", ia, ib)
+	}
+	// A change made on the leader's peer reaches the leader at its reload.
+	if err := a.Delete("t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get("t"); err == nil {
+		t.Fatal("b still has a trigger deleted on a")
+	}
+	v.send("q", "three")
+	time.Sleep(100 * time.Millisecond)
+	if calls.Load() != 2 {
+		t.Fatal("a deleted trigger still runs on the leader")
+	}
+}
