@@ -12,6 +12,10 @@ import traceback
 import urllib.request
 
 API = "http://%s/2018-06-01/runtime" % os.environ["AWS_LAMBDA_RUNTIME_API"]
+# The Runtime API is reached directly: a proxy the function's environment
+# names (HTTP_PROXY) is for the function's own calls, and would neither
+# reach the API nor be trusted with the events.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def post(path, body, headers=None):
@@ -19,7 +23,7 @@ def post(path, body, headers=None):
     req.add_header("Content-Type", "application/json")
     for k, v in (headers or {}).items():
         req.add_header(k, v)
-    with urllib.request.urlopen(req) as resp:
+    with OPENER.open(req) as resp:
         resp.read()
 
 
@@ -94,7 +98,7 @@ def main():
     logging.getLogger().addHandler(handler)
     fn = load_handler(os.environ["_HANDLER"])
     while True:
-        with urllib.request.urlopen(API + "/invocation/next") as resp:
+        with OPENER.open(API + "/invocation/next") as resp:
             request_id = resp.headers["Lambda-Runtime-Aws-Request-Id"]
             deadline = int(resp.headers.get("Lambda-Runtime-Deadline-Ms") or 0)
             arn = resp.headers.get("Lambda-Runtime-Invoked-Function-Arn")
