@@ -2,6 +2,7 @@ package lambdart_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,5 +91,33 @@ func TestRuntimeAPIRefusesOtherUsers(t *testing.T) {
 	}
 	if r.err == nil {
 		t.Errorf("the invocation succeeded without its runtime: %s", r.resp)
+	}
+}
+
+// An invocation whose context has no deadline ends at the function's
+// Timeout, as Invoke promises: a runtime that never answers is killed.
+func TestInvokeWithoutDeadlineTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bootstrap"), []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := lambdart.NewPool(lambdart.Function{Name: "f", Runtime: "provided.al2023", CodeDir: dir, Timeout: 300 * time.Millisecond}, lambdart.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Invoke(context.Background(), []byte(`{}`))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var te *lambdart.TimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("Invoke = %v, want a *TimeoutError", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Invoke without a deadline did not end at the function's Timeout")
 	}
 }
