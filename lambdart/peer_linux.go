@@ -35,7 +35,10 @@ func peerIsOurs(c net.Conn) (bool, error) {
 	sc.Scan() // the header
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 {
+		// fields[3] is the state: a TIME_WAIT entry (06) is an earlier
+		// connection of the same addresses (loopback reuses them), owned
+		// by no one (uid 0).
+		if len(fields) < 8 || fields[3] == "06" {
 			continue
 		}
 		from, err1 := parseProcAddr(fields[1])
