@@ -46,7 +46,11 @@ func (s *Store) Checkpoint(dest string) (err error) {
 	// private as the data directory; and a half-written copy is never at
 	// dest, nor does a failure remove anything that is (someone else's
 	// directory, made there meanwhile).
-	stage, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".partial-")
+	base := filepath.Base(dest)
+	if len(base) > 100 { // the staging name stays within NAME_MAX
+		base = base[:100]
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(dest), "."+base+".partial-")
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -190,4 +191,22 @@ func TestCheckpointPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+}
+
+// A destination whose name is as long as a file system allows (255 bytes)
+// is written too: the staging directory beside it has a shorter name.
+func TestCheckpointLongName(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(filepath.Join(dir, "store"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dest := filepath.Join(dir, strings.Repeat("b", 255))
+	if err := s.Checkpoint(dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "CURRENT")); err != nil {
+		t.Fatal(err)
+	}
 }
