@@ -121,3 +121,40 @@ func TestInvokeWithoutDeadlineTimesOut(t *testing.T) {
 		t.Fatal("Invoke without a deadline did not end at the function's Timeout")
 	}
 }
+
+// A Python function whose response is over Lambda's 6 MB gets
+// Function.ResponseSizeTooLarge, and its process, which the Runtime API
+// answered 413, goes on serving (the bootstrap used to die of the 413,
+// so the next batch paid a cold start).
+func TestPythonLargeResponseKeepsTheProcess(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	dir := t.TempDir()
+	code := "import os\n\ndef handler(event, context):\n    if event['Records'][0]['body'] == 'big':\n        return 'x' * (7 << 20)\n    return {'pid': os.getpid()}\n"
+	if err := os.WriteFile(filepath.Join(dir, "big.py"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := lambdart.NewPool(lambdart.Function{Name: "f", Runtime: "python3.12", Handler: "big.handler", CodeDir: dir, Timeout: 20 * time.Second}, lambdart.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	pid := func() string {
+		t.Helper()
+		resp, err := pool.Invoke(context.Background(), []byte(`{"Records":[{"body":"pid"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(resp)
+	}
+	before := pid()
+	_, err = pool.Invoke(context.Background(), []byte(`{"Records":[{"body":"big"}]}`))
+	var fe *lambdart.FunctionError
+	if !errors.As(err, &fe) || fe.Type != "Function.ResponseSizeTooLarge" {
+		t.Fatalf("a 7 MB response: %v, want Function.ResponseSizeTooLarge", err)
+	}
+	if after := pid(); after != before {
+		t.Errorf("the process was replaced after a response over 6 MB: %s, then %s", before, after)
+	}
+}
