@@ -118,6 +118,18 @@ func Handler(cp storage.Checkpointer, log *slog.Logger) http.Handler {
 	})
 }
 
+// Refuse answers every backup request with why this server cannot make
+// one: a POST gets status, code and msg.
+func Refuse(status int, code, msg string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "POST a JSON request to "+APIPath)
+			return
+		}
+		writeError(w, status, code, msg)
+	})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

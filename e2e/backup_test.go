@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
 // TestBackupWhileLoading backs up a server with 'tidemq backup' while
@@ -195,5 +197,23 @@ func TestBackupRefusals(t *testing.T) {
 	mem := startServer(t)
 	if _, errOut, code := runTidemq(t, clientEnv("AKID", "SECRET"), "backup", filepath.Join(dir, "b3"), "--endpoint", mem.url); code == 0 || !strings.Contains(errOut, "--in-memory") {
 		t.Errorf("backup of an in-memory server: exit %d: %s", code, errOut)
+	}
+}
+
+// A server whose queues are in PostgreSQL refuses an online backup: a
+// checkpoint of its local store would hold no queue and no message, yet
+// say "backed up" and how to restore it.
+func TestBackupRefusedWithPostgresStore(t *testing.T) {
+	t.Parallel()
+	dsn, _ := pgtest.Isolated(t)
+	dir := t.TempDir()
+	s := startServer(t, "--store", dsn, "--data-dir", filepath.Join(dir, "data"), "--no-alarms")
+	dest := filepath.Join(dir, "b1")
+	out, errOut, code := runTidemq(t, clientEnv("AKID", "SECRET"), "backup", dest, "--endpoint", s.url)
+	if code == 0 || !strings.Contains(errOut, "PostgreSQL") {
+		t.Errorf("backup of a server with --store postgres: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("a backup without the queues was written: %v", err)
 	}
 }

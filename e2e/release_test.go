@@ -194,7 +194,7 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	unit := string(data)
-	for _, want := range []string{"\nType=exec\n", "\nExecStart=/usr/local/bin/tidemq serve\n", "\nDynamicUser=yes\n", "\nStateDirectory=tidemq\n",
+	for _, want := range []string{"\nType=exec\n", "\nExecStart=/usr/local/bin/tidemq serve\n", "\nDynamicUser=yes\n", "\nStateDirectory=tidemq\n", "\nStateDirectory=tidemq-backups\n",
 		"\nEnvironment=TIDEMQ_DATA_DIR=/var/lib/tidemq\n", "\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n",
 		"\nRestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n", "\nLimitNOFILE=65536\n", "\nWantedBy=multi-user.target\n"} {
 		if !strings.Contains(unit, want) {

@@ -2,6 +2,7 @@
 # Runtime API (2018-06-01), with the standard library only. tidemq writes
 # this file to a temporary directory and runs it with the function's code
 # directory as its working directory; _HANDLER is "module.function".
+import http.client
 import importlib
 import json
 import logging
@@ -9,18 +10,39 @@ import os
 import sys
 import time
 import traceback
-import urllib.request
 
-API = "http://%s/2018-06-01/runtime" % os.environ["AWS_LAMBDA_RUNTIME_API"]
+API_HOST = os.environ["AWS_LAMBDA_RUNTIME_API"]
+API_PATH = "/2018-06-01/runtime"
+# One kept-alive connection to the Runtime API, made directly: a proxy the
+# function's environment names (HTTP_PROXY) is for the function's own
+# calls, and would neither reach the API nor be trusted with the events.
+_conn = None
+
+
+def call(method, path, body=None, headers=None):
+    """call sends one request to the Runtime API and returns its status,
+    headers and body; a dropped kept-alive connection is made again once."""
+    global _conn
+    for attempt in (0, 1):
+        if _conn is None:
+            _conn = http.client.HTTPConnection(API_HOST)
+        try:
+            _conn.request(method, API_PATH + path, body=body, headers=headers or {})
+            resp = _conn.getresponse()
+            return resp.status, resp.headers, resp.read()
+        except (http.client.HTTPException, OSError):
+            _conn.close()
+            _conn = None
+            if attempt:
+                raise
 
 
 def post(path, body, headers=None):
-    req = urllib.request.Request(API + path, data=body, method="POST")
-    req.add_header("Content-Type", "application/json")
-    for k, v in (headers or {}).items():
-        req.add_header(k, v)
-    with urllib.request.urlopen(req) as resp:
-        resp.read()
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    status, _, data = call("POST", path, body, h)
+    if status >= 300:
+        sys.stderr.write("[ERROR] the Runtime API refused POST %s: %d %s\n" % (path, status, data[:512].decode("utf-8", "replace")))
 
 
 def error_shape(exc, error_type=None, message=None):
@@ -94,12 +116,14 @@ def main():
     logging.getLogger().addHandler(handler)
     fn = load_handler(os.environ["_HANDLER"])
     while True:
-        with urllib.request.urlopen(API + "/invocation/next") as resp:
-            request_id = resp.headers["Lambda-Runtime-Aws-Request-Id"]
-            deadline = int(resp.headers.get("Lambda-Runtime-Deadline-Ms") or 0)
-            arn = resp.headers.get("Lambda-Runtime-Invoked-Function-Arn")
-            trace_id = resp.headers.get("Lambda-Runtime-Trace-Id")
-            raw = resp.read()
+        status, headers, raw = call("GET", "/invocation/next")
+        if status != 200:
+            sys.stderr.write("[ERROR] the Runtime API gave no invocation: %d %s\n" % (status, raw[:512].decode("utf-8", "replace")))
+            sys.exit(1)
+        request_id = headers["Lambda-Runtime-Aws-Request-Id"]
+        deadline = int(headers.get("Lambda-Runtime-Deadline-Ms") or 0)
+        arn = headers.get("Lambda-Runtime-Invoked-Function-Arn")
+        trace_id = headers.get("Lambda-Runtime-Trace-Id")
         if trace_id:
             os.environ["_X_AMZN_TRACE_ID"] = trace_id
         else:

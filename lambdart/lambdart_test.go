@@ -310,6 +310,19 @@ func TestPythonRuntime(t *testing.T) {
 		}
 	})
 
+	// A function that sends its own HTTP calls through a proxy
+	// (HTTP_PROXY in its Environment, as in many networks) still talks to
+	// the Runtime API directly: the proxy would not reach it, and would
+	// see every event.
+	t.Run("ProxyEnvironment", func(t *testing.T) {
+		f := pyFn
+		f.Environment = map[string]string{"HTTP_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9"}
+		p, _ := newPool(t, f, 1)
+		if out := mustInvoke(t, p, "env"); out["functionName"] != "fn" {
+			t.Fatalf("response = %v", out)
+		}
+	})
+
 	t.Run("ErrorShape", func(t *testing.T) {
 		p, _ := newPool(t, pyFn, 1)
 		before := mustInvoke(t, p, "env")

@@ -102,6 +102,13 @@ func (p *Pool) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if closed {
 		return nil, ErrClosed
 	}
+	// Without a deadline, the function's Timeout is the invocation's,
+	// from now on (waiting for a process does not count).
+	if _, ok := ctx.Deadline(); !ok && p.f.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.f.Timeout)
+		defer cancel()
+	}
 	var resp []byte
 	var err error
 	for attempt := 0; ; attempt++ {

@@ -151,7 +151,7 @@ func startProcess(f *Function, runtimeDir string, log *slog.Logger) (*process, e
 		exited: make(chan struct{}), initFailed: make(chan struct{})}
 	p.srv = &http.Server{Handler: p.routes(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	go p.srv.Serve(ln)
+	go p.srv.Serve(&ownerListener{Listener: ln, log: log})
 	p.output = &outputLog{log: log}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = f.CodeDir

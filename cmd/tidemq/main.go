@@ -49,9 +49,13 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 
 func main() {
 	root := newRootCommand()
-	if err := root.Execute(); err != nil {
+	if cmd, err := root.ExecuteC(); err != nil {
 		fmt.Fprintln(os.Stderr, "tidemq:", err)
-		if hint := errorHint(err); hint != "" {
+		name := ""
+		if cmd != nil {
+			name = cmd.Name()
+		}
+		if hint := errorHint(name, err); hint != "" {
 			fmt.Fprintln(os.Stderr, "tidemq:", hint)
 		}
 		var ee *exitError
@@ -62,10 +66,12 @@ func main() {
 	}
 }
 
-// errorHint suggests what to do about an error a user commonly meets, or
-// returns "".
-func errorHint(err error) string {
-	if errors.Is(err, syscall.ECONNREFUSED) {
+// errorHint suggests what to do about an error a user commonly meets in
+// command cmd, or returns "". A refused connection is a client command's
+// server that is not running; not for serve itself, whose refused
+// connections are its --store database's (the error says which).
+func errorHint(cmd string, err error) string {
+	if errors.Is(err, syscall.ECONNREFUSED) && cmd != "serve" {
 		return "nothing answers at that address: is the server running ('tidemq serve')? --endpoint (or $TIDEMQ_ENDPOINT) says where it is"
 	}
 	return ""

@@ -305,7 +305,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		queues:        obs.queuesHandler,
 		alarms:        obs.alarmsHandler,
 		trigger:       trg.handler,
-		backup:        backup.Handler(checkpointer(store), log),
+		backup:        o.backupHandler(store, log),
 		consoleAssets: console.Assets(),
 		consoleAPI:    con.API(),
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
@@ -372,6 +372,20 @@ func healthHandler(eng tidemq.HealthChecker) http.Handler {
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
 	})
+}
+
+// backupHandler answers POST /tidemq/backup: a checkpoint of the local
+// store, which holds the queues unless they are in PostgreSQL. Then a
+// checkpoint would hold no queue and no message while looking like a
+// backup, so it is refused.
+func (o *serveOptions) backupHandler(store storage.Store, log *slog.Logger) http.Handler {
+	if isPostgresStore(o.store) {
+		return backup.Refuse(http.StatusBadRequest, "QueuesInPostgreSQL",
+			"this server keeps its queues in PostgreSQL (--store): a copy of its local store would hold no queue and no message. "+
+				"Back up the database (pg_dump, or the database's own backups); the node's topics and triggers (--data-dir) can be "+
+				"backed up with the server stopped: tidemq backup --data-dir DIR DEST")
+	}
+	return backup.Handler(checkpointer(store), log)
 }
 
 // checkpointer is the store's online backup, or nil for a store that has

@@ -33,23 +33,81 @@ func (o *serveOptions) checkStore() error {
 			return errors.New("--in-memory and --store postgres://... both say where queues live: pick one")
 		}
 		if _, err := url.Parse(o.store); err != nil {
-			return fmt.Errorf("--store: not a postgres:// URL: %w", err)
+			var ue *url.Error // its message quotes the whole URL, password and all
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return fmt.Errorf("--store %s: not a postgres:// URL: %v", redactDSN(o.store), err)
 		}
 		return nil
 	}
 	return fmt.Errorf("--store must be pebble (the default: --data-dir) or a postgres://user@host/db URL, not %q", redactDSN(o.store))
 }
 
-// redactDSN hides a password in a connection URL, for messages and logs.
+// redactDSN hides the passwords of a connection URL, for messages and
+// logs: the userinfo's and those given as query parameters (password=,
+// sslpassword=). A URL that does not parse is redacted as text, and its
+// query left out.
 func redactDSN(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+	if err != nil {
+		return redactDSNText(s)
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			u.RawQuery = "xxxxx"
+		} else {
+			changed := false
+			for k := range q {
+				if isPasswordParam(k) {
+					q[k] = []string{"xxxxx"}
+					changed = true
+				}
+			}
+			if changed {
+				u.RawQuery = q.Encode()
+			}
+		}
 	}
 	return u.String()
+}
+
+// isPasswordParam reports whether a connection URL's query parameter holds
+// a password.
+func isPasswordParam(k string) bool {
+	return strings.Contains(strings.ToLower(k), "password")
+}
+
+// redactDSNText redacts a connection URL that does not parse: the
+// password of its userinfo (between the first ':' and the last '@' of the
+// authority) and its whole query.
+func redactDSNText(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i] + "?xxxxx"
+	}
+	start := 0
+	if k := strings.Index(s, "://"); k >= 0 {
+		start = k + len("://")
+	}
+	end := len(s)
+	if e := strings.IndexAny(s[start:], "/?"); e >= 0 {
+		end = start + e
+	}
+	at := strings.LastIndexByte(s[start:end], '@')
+	if at < 0 {
+		return s
+	}
+	userinfo := s[start : start+at]
+	if c := strings.IndexByte(userinfo, ':'); c >= 0 {
+		userinfo = userinfo[:c] + ":xxxxx"
+	}
+	return s[:start] + userinfo + s[start+at:]
 }
 
 // openLocalStore opens the node-local store: Pebble in --data-dir, or

@@ -38,3 +38,38 @@ func TestRedactDSNHidesThePassword(t *testing.T) {
 		t.Errorf("redactDSN without a password = %q", got)
 	}
 }
+
+// A password given as a query parameter (libpq's password= and
+// sslpassword=, which pgx reads too) is hidden as the userinfo's is, and a
+// URL that does not parse is not quoted at all: the start-up log line and
+// the errors of --store show what redactDSN returns.
+func TestRedactDSNHidesQueryPasswords(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://tidemq@db/tidemq?sslmode=require&password=hunter2",
+		"postgres://tidemq@db/tidemq?PASSWORD=hunter2",
+		"postgres://tidemq@db/tidemq?sslpassword=hunter2&sslmode=verify-full",
+		"postgres://tidemq:hunter2@db:bad-port/tidemq",
+		"postgres://tidemq:hunt%zzer2@db/tidemq",
+		"mysql://root:hunter2@db:x/x",
+	} {
+		if got := redactDSN(dsn); strings.Contains(got, "hunter2") || strings.Contains(got, "hunt") {
+			t.Errorf("redactDSN(%q) = %q", dsn, got)
+		}
+	}
+	if got := redactDSN("postgres://tidemq@db/tidemq?sslmode=require&password=hunter2"); !strings.Contains(got, "sslmode=require") {
+		t.Errorf("redactDSN dropped what is not secret: %q", got)
+	}
+}
+
+// checkStore's error for a --store URL that does not parse does not quote
+// its password (url.Parse's error quotes the whole URL).
+func TestCheckStoreErrorHidesThePassword(t *testing.T) {
+	for _, dsn := range []string{"postgres://u:hunter2@db:bad-port/x", "postgres://u:hunter2%zz@db/x", "mysql://u:hunter2@db:x/x"} {
+		err := (&serveOptions{store: dsn}).checkStore()
+		if err == nil {
+			t.Errorf("--store %q accepted", dsn)
+		} else if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("--store %q: the error quotes the password: %v", dsn, err)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // Checkpoint writes a consistent copy of the database into dest, a
@@ -38,19 +40,50 @@ func (s *Store) Checkpoint(dest string) (err error) {
 	if fi, err := os.Stat(filepath.Dir(dest)); err != nil || !fi.IsDir() {
 		return fmt.Errorf("checkpoint: the parent of %s must be an existing directory", dest)
 	}
+	// The copy is written into a private (0700) staging directory beside
+	// dest and renamed into place once whole: Pebble makes its directory
+	// 0755 and copies the WAL 0644, and the store's messages must stay as
+	// private as the data directory; and a half-written copy is never at
+	// dest, nor does a failure remove anything that is (someone else's
+	// directory, made there meanwhile).
+	base := filepath.Base(dest)
+	if len(base) > 100 { // the staging name stays within NAME_MAX
+		base = base[:100]
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(dest), "."+base+".partial-")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	tmp := filepath.Join(stage, "db")
+	if err := s.checkpoint(db, tmp); err != nil {
+		return fmt.Errorf("checkpoint into %s: %w", dest, err)
+	}
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		return fmt.Errorf("checkpoint into %s: %w", dest, err)
+	}
+	if _, err := os.Lstat(dest); err == nil { // made meanwhile: not ours to replace
+		return fmt.Errorf("checkpoint: %s already exists: give a new directory: %w", dest, fs.ErrExist)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return fmt.Errorf("checkpoint into %s: %w", dest, err)
+	}
+	if d, err := os.Open(filepath.Dir(dest)); err == nil { // the rename, durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// checkpoint runs Pebble's checkpoint into dest, which panics (Fatalf, see
+// quietLogger) on some I/O errors.
+func (s *Store) checkpoint(db *pebble.DB, dest string) (err error) {
 	defer func() {
-		// Pebble panics (Fatalf, see quietLogger) on some I/O errors.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("checkpoint into %s: %v", dest, r)
-		}
-		if err != nil && !errors.Is(err, fs.ErrExist) { // not someone else's directory
-			os.RemoveAll(dest)
+			err = fmt.Errorf("%v", r)
 		}
 	}()
 	// Without WithFlushedWAL: every batch the store acknowledged was
 	// synced, and flushing would be a commit outside commitMu (reopen.go).
-	if err := db.Checkpoint(dest); err != nil {
-		return fmt.Errorf("checkpoint into %s: %w", dest, err)
-	}
-	return nil
+	return db.Checkpoint(dest)
 }

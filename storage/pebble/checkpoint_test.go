@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,5 +135,78 @@ func TestCheckpointDestination(t *testing.T) {
 		t.Error("checkpoint of a closed store")
 	} else if _, statErr := os.Stat(filepath.Join(dir, "closed")); !errors.Is(statErr, fs.ErrNotExist) {
 		t.Errorf("a failed checkpoint left its directory: %v", statErr)
+	}
+}
+
+// A checkpoint is as private as the store: its directory is 0700 even
+// where the umask would make it world-readable (Pebble creates it 0755 and
+// copies the WAL 0644), so that a backup into /var/backups or /tmp does not
+// hand every message to the machine's other users. While it is written,
+// nothing is at the destination: a half-written copy is never there to be
+// mistaken for a backup (or read).
+func TestCheckpointPrivate(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(filepath.Join(dir, "store"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.NewBatch()
+	b.Set([]byte("k"), []byte("secret body"))
+	d, err := b.Commit()
+	if err == nil {
+		err = d.Wait()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(dir, "shared")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(shared, "backup")
+	if err := s.Checkpoint(dest); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		t.Errorf("checkpoint directory mode %v: others can read the copy", perm)
+	}
+	entries, err := os.ReadDir(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "backup" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the destination's parent holds %v, want only the backup", names)
+	}
+	c, err := pebble.Open(dest, pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+}
+
+// A destination whose name is as long as a file system allows (255 bytes)
+// is written too: the staging directory beside it has a shorter name.
+func TestCheckpointLongName(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(filepath.Join(dir, "store"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dest := filepath.Join(dir, strings.Repeat("b", 255))
+	if err := s.Checkpoint(dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "CURRENT")); err != nil {
+		t.Fatal(err)
 	}
 }

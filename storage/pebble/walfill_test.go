@@ -215,7 +215,9 @@ func TestIsStoreWAL(t *testing.T) {
 // refuses it) leaves the store's WAL unbroken: commits go on.
 func TestCheckpointFailureLeavesStoreWorking(t *testing.T) {
 	dir := t.TempDir()
-	fs := failCreateFS{FS: vfs.Default, under: filepath.Join(dir, "backup")}
+	// The copy is written in a staging directory beside the destination
+	// (.backup.partial-*) and renamed into place.
+	fs := failCreateFS{FS: vfs.Default, under: filepath.Join(dir, ".backup")}
 	s, err := Open(filepath.Join(dir, "store"), Options{FS: fs})
 	if err != nil {
 		t.Fatal(err)
