@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/tidemq/tidemq"
 )
@@ -58,6 +59,7 @@ func (m *Manager) Handler() http.Handler {
 			writeError(w, invalid("the body is not a trigger: %v", err))
 			return
 		}
+		c.Queue = m.requestQueue(r, c.Queue)
 		s, err := m.Create(r.Context(), c)
 		if err != nil {
 			writeError(w, err)
@@ -89,6 +91,12 @@ func (m *Manager) Handler() http.Handler {
 			writeError(w, invalid("the body is not a trigger update: %v", err))
 			return
 		}
+		if c.Queue != "" {
+			if body, err = m.withRequestQueue(r, body); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
 		s, err := m.Update(r.Context(), r.PathValue("name"), body)
 		if err != nil {
 			writeError(w, err)
@@ -116,6 +124,36 @@ func (m *Manager) Handler() http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	return mux
+}
+
+// requestQueue names queue as the broker knows it for the region r is
+// for (Options.RequestRegion): "orders" asked for in eu-west-1 is
+// "eu-west-1/orders" unless that is the home region. A name that gives its
+// region already is kept, and the home region written out of it.
+func (m *Manager) requestQueue(r *http.Request, queue string) string {
+	home := m.o.HomeRegion
+	if home == "" || queue == "" {
+		return queue
+	}
+	if m.o.RequestRegion != nil && !strings.Contains(queue, "/") {
+		queue = tidemq.RegionalQueueName(m.o.RequestRegion(r), home, queue)
+	}
+	return tidemq.CanonicalQueueName(queue, home)
+}
+
+// withRequestQueue rewrites the Queue of an update's body with
+// requestQueue, leaving the rest of it as it was sent.
+func (m *Manager) withRequestQueue(r *http.Request, body []byte) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, invalid("the body is not a trigger update: %v", err)
+	}
+	var q string
+	if err := json.Unmarshal(fields["Queue"], &q); err != nil {
+		return nil, invalid("Queue is not a string: %v", err)
+	}
+	fields["Queue"], _ = json.Marshal(m.requestQueue(r, q))
+	return json.Marshal(fields)
 }
 
 const maxBody = 1 << 20

@@ -40,6 +40,15 @@ type Options struct {
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 
+	// HomeRegion is the broker's home region, and RequestRegion (optional)
+	// tells the region an admin request is for (its SigV4 credential
+	// scope; "" for none). With both, a trigger created or updated through
+	// Handler for another region's queue polls that region's queue, named
+	// "<region>/<name>" as tidemq.RegionalQueueName does: the same name
+	// means the same queue to a client's SQS calls and to its triggers.
+	HomeRegion    string
+	RequestRegion func(*http.Request) string
+
 	// Several nodes on one shared Store (cluster.go). Follow: Start runs
 	// no trigger; they run inside Lead, on the one node holding the lease.
 	Follow bool

@@ -156,3 +156,24 @@ func AccessKeyOf(r *http.Request) string {
 	}
 	return ""
 }
+
+// ScopeRegion returns the region of r's SigV4 credential scope (the
+// Authorization header's Credential, or the presigned X-Amz-Credential),
+// or "" when r carries no such scope. It does not verify anything: a
+// request is only served once the Verifier accepted it, and what region
+// the signature claims is the region the client means.
+func ScopeRegion(r *http.Request) string {
+	cred := r.URL.Query().Get(queryCredential)
+	if a := r.Header.Get("Authorization"); a != "" {
+		_, rest, ok := strings.Cut(a, elemCredential+"=")
+		if !ok {
+			return ""
+		}
+		cred, _, _ = strings.Cut(rest, ",")
+	}
+	parts := strings.Split(strings.TrimSpace(cred), "/")
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[2]
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 )
 
 // baseURL is the scheme and host that the URLs of region's queues start
@@ -49,25 +50,14 @@ func (c *call) regional(name string) string {
 // default region for an unsigned request. Queues in different regions are
 // different queues, as on AWS.
 func (c *call) requestRegion() (string, error) {
-	credential := c.r.URL.Query().Get("X-Amz-Credential")
-	if a := c.r.Header.Get("Authorization"); a != "" {
-		_, rest, ok := strings.Cut(a, "Credential=")
-		if !ok {
-			return c.h.cfg.Region, nil // not SigV4: the authenticator judges it
-		}
-		credential, _, _ = strings.Cut(rest, ",")
+	region := sigv4.ScopeRegion(c.r)
+	if region == "" {
+		return c.h.cfg.Region, nil // unsigned, or an incomplete scope: the authenticator judges it
 	}
-	if credential == "" {
-		return c.h.cfg.Region, nil
+	if !tidemq.ValidRegion(region) {
+		return "", tidemq.Errorf(tidemq.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not '%s'.", region)
 	}
-	parts := strings.Split(strings.TrimSpace(credential), "/")
-	if len(parts) < 3 || parts[2] == "" {
-		return c.h.cfg.Region, nil // an incomplete scope: the authenticator judges it
-	}
-	if !tidemq.ValidRegion(parts[2]) {
-		return "", tidemq.Errorf(tidemq.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not '%s'.", parts[2])
-	}
-	return parts[2], nil
+	return region, nil
 }
 
 // queueURLs maps names to URLs; never nil.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
@@ -49,7 +50,8 @@ func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Register
 			return nil, err
 		}
 	}
-	to := trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log}
+	to := trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log,
+		HomeRegion: o.region, RequestRegion: sigv4.ScopeRegion}
 	if shared {
 		to.Follow, to.Reload = true, o.cluster.reload
 	}
