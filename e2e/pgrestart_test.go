@@ -23,7 +23,7 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 }
 
 // PostgreSQL restarts while three nodes run under load. The nodes notice
-// (/health stops answering 200) and recover by themselves once it is
+// (/health answers 503) and recover by themselves once it is
 // back: /health 200 again, sends succeed on every node, a send on one
 // node wakes a long poll on another (each node's LISTEN connection is
 // back), and every message whose send was acknowledged, before, during or
@@ -46,8 +46,8 @@ func TestPostgresClusterDatabaseRestart(t *testing.T) {
 	}
 	halted := time.Now()
 	for i := 0; i < 3; i++ {
-		if !waitUntil(10*time.Second, func() bool { return c.health(i) != http.StatusOK }) {
-			t.Errorf("node %d /health still 200 10 s after PostgreSQL stopped", i)
+		if !waitUntil(10*time.Second, func() bool { return c.health(i) == http.StatusServiceUnavailable }) {
+			t.Errorf("node %d /health not 503 within 10 s of PostgreSQL stopping (now %d)", i, c.health(i))
 		}
 	}
 	time.Sleep(time.Until(halted.Add(3 * time.Second)))
