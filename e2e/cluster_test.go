@@ -220,7 +220,7 @@ func fifoBody(body string) (group string, idx int, ok bool) {
 type load struct {
 	c        *cluster
 	l        *ledger
-	std, fq  string // queue names
+	std, fq  string        // queue names
 	pause    time.Duration // between a producer's sends
 	work     time.Duration // between a consumer's receive and its delete
 	stopSend atomic.Bool
