@@ -8,7 +8,7 @@ import (
 )
 
 // RecordIDs numbers SNS outbox records (sns.Options.RecordIDs) from a
-// sequence (migrations/0010_leases.sql): unique across the nodes, and
+// sequence (migrations/0004_leases.sql): unique across the nodes, and
 // increasing in the order the numbers are taken.
 func RecordIDs(pool *pgxpool.Pool) func() (uint64, error) {
 	return func() (uint64, error) {

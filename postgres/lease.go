@@ -14,7 +14,7 @@ import (
 )
 
 // Leases are tidemq.Leases on PostgreSQL: a row of the leases table per
-// name (migrations/0010_leases.sql), with its holder, its expiry and a
+// name (migrations/0004_leases.sql), with its holder, its expiry and a
 // generation that grows at each change of holder.
 //
 // Times come from the injected Clock, like every deadline of the package:
