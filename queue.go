@@ -155,10 +155,23 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 	if out[AttrKmsMasterKeyID] != "" && out[AttrSqsManagedSseEnabled] == "true" {
 		return nil, Errorf(ErrInvalidAttributeName, "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
 	}
-	if fifo && out[AttrFifoThroughputLimit] == "perMessageGroupId" && out[AttrDeduplicationScope] == "queue" {
-		return nil, Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+	if fifo {
+		if err := ValidateMergedQueueAttributes(out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// ValidateMergedQueueAttributes checks the rules between attributes on
+// what a queue would have once SetQueueAttributes merged the given ones
+// into its own (MergeQueueAttributes): a Broker calls it after
+// ValidateQueueAttributes, which can only see what was given.
+func ValidateMergedQueueAttributes(merged map[string]string) error {
+	if merged[AttrFifoThroughputLimit] == "perMessageGroupId" && merged[AttrDeduplicationScope] == "queue" {
+		return Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+	}
+	return nil
 }
 
 func intAttributeRange(name string) (int, int) {

@@ -359,8 +359,8 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 	if err == nil {
 		err = e.checkRedrive(q.name, q.fifo, merged)
 	}
-	if err == nil && merged[tidemq.AttrFifoThroughputLimit] == "perMessageGroupId" && merged[tidemq.AttrDeduplicationScope] == "queue" {
-		err = tidemq.Errorf(tidemq.ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+	if err == nil {
+		err = tidemq.ValidateMergedQueueAttributes(merged)
 	}
 	if err != nil {
 		h.unlock()

@@ -332,8 +332,8 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		if err == nil {
 			err = b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
 		}
-		if err == nil && merged[tidemq.AttrFifoThroughputLimit] == "perMessageGroupId" && merged[tidemq.AttrDeduplicationScope] == "queue" {
-			err = tidemq.Errorf(tidemq.ErrInvalidAttributeValue, "Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId is allowed only when DeduplicationScope is messageGroup.")
+		if err == nil {
+			err = tidemq.ValidateMergedQueueAttributes(merged)
 		}
 		if err != nil {
 			return err
