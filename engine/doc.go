@@ -36,7 +36,7 @@
 //   - Durable before acknowledged: no operation returns before its batch is
 //     synced (unless the store is storage/mem, which is in memory on purpose).
 //   - A sent message becomes receivable only after its batch is synced, and
-//     messages of one queue become receivable in sequence order (pending.go).
+//     messages of one queue become receivable in sequence order (txn.go).
 //   - Receives are state: receive count, first-receive time, visibility
 //     deadline and history are written before the receive answers.
 //   - Nothing leaves a queue uncounted: delete, purge, dead-letter move, move
