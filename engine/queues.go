@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -242,7 +240,7 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 		}
 	}
 	h.unlock()
-	return page(names, p.MaxResults, p.NextToken)
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 // ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
@@ -268,36 +266,7 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 		}
 	}
 	h.unlock()
-	return page(names, p.MaxResults, p.NextToken)
-}
-
-// page sorts names and cuts the page after the token. The token is the last
-// name of the previous page, base64-encoded. maxResults nil means no paging.
-func page(names []string, maxResults *int, token string) (*tidemq.ListQueuesResult, error) {
-	sort.Strings(names)
-	if token != "" {
-		last, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil {
-			return nil, tidemq.InvalidParameter("NextToken", token, "Invalid or expired next token.")
-		}
-		i := sort.SearchStrings(names, string(last))
-		for i < len(names) && names[i] == string(last) {
-			i++
-		}
-		names = names[i:]
-	}
-	res := &tidemq.ListQueuesResult{Names: names}
-	if maxResults == nil {
-		if len(names) > tidemq.MaxListQueuesResults {
-			res.Names = names[:tidemq.MaxListQueuesResults]
-		}
-		return res, nil
-	}
-	if max := *maxResults; len(names) > max {
-		res.Names = names[:max]
-		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
-	}
-	return res, nil
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 // GetQueueAttributes returns the asked-for attributes, computed ones
