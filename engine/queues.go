@@ -108,7 +108,7 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 	if dlq.fifo != fifo {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
 	}
-	if !dlq.allow.Allows(e.arn(name)) {
+	if !dlq.Allow.Allows(e.arn(name)) {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+e.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
 	}
 	return nil
@@ -261,7 +261,7 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 	}
 	var names []string
 	for name, q := range e.queues {
-		if q.redrive != nil && q.redrive.DeadLetterTargetARN == dlq.arn {
+		if q.Redrive != nil && q.Redrive.DeadLetterTargetARN == dlq.arn {
 			names = append(names, name)
 		}
 	}

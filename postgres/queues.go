@@ -101,7 +101,7 @@ func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo
 	if dlq.fifo != fifo {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
 	}
-	if !dlq.allow.Allows(b.arn(name)) {
+	if !dlq.Allow.Allows(b.arn(name)) {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+b.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
 	}
 	return nil
