@@ -72,6 +72,16 @@ const (
 // events are dropped first, the send and the dead-letter move are kept.
 const MaxHistoryEvents = 32
 
+// AppendHistory appends ev to a message's story, keeping at most
+// MaxHistoryEvents: the first event (the send) is kept and the oldest after
+// it dropped. Like append, it may reuse history's array.
+func AppendHistory(history []HistoryEvent, ev HistoryEvent) []HistoryEvent {
+	if len(history) >= MaxHistoryEvents {
+		history = append(history[:1], history[2:]...)
+	}
+	return append(history, ev)
+}
+
 // ClientInfo identifies who made a request, for SenderId and for the story of
 // a dead letter. Transports build it with NewClientInfo, which bounds it.
 type ClientInfo struct {

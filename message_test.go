@@ -1,6 +1,7 @@
 package tidemq
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,18 @@ func TestNewClientInfoBounds(t *testing.T) {
 	c := NewClientInfo(strings.Repeat("1", 1000), "", strings.Repeat("K", 1000))
 	if len(c.Addr) != MaxClientAddrBytes || len(c.AccessKey) != MaxAccessKeyIDLength {
 		t.Errorf("Addr %d bytes, AccessKey %d bytes", len(c.Addr), len(c.AccessKey))
+	}
+}
+
+func TestAppendHistoryKeepsTheSendAndDropsTheOldestAfterIt(t *testing.T) {
+	var h []HistoryEvent
+	for i := 0; i < MaxHistoryEvents+3; i++ {
+		h = AppendHistory(h, HistoryEvent{Detail: strconv.Itoa(i)})
+	}
+	if len(h) != MaxHistoryEvents {
+		t.Fatalf("len = %d, want %d", len(h), MaxHistoryEvents)
+	}
+	if h[0].Detail != "0" || h[1].Detail != "4" || h[len(h)-1].Detail != strconv.Itoa(MaxHistoryEvents+2) {
+		t.Fatalf("kept %q, %q ... %q; want 0, 4 ... %d", h[0].Detail, h[1].Detail, h[len(h)-1].Detail, MaxHistoryEvents+2)
 	}
 }

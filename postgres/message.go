@@ -132,13 +132,9 @@ func (m *message) settle(now int64, queue string) bool {
 	return false
 }
 
-// addHistory appends an event, keeping at most tidemq.MaxHistoryEvents: the
-// first event is kept and the oldest after it dropped.
+// addHistory appends an event to m's story (tidemq.AppendHistory).
 func (m *message) addHistory(ev tidemq.HistoryEvent) {
-	if len(m.history) >= tidemq.MaxHistoryEvents {
-		m.history = append(m.history[:1], m.history[2:]...)
-	}
-	m.history = append(m.history, ev)
+	m.history = tidemq.AppendHistory(m.history, ev)
 }
 
 // snapshot returns the message as a Broker hands it out.
