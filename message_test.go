@@ -1,9 +1,11 @@
 package tidemq
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewClientInfoBounds(t *testing.T) {
@@ -40,5 +42,21 @@ func TestAppendHistoryKeepsTheSendAndDropsTheOldestAfterIt(t *testing.T) {
 	}
 	if h[0].Detail != "0" || h[1].Detail != "4" || h[len(h)-1].Detail != strconv.Itoa(MaxHistoryEvents+2) {
 		t.Fatalf("kept %q, %q ... %q; want 0, 4 ... %d", h[0].Detail, h[1].Detail, h[len(h)-1].Detail, MaxHistoryEvents+2)
+	}
+}
+
+func TestStoryPutsTheSendFirst(t *testing.T) {
+	sent := time.Unix(1700000000, 0)
+	got := Story(nil, "q", sent, "AKID")
+	want := []HistoryEvent{{Time: sent, Kind: HistorySent, Queue: "q", Client: ClientInfo{AccessKey: "AKID"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("no history: %+v, want %+v", got, want)
+	}
+	// A message moved to a dead-letter queue was sent to the queue of its
+	// first recorded event, not the one it is in now.
+	history := []HistoryEvent{{Kind: HistoryReceived, Queue: "src"}, {Kind: HistoryDeadLetter, Queue: "src"}}
+	got = Story(history, "dlq", sent, "AKID")
+	if len(got) != 3 || got[0].Queue != "src" || got[0].Kind != HistorySent || got[1].Kind != HistoryReceived || got[2].Kind != HistoryDeadLetter {
+		t.Fatalf("moved message: %+v", got)
 	}
 }

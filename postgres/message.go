@@ -160,15 +160,7 @@ func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
 	return out
 }
 
-// story is the message's history with its send first; the queue it was
-// sent to is where the first recorded event happened, or this queue.
+// story is the message's history with its send first (tidemq.Story).
 func (m *message) story(q *queue) []tidemq.HistoryEvent {
-	origin := q.name
-	if len(m.history) > 0 {
-		origin = m.history[0].Queue
-	}
-	h := make([]tidemq.HistoryEvent, 0, len(m.history)+1)
-	h = append(h, tidemq.HistoryEvent{Time: timeOf(m.sent), Kind: tidemq.HistorySent, Queue: origin,
-		Client: tidemq.ClientInfo{AccessKey: m.sender}})
-	return append(h, m.history...)
+	return tidemq.Story(m.history, q.name, timeOf(m.sent), m.sender)
 }
