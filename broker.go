@@ -23,6 +23,7 @@ import (
 // the queue: SendMessagesParams.ValidateFIFO, SendEntry.Validate,
 // ChangeVisibilityEntry.Validate, ValidateQueueAttributes and
 // TagQueueParams.ValidateCount (old and new tags together).
+// TagQueueParams.ApplyTo and UntagQueueParams.ApplyTo edit a queue's tags.
 // MergeQueueAttributes applies accepted attributes to a queue's, with the
 // rules that tie some together; AddPermissionParams.AddTo and
 // RemovePermissionParams.RemoveFrom edit a queue's Policy. An optional

@@ -72,6 +72,32 @@ const (
 // events are dropped first, the send and the dead-letter move are kept.
 const MaxHistoryEvents = 32
 
+// AppendHistory appends ev to a message's story, keeping at most
+// MaxHistoryEvents: the first event (the send) is kept and the oldest after
+// it dropped. Like append, it may reuse history's array.
+func AppendHistory(history []HistoryEvent, ev HistoryEvent) []HistoryEvent {
+	if len(history) >= MaxHistoryEvents {
+		history = append(history[:1], history[2:]...)
+	}
+	return append(history, ev)
+}
+
+// Story is a message's history with its send first. Brokers do not store
+// the send as an event (most messages are never received, and the message
+// record already holds the time and sender): the send is made up from
+// sent and sender, and the queue it was sent to is where the first
+// recorded event happened, or queue when there is none.
+func Story(history []HistoryEvent, queue string, sent time.Time, sender string) []HistoryEvent {
+	origin := queue
+	if len(history) > 0 {
+		origin = history[0].Queue
+	}
+	h := make([]HistoryEvent, 0, len(history)+1)
+	h = append(h, HistoryEvent{Time: sent, Kind: HistorySent, Queue: origin,
+		Client: ClientInfo{AccessKey: sender}})
+	return append(h, history...)
+}
+
 // ClientInfo identifies who made a request, for SenderId and for the story of
 // a dead letter. Transports build it with NewClientInfo, which bounds it.
 type ClientInfo struct {

@@ -1,8 +1,11 @@
 package tidemq
 
 import (
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewClientInfoBounds(t *testing.T) {
@@ -26,5 +29,34 @@ func TestNewClientInfoBounds(t *testing.T) {
 	c := NewClientInfo(strings.Repeat("1", 1000), "", strings.Repeat("K", 1000))
 	if len(c.Addr) != MaxClientAddrBytes || len(c.AccessKey) != MaxAccessKeyIDLength {
 		t.Errorf("Addr %d bytes, AccessKey %d bytes", len(c.Addr), len(c.AccessKey))
+	}
+}
+
+func TestAppendHistoryKeepsTheSendAndDropsTheOldestAfterIt(t *testing.T) {
+	var h []HistoryEvent
+	for i := 0; i < MaxHistoryEvents+3; i++ {
+		h = AppendHistory(h, HistoryEvent{Detail: strconv.Itoa(i)})
+	}
+	if len(h) != MaxHistoryEvents {
+		t.Fatalf("len = %d, want %d", len(h), MaxHistoryEvents)
+	}
+	if h[0].Detail != "0" || h[1].Detail != "4" || h[len(h)-1].Detail != strconv.Itoa(MaxHistoryEvents+2) {
+		t.Fatalf("kept %q, %q ... %q; want 0, 4 ... %d", h[0].Detail, h[1].Detail, h[len(h)-1].Detail, MaxHistoryEvents+2)
+	}
+}
+
+func TestStoryPutsTheSendFirst(t *testing.T) {
+	sent := time.Unix(1700000000, 0)
+	got := Story(nil, "q", sent, "AKID")
+	want := []HistoryEvent{{Time: sent, Kind: HistorySent, Queue: "q", Client: ClientInfo{AccessKey: "AKID"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("no history: %+v, want %+v", got, want)
+	}
+	// A message moved to a dead-letter queue was sent to the queue of its
+	// first recorded event, not the one it is in now.
+	history := []HistoryEvent{{Kind: HistoryReceived, Queue: "src"}, {Kind: HistoryDeadLetter, Queue: "src"}}
+	got = Story(history, "dlq", sent, "AKID")
+	if len(got) != 3 || got[0].Queue != "src" || got[0].Kind != HistorySent || got[1].Kind != HistoryReceived || got[2].Kind != HistoryDeadLetter {
+		t.Fatalf("moved message: %+v", got)
 	}
 }

@@ -12,14 +12,14 @@ import (
 // receives; it reports whether it did. A receive reaches the message first:
 // the move happens on the receive attempt after maxReceiveCount, as on SQS.
 func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
-	if q.redrive == nil || m.receiveCount < q.redrive.MaxReceiveCount {
+	if q.Redrive == nil || m.receiveCount < q.Redrive.MaxReceiveCount {
 		return false
 	}
-	dlq := e.queueByARN(q.redrive.DeadLetterTargetARN)
+	dlq := e.queueByARN(q.Redrive.DeadLetterTargetARN)
 	if dlq == nil || dlq == q {
 		return false // the target was deleted: keep delivering rather than lose it
 	}
-	reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.redrive.MaxReceiveCount, m.receiveCount)
+	reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
 	e.move(q, m, dlq, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason})
 	q.stats.DeadLettered++
 	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)

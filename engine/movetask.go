@@ -68,7 +68,7 @@ func (t *moveTask) active() bool {
 // isDeadLetterQueue reports whether some queue's RedrivePolicy targets q.
 func (e *Engine) isDeadLetterQueue(q *queue) bool {
 	for _, src := range e.queues {
-		if src.redrive != nil && src.redrive.DeadLetterTargetARN == q.arn {
+		if src.Redrive != nil && src.Redrive.DeadLetterTargetARN == q.arn {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/btree"
@@ -23,15 +22,7 @@ type queue struct {
 	purged   time.Time // the last purge, for the 60-second cooldown
 
 	// Parsed from attrs by applyAttributes.
-	visibility   time.Duration
-	delay        time.Duration
-	retention    time.Duration
-	waitTime     time.Duration
-	maxSize      int
-	redrive      *tidemq.RedrivePolicy
-	allow        tidemq.RedriveAllowPolicy
-	contentDedup bool
-	groupDedup   bool // DeduplicationScope messageGroup
+	tidemq.QueueSettings
 
 	handleKey []byte // seals receipt handles (the engine's secret)
 
@@ -95,29 +86,7 @@ func newQueue(id uint64, name, arn string, fifo bool) *queue {
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
 	q.attrs = attrs
-	seconds := func(name string) time.Duration {
-		n, _ := strconv.Atoi(attrs[name])
-		return time.Duration(n) * time.Second
-	}
-	q.visibility = seconds(tidemq.AttrVisibilityTimeout)
-	q.delay = seconds(tidemq.AttrDelaySeconds)
-	q.retention = seconds(tidemq.AttrMessageRetentionPeriod)
-	q.waitTime = seconds(tidemq.AttrReceiveMessageWaitTimeSeconds)
-	q.maxSize, _ = strconv.Atoi(attrs[tidemq.AttrMaximumMessageSize])
-	q.redrive = nil
-	if s := attrs[tidemq.AttrRedrivePolicy]; s != "" {
-		if p, err := tidemq.ParseRedrivePolicy(s); err == nil {
-			q.redrive = &p
-		}
-	}
-	q.allow = tidemq.RedriveAllowPolicy{RedrivePermission: tidemq.RedriveAllowAll}
-	if s := attrs[tidemq.AttrRedriveAllowPolicy]; s != "" {
-		if p, err := tidemq.ParseRedriveAllowPolicy(s); err == nil {
-			q.allow = p
-		}
-	}
-	q.contentDedup = attrs[tidemq.AttrContentBasedDeduplication] == "true"
-	q.groupDedup = attrs[tidemq.AttrDeduplicationScope] == "messageGroup"
+	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
 }
 
 // setState moves m to state s, keeping the counters and indexes right. It
@@ -267,14 +236,14 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 	capture := e.captureTarget(q)
 	for {
 		m, ok := q.byAge.Min()
-		if !ok || m.enqueued.time().Add(q.retention).After(now) {
+		if !ok || m.enqueued.time().Add(q.Retention).After(now) {
 			break
 		}
 		q.stats.Expired++
 		q.expiredUnlogged++
 		if capture != nil {
 			e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-				Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.retention, capture.name)})
+				Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
 			continue
 		}
 		q.remove(m, t)

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +108,7 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 	if dlq.fifo != fifo {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
 	}
-	if !dlq.allow.Allows(e.arn(name)) {
+	if !dlq.Allow.Allows(e.arn(name)) {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+e.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
 	}
 	return nil
@@ -242,7 +240,7 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 		}
 	}
 	h.unlock()
-	return page(names, p.MaxResults, p.NextToken)
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 // ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
@@ -263,41 +261,12 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 	}
 	var names []string
 	for name, q := range e.queues {
-		if q.redrive != nil && q.redrive.DeadLetterTargetARN == dlq.arn {
+		if q.Redrive != nil && q.Redrive.DeadLetterTargetARN == dlq.arn {
 			names = append(names, name)
 		}
 	}
 	h.unlock()
-	return page(names, p.MaxResults, p.NextToken)
-}
-
-// page sorts names and cuts the page after the token. The token is the last
-// name of the previous page, base64-encoded. maxResults nil means no paging.
-func page(names []string, maxResults *int, token string) (*tidemq.ListQueuesResult, error) {
-	sort.Strings(names)
-	if token != "" {
-		last, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil {
-			return nil, tidemq.InvalidParameter("NextToken", token, "Invalid or expired next token.")
-		}
-		i := sort.SearchStrings(names, string(last))
-		for i < len(names) && names[i] == string(last) {
-			i++
-		}
-		names = names[i:]
-	}
-	res := &tidemq.ListQueuesResult{Names: names}
-	if maxResults == nil {
-		if len(names) > tidemq.MaxListQueuesResults {
-			res.Names = names[:tidemq.MaxListQueuesResults]
-		}
-		return res, nil
-	}
-	if max := *maxResults; len(names) > max {
-		res.Names = names[:max]
-		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
-	}
-	return res, nil
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 // GetQueueAttributes returns the asked-for attributes, computed ones

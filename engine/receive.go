@@ -52,7 +52,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		now := e.clock.Now()
 		if first {
-			wait := q.waitTime
+			wait := q.WaitTime
 			if p.WaitTimeSeconds != nil {
 				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
 			}
@@ -104,7 +104,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 
 // receiveLocked takes up to max messages from q. Called with e.mu held.
 func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int, now time.Time, t *txn) ([]*tidemq.Message, error) {
-	vt := q.visibility
+	vt := q.Visibility
 	if p.VisibilityTimeout != nil {
 		vt = time.Duration(*p.VisibilityTimeout) * time.Second
 	}

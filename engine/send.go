@@ -41,7 +41,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		return nil, err
 	}
 	if q.fifo {
-		if err := p.ValidateFIFO(q.contentDedup); err != nil {
+		if err := p.ValidateFIFO(q.ContentDedup); err != nil {
 			_ = e.finish(&h, t) // commits what advance did
 			return nil, err
 		}
@@ -57,7 +57,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		entry := &p.Entries[i]
 		res := &results[i]
 		res.ID = entry.ID
-		if err := entry.Validate(q.fifo, q.maxSize); err != nil {
+		if err := entry.Validate(q.fifo, q.MaxSize); err != nil {
 			res.Err = err
 			continue
 		}
@@ -65,7 +65,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
 			group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now),
 		}
-		delay := q.delay
+		delay := q.Delay
 		if entry.DelaySeconds != nil && !q.fifo {
 			delay = time.Duration(*entry.DelaySeconds) * time.Second
 		}
@@ -78,7 +78,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 				m.dedupID = hex.EncodeToString(sum[:])
 			}
 			key = m.dedupID
-			if q.groupDedup {
+			if q.GroupDedup {
 				key = m.group + "\x00" + key
 			}
 			if d := q.dedup[key]; d != nil && d.expires.After(now) {

@@ -22,8 +22,8 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 	t := e.begin()
 	dlqs := make(map[string]bool)
 	for _, q := range e.queues {
-		if q.redrive != nil {
-			dlqs[q.redrive.DeadLetterTargetARN] = true
+		if q.Redrive != nil {
+			dlqs[q.Redrive.DeadLetterTargetARN] = true
 		}
 	}
 	out := make([]tidemq.QueueSnapshot, 0, len(e.queues))
@@ -32,16 +32,16 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 		s := tidemq.QueueSnapshot{
 			Name: q.name, ARN: q.arn, FIFO: q.fifo,
 			Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
-			RetentionSeconds:  int(q.retention.Seconds()),
+			RetentionSeconds:  int(q.Retention.Seconds()),
 			IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
 			Stats:             q.stats,
 		}
 		if m, ok := q.byAge.Min(); ok && m.state != statePending {
 			s.OldestAgeSeconds = now.Sub(m.enqueued.time()).Seconds()
 		}
-		if q.redrive != nil {
-			s.DeadLetterTarget = q.redrive.DeadLetterTargetARN
-			s.MaxReceiveCount = q.redrive.MaxReceiveCount
+		if q.Redrive != nil {
+			s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
+			s.MaxReceiveCount = q.Redrive.MaxReceiveCount
 		}
 		if !q.lastReceive.IsZero() {
 			s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()

@@ -13,13 +13,7 @@ func (e *Engine) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
-		if err := p.ValidateCount(q.name, q.tags); err != nil {
-			return err
-		}
-		for k, v := range p.Tags {
-			q.tags[k] = v
-		}
-		return nil
+		return p.ApplyTo(q.name, q.tags)
 	})
 }
 
@@ -29,9 +23,7 @@ func (e *Engine) UntagQueue(ctx context.Context, p tidemq.UntagQueueParams) erro
 		return err
 	}
 	return e.updateQueue(p.Queue, func(q *queue) error {
-		for _, k := range p.TagKeys {
-			delete(q.tags, k)
-		}
+		p.ApplyTo(q.tags)
 		return nil
 	})
 }

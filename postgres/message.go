@@ -132,13 +132,9 @@ func (m *message) settle(now int64, queue string) bool {
 	return false
 }
 
-// addHistory appends an event, keeping at most tidemq.MaxHistoryEvents: the
-// first event is kept and the oldest after it dropped.
+// addHistory appends an event to m's story (tidemq.AppendHistory).
 func (m *message) addHistory(ev tidemq.HistoryEvent) {
-	if len(m.history) >= tidemq.MaxHistoryEvents {
-		m.history = append(m.history[:1], m.history[2:]...)
-	}
-	m.history = append(m.history, ev)
+	m.history = tidemq.AppendHistory(m.history, ev)
 }
 
 // snapshot returns the message as a Broker hands it out.
@@ -164,15 +160,7 @@ func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
 	return out
 }
 
-// story is the message's history with its send first; the queue it was
-// sent to is where the first recorded event happened, or this queue.
+// story is the message's history with its send first (tidemq.Story).
 func (m *message) story(q *queue) []tidemq.HistoryEvent {
-	origin := q.name
-	if len(m.history) > 0 {
-		origin = m.history[0].Queue
-	}
-	h := make([]tidemq.HistoryEvent, 0, len(m.history)+1)
-	h = append(h, tidemq.HistoryEvent{Time: timeOf(m.sent), Kind: tidemq.HistorySent, Queue: origin,
-		Client: tidemq.ClientInfo{AccessKey: m.sender}})
-	return append(h, m.history...)
+	return tidemq.Story(m.history, q.name, timeOf(m.sent), m.sender)
 }

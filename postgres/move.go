@@ -208,7 +208,7 @@ func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, c
 	for _, m := range ms {
 		m.settle(stampOf(now), q.name)
 		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-			Detail: "retention period of " + q.retention.String() + " passed; captured into " + dst.name}); err != nil {
+			Detail: "retention period of " + q.Retention.String() + " passed; captured into " + dst.name}); err != nil {
 			return 0, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,15 +23,7 @@ type queue struct {
 	modified int64
 	purged   int64
 
-	visibility   time.Duration
-	delay        time.Duration
-	retention    time.Duration
-	waitTime     time.Duration
-	maxSize      int
-	redrive      *tidemq.RedrivePolicy
-	allow        tidemq.RedriveAllowPolicy
-	contentDedup bool
-	groupDedup   bool
+	tidemq.QueueSettings
 }
 
 const queueCols = `id, name, fifo, attrs, tags, created, modified, purged`
@@ -97,36 +88,14 @@ func (b *Broker) queueByARN(ctx context.Context, db querier, arn string) (*queue
 // and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
 	q.attrs = attrs
-	seconds := func(name string) time.Duration {
-		n, _ := strconv.Atoi(attrs[name])
-		return time.Duration(n) * time.Second
-	}
-	q.visibility = seconds(tidemq.AttrVisibilityTimeout)
-	q.delay = seconds(tidemq.AttrDelaySeconds)
-	q.retention = seconds(tidemq.AttrMessageRetentionPeriod)
-	q.waitTime = seconds(tidemq.AttrReceiveMessageWaitTimeSeconds)
-	q.maxSize, _ = strconv.Atoi(attrs[tidemq.AttrMaximumMessageSize])
-	q.redrive = nil
-	if s := attrs[tidemq.AttrRedrivePolicy]; s != "" {
-		if p, err := tidemq.ParseRedrivePolicy(s); err == nil {
-			q.redrive = &p
-		}
-	}
-	q.allow = tidemq.RedriveAllowPolicy{RedrivePermission: tidemq.RedriveAllowAll}
-	if s := attrs[tidemq.AttrRedriveAllowPolicy]; s != "" {
-		if p, err := tidemq.ParseRedriveAllowPolicy(s); err == nil {
-			q.allow = p
-		}
-	}
-	q.contentDedup = attrs[tidemq.AttrContentBasedDeduplication] == "true"
-	q.groupDedup = attrs[tidemq.AttrDeduplicationScope] == "messageGroup"
+	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
 }
 
 func (q *queue) dlqTarget() string {
-	if q.redrive == nil {
+	if q.Redrive == nil {
 		return ""
 	}
-	return q.redrive.DeadLetterTargetARN
+	return q.Redrive.DeadLetterTargetARN
 }
 
 func (q *queue) info() *tidemq.QueueInfo {
@@ -156,7 +125,7 @@ func (b *Broker) expire(ctx context.Context, tx pgx.Tx, q *queue, now time.Time)
 			return err
 		}
 	}
-	cutoff := stampOf(now.Add(-q.retention))
+	cutoff := stampOf(now.Add(-q.Retention))
 	if dst := b.captureTarget(ctx, tx, q); dst != nil {
 		n, err := b.captureExpired(ctx, tx, q, dst, cutoff, now)
 		if n > 0 {

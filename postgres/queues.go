@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -103,7 +101,7 @@ func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo
 	if dlq.fifo != fifo {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
 	}
-	if !dlq.allow.Allows(b.arn(name)) {
+	if !dlq.Allow.Allows(b.arn(name)) {
 		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+b.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
 	}
 	return nil
@@ -193,7 +191,7 @@ func (b *Broker) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*ti
 	if err != nil {
 		return nil, err
 	}
-	return page(names, p.MaxResults, p.NextToken)
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 // ListDeadLetterSourceQueues lists the queues whose RedrivePolicy targets
@@ -213,7 +211,7 @@ func (b *Broker) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 	if err != nil {
 		return nil, err
 	}
-	return page(names, p.MaxResults, p.NextToken)
+	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
 func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, error) {
@@ -224,35 +222,6 @@ func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, e
 		return names, err
 	}
 	return nil, err
-}
-
-// page sorts names and cuts the page after the token. The token is the last
-// name of the previous page, base64-encoded. maxResults nil means no paging.
-func page(names []string, maxResults *int, token string) (*tidemq.ListQueuesResult, error) {
-	sort.Strings(names)
-	if token != "" {
-		last, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil {
-			return nil, tidemq.InvalidParameter("NextToken", token, "Invalid or expired next token.")
-		}
-		i := sort.SearchStrings(names, string(last))
-		for i < len(names) && names[i] == string(last) {
-			i++
-		}
-		names = names[i:]
-	}
-	res := &tidemq.ListQueuesResult{Names: names}
-	if maxResults == nil {
-		if len(names) > tidemq.MaxListQueuesResults {
-			res.Names = names[:tidemq.MaxListQueuesResults]
-		}
-		return res, nil
-	}
-	if max := *maxResults; len(names) > max {
-		res.Names = names[:max]
-		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
-	}
-	return res, nil
 }
 
 // counts are a queue's ApproximateNumberOf* counters at now.

@@ -52,7 +52,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			return nil, err
 		}
 		if first {
-			wait := r.q.waitTime
+			wait := r.q.WaitTime
 			if p.WaitTimeSeconds != nil {
 				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
 			}
@@ -137,7 +137,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 		if err := b.expire(ctx, tx, q, now); err != nil {
 			return err
 		}
-		vt := q.visibility
+		vt := q.Visibility
 		if p.VisibilityTimeout != nil {
 			vt = time.Duration(*p.VisibilityTimeout) * time.Second
 		}
@@ -170,15 +170,15 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 			var ops []*message // nil for a dead-letter move
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
-				if q.redrive != nil && m.receiveCount >= q.redrive.MaxReceiveCount {
+				if q.Redrive != nil && m.receiveCount >= q.Redrive.MaxReceiveCount {
 					if !dlqLooked {
 						dlqLooked = true
-						if dlq, err = b.queueByARN(ctx, tx, q.redrive.DeadLetterTargetARN); err != nil {
+						if dlq, err = b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN); err != nil {
 							return err
 						}
 					}
 					if dlq != nil && dlq.id != q.id {
-						reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.redrive.MaxReceiveCount, m.receiveCount)
+						reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
 						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
 							return err
 						}

@@ -29,7 +29,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			return err
 		}
 		if q.fifo {
-			if err := p.ValidateFIFO(q.contentDedup); err != nil {
+			if err := p.ValidateFIFO(q.ContentDedup); err != nil {
 				return err
 			}
 			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
@@ -51,13 +51,13 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			entry := &p.Entries[i]
 			res := &results[i]
 			res.ID = entry.ID
-			if err := entry.Validate(q.fifo, q.maxSize); err != nil {
+			if err := entry.Validate(q.fifo, q.MaxSize); err != nil {
 				res.Err = err
 				continue
 			}
 			m := &message{queueID: q.id, body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
 				group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now)}
-			delay := q.delay
+			delay := q.Delay
 			if entry.DelaySeconds != nil && !q.fifo {
 				delay = time.Duration(*entry.DelaySeconds) * time.Second
 			}
@@ -69,7 +69,7 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 					m.dedupID = hex.EncodeToString(sum[:])
 				}
 				keys[i] = m.dedupID
-				if q.groupDedup {
+				if q.GroupDedup {
 					keys[i] = m.group + " " + m.dedupID // tokens hold no space
 				}
 				lookup = append(lookup, keys[i])

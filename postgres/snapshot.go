@@ -31,8 +31,8 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 		}
 		dlqs := map[string]bool{}
 		for _, q := range qs {
-			if q.redrive != nil {
-				dlqs[q.redrive.DeadLetterTargetARN] = true
+			if q.Redrive != nil {
+				dlqs[q.Redrive.DeadLetterTargetARN] = true
 			}
 		}
 		type agg struct {
@@ -69,7 +69,7 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 		for _, q := range qs {
 			s := tidemq.QueueSnapshot{
 				Name: q.name, ARN: q.arn, FIFO: q.fifo,
-				RetentionSeconds:  int(q.retention.Seconds()),
+				RetentionSeconds:  int(q.Retention.Seconds()),
 				IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
 			}
 			if a := aggs[q.id]; a != nil {
@@ -79,9 +79,9 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 					s.OldestAgeSeconds = now.Sub(timeOf(*a.oldest)).Seconds()
 				}
 			}
-			if q.redrive != nil {
-				s.DeadLetterTarget = q.redrive.DeadLetterTargetARN
-				s.MaxReceiveCount = q.redrive.MaxReceiveCount
+			if q.Redrive != nil {
+				s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
+				s.MaxReceiveCount = q.Redrive.MaxReceiveCount
 			}
 			if st := b.stats[q.id]; st != nil {
 				s.Stats = *st
@@ -114,7 +114,7 @@ func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time
 			continue
 		}
 		ids = append(ids, q.id)
-		cutoffs = append(cutoffs, stampOf(now.Add(-q.retention)))
+		cutoffs = append(cutoffs, stampOf(now.Add(-q.Retention)))
 	}
 	n := stampOf(now)
 	if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE expires <= $1`, n); err != nil {

@@ -15,13 +15,7 @@ func (b *Broker) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 		return err
 	}
 	return b.updateQueue(ctx, p.Queue, func(q *queue) error {
-		if err := p.ValidateCount(q.name, q.tags); err != nil {
-			return err
-		}
-		for k, v := range p.Tags {
-			q.tags[k] = v
-		}
-		return nil
+		return p.ApplyTo(q.name, q.tags)
 	})
 }
 
@@ -31,9 +25,7 @@ func (b *Broker) UntagQueue(ctx context.Context, p tidemq.UntagQueueParams) erro
 		return err
 	}
 	return b.updateQueue(ctx, p.Queue, func(q *queue) error {
-		for _, k := range p.TagKeys {
-			delete(q.tags, k)
-		}
+		p.ApplyTo(q.tags)
 		return nil
 	})
 }
