@@ -127,3 +127,37 @@ func ParseRedriveAllowPolicy(s string) (RedriveAllowPolicy, error) {
 	}
 	return p, nil
 }
+
+// RedriveTarget is what CheckRedriveTarget needs to know of the queue a
+// RedrivePolicy's deadLetterTargetArn names.
+type RedriveTarget struct {
+	Name  string // as the Broker names it ("<region>/<name>" outside the home region)
+	ARN   string
+	FIFO  bool
+	Allow RedriveAllowPolicy
+}
+
+// CheckRedriveTarget applies the rules that a RedrivePolicy's dead-letter
+// queue must meet, once a Broker has looked up the queue its ARN names
+// (target nil when there is none): it exists in the source's region, is of
+// the source's type, and its RedriveAllowPolicy lets the source use it.
+// policy is the attribute's text, for the error; home is the Broker's home
+// region; source and sourceARN name the source queue, fifo is its type.
+func CheckRedriveTarget(policy, home, source, sourceARN string, fifo bool, target *RedriveTarget) error {
+	if target != nil {
+		region, _ := SplitQueueName(CanonicalQueueName(source, home), home)
+		if targetRegion, _ := SplitQueueName(target.Name, home); targetRegion != region {
+			target = nil // a dead-letter queue in another region is none (AWS: same region)
+		}
+	}
+	if target == nil {
+		return InvalidParameter("RedrivePolicy", policy, "Dead letter target does not exist.")
+	}
+	if target.FIFO != fifo {
+		return InvalidParameter("RedrivePolicy", policy, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
+	}
+	if !target.Allow.Allows(sourceARN) {
+		return InvalidParameter("RedrivePolicy", policy, "Queue "+target.ARN+" does not allow "+sourceARN+" to use it as a dead-letter queue (RedriveAllowPolicy).")
+	}
+	return nil
+}

@@ -95,23 +95,11 @@ func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) e
 	if err != nil {
 		return err
 	}
-	dlq := e.queueByARN(p.DeadLetterTargetARN)
-	if region, _ := tidemq.SplitQueueName(e.canonical(name), e.region); dlq != nil {
-		// A dead-letter queue in another region is none (AWS: same region).
-		if dlqRegion, _ := tidemq.SplitQueueName(dlq.name, e.region); dlqRegion != region {
-			dlq = nil
-		}
+	var target *tidemq.RedriveTarget
+	if dlq := e.queueByARN(p.DeadLetterTargetARN); dlq != nil {
+		target = &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}
 	}
-	if dlq == nil {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
-	}
-	if dlq.fifo != fifo {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
-	}
-	if !dlq.Allow.Allows(e.arn(name)) {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+e.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
-	}
-	return nil
+	return tidemq.CheckRedriveTarget(s, e.region, name, e.arn(name), fifo, target)
 }
 
 // GetQueue reports a queue by name.

@@ -88,23 +88,11 @@ func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo
 	if err != nil {
 		return err
 	}
+	var target *tidemq.RedriveTarget
 	if dlq != nil {
-		// A dead-letter queue in another region is none (AWS: same region).
-		region, _ := tidemq.SplitQueueName(name, b.region)
-		if dlqRegion, _ := tidemq.SplitQueueName(dlq.name, b.region); dlqRegion != region {
-			dlq = nil
-		}
+		target = &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}
 	}
-	if dlq == nil {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead letter target does not exist.")
-	}
-	if dlq.fifo != fifo {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Dead-letter target queue must be of the same type as the source queue: a FIFO queue needs a FIFO dead-letter queue, a standard queue a standard one.")
-	}
-	if !dlq.Allow.Allows(b.arn(name)) {
-		return tidemq.InvalidParameter("RedrivePolicy", s, "Queue "+dlq.arn+" does not allow "+b.arn(name)+" to use it as a dead-letter queue (RedriveAllowPolicy).")
-	}
-	return nil
+	return tidemq.CheckRedriveTarget(s, b.region, name, b.arn(name), fifo, target)
 }
 
 // GetQueue reports a queue by name.
