@@ -19,12 +19,16 @@ import (
 	"github.com/tidemq/tidemq/trigger"
 )
 
-func TestTriggerCommands(t *testing.T) {
+// triggerCLI serves a trigger manager, on an engine with a queue "q"
+// (visibility timeout 120 s), and returns it with a function that runs
+// `tidemq trigger ARGS...` against it.
+func triggerCLI(t *testing.T) (*trigger.Manager, func(args ...string) (string, error)) {
+	t.Helper()
 	e, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q", Attributes: map[string]string{"VisibilityTimeout": "120"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -32,10 +36,12 @@ func TestTriggerCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close(context.Background())
 	srv := httptest.NewServer(m.Handler())
-	defer srv.Close()
-	run := func(args ...string) (string, error) {
+	t.Cleanup(func() {
+		srv.Close()
+		m.Close(context.Background()) // before the engine's Close, registered earlier
+	})
+	return m, func(args ...string) (string, error) {
 		cmd := newTriggerCommand()
 		var out bytes.Buffer
 		cmd.SetOut(&out)
@@ -46,6 +52,10 @@ func TestTriggerCommands(t *testing.T) {
 		err := cmd.ExecuteContext(ctx)
 		return out.String(), err
 	}
+}
+
+func TestTriggerCommands(t *testing.T) {
+	m, run := triggerCLI(t)
 	if out, err := run("create", "t", "--queue", "q", "--url", "http://127.0.0.1:1/", "--batch-size", "5",
 		"--report-batch-item-failures", "--max-concurrency", "2", "--filter", `{"body":{"k":["v"]}}`, "--enabled=false"); err != nil || !strings.Contains(out, "created t (Disabled") {
 		t.Fatalf("create: %v %s", err, out)
