@@ -41,17 +41,7 @@ func (b *flakyBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesPar
 // exactly once, and only after A's lease expired on the clock.
 func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared := storage.Share(kv)
+	dsn, pool, shared := sharedKV(t)
 	broker := &flakyBroker{Broker: open(t, dsn, tidemq.SystemClock{})}
 	t.Cleanup(func() { broker.Close() })
 	if _, err := broker.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
@@ -140,17 +130,7 @@ func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 // once.
 func TestClusterTriggerRunsOnOneNodeAndFailsOver(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared := storage.Share(kv)
+	dsn, pool, shared := sharedKV(t)
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -180,6 +160,7 @@ func TestClusterTriggerRunsOnOneNodeAndFailsOver(t *testing.T) {
 	for i, name := range []string{"a", "b"} {
 		n := &node{b: open(t, dsn, tidemq.SystemClock{}), done: make(chan struct{})}
 		t.Cleanup(func() { n.b.Close() })
+		var err error
 		n.m, err = trigger.NewManager(trigger.Options{Broker: n.b, Store: shared.Share(), Follow: true, WaitTimeSeconds: 1, Logger: quiet()})
 		if err != nil {
 			t.Fatal(err)
@@ -240,4 +221,21 @@ func TestClusterTriggerRunsOnOneNodeAndFailsOver(t *testing.T) {
 			t.Errorf("%q processed %d times", body, n)
 		}
 	}
+}
+
+// sharedKV is one cluster's shared state on a fresh schema: its DSN, a
+// pool on it, and postgres.KV (migrated) to Share between the nodes.
+func sharedKV(t *testing.T) (string, *pgxpool.Pool, *storage.Shared) {
+	t.Helper()
+	dsn, _ := pgtest.Schema(t)
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	kv, err := postgres.OpenKV(context.Background(), postgres.Options{Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, pool, storage.Share(kv)
 }
