@@ -1,39 +1,20 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 )
-
-// logBuffer collects an engine's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // within runs fn and fails the test if it does not return in time: a call
 // blocked on a wedged lock would never return.
@@ -66,9 +47,9 @@ func send(t *testing.T, e *Engine, queue string, bodies ...string) error {
 
 // openLogged opens an engine on store, on a fake clock, logging into the
 // returned buffer.
-func openLogged(t *testing.T, store storage.Store) (*Engine, *clocktest.Clock, *logBuffer) {
+func openLogged(t *testing.T, store storage.Store) (*Engine, *clocktest.Clock, *testlog.Buffer) {
 	t.Helper()
-	clk, logs := clocktest.New(time.Unix(1_700_000_000, 0)), &logBuffer{}
+	clk, logs := clocktest.New(time.Unix(1_700_000_000, 0)), &testlog.Buffer{}
 	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

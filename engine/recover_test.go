@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 )
@@ -26,7 +27,7 @@ var errDiskFull = errors.New("no space left on device")
 type recoveryEnv struct {
 	e        *Engine
 	clk      *clocktest.Clock
-	logs     *logBuffer
+	logs     *testlog.Buffer
 	attempts chan error
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq/internal/lambdatest"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/lambdart"
 )
 
@@ -35,28 +36,10 @@ func sqsEvent(bodies ...string) []byte {
 	return out
 }
 
-// logBuffer collects what the pool logs.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitLog waits for a line of the function's output: it is read from the
 // process's pipe while the response travels over HTTP, so it may come a
 // moment after the response.
-func waitLog(t *testing.T, logs *logBuffer, want string) {
+func waitLog(t *testing.T, logs *testlog.Buffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), want) {
@@ -67,9 +50,9 @@ func waitLog(t *testing.T, logs *logBuffer, want string) {
 	}
 }
 
-func newPool(t *testing.T, f lambdart.Function, size int) (*lambdart.Pool, *logBuffer) {
+func newPool(t *testing.T, f lambdart.Function, size int) (*lambdart.Pool, *testlog.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	if f.Name == "" {
 		f.Name = "fn"
 	}

@@ -9,34 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
-
-// lockedBuffer is a log sink that triggers may write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // adminEnv is a manager that keeps its triggers in a store, logs into a
 // buffer, and serves the admin API.
@@ -45,7 +27,7 @@ type adminEnv struct {
 	e    *engine.Engine
 	m    *trigger.Manager
 	st   *mem.Store
-	logs *lockedBuffer
+	logs *testlog.Buffer
 	url  string
 }
 
@@ -60,7 +42,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 			t.Fatal(err)
 		}
 	}
-	v := &adminEnv{t: t, e: e, st: mem.New(), logs: &lockedBuffer{}}
+	v := &adminEnv{t: t, e: e, st: mem.New(), logs: &testlog.Buffer{}}
 	log := slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	v.m, err = trigger.NewManager(trigger.Options{Broker: e, Store: v.st, Logger: log})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -68,7 +69,7 @@ func legacyTriggers(t *testing.T, b []byte) []*trigger.Config {
 func TestImportFile(t *testing.T) {
 	path, data := legacyFile(t, "")
 	st := mem.New()
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	if err := trigger.ImportFile(st, path, log); err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestImportFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"Triggers":[{"Name":"extra","Queue":"q","Target":{"URL":"http://h/"}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs = &lockedBuffer{}
+	logs = &testlog.Buffer{}
 	log = slog.New(slog.NewTextHandler(logs, nil))
 	if err := trigger.ImportFile(st, path, log); err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func TestImportFileKeepsWhatTheStoreHas(t *testing.T) {
 	if err := trigger.StoreTrigger(st, mine); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	if err := trigger.ImportFile(st, path, slog.New(slog.NewTextHandler(logs, nil))); err != nil {
 		t.Fatal(err)
 	}
