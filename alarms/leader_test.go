@@ -100,3 +100,45 @@ func TestLeaderWebhookSendsOncePerTransition(t *testing.T) {
 		t.Fatalf("sent %+v, want the resolution once", rec.sent)
 	}
 }
+
+// With Fence, a transition is forwarded only after the fence checked out:
+// a node that still believes it leads (it was paused past its lease) but
+// whose token the database refuses sends nothing.
+func TestLeaderWebhookChecksTheFenceBeforeEachNotification(t *testing.T) {
+	rec := &recorder{}
+	var stale atomic.Bool
+	var checks atomic.Int32
+	h := &alarms.LeaderWebhook{Webhook: rec, Fence: func(ctx context.Context) error {
+		checks.Add(1)
+		if stale.Load() {
+			return tidemq.ErrFenced
+		}
+		return nil
+	}}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Lead(ctx) }()
+	defer func() { stop(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for rec.count() == 0 { // Lead starts asynchronously: send until it forwards
+		if time.Now().After(deadline) {
+			t.Fatal("a current fence: nothing forwarded")
+		}
+		h.Send(alarms.Transition{})
+		time.Sleep(time.Millisecond)
+	}
+	stale.Store(true)
+	before, sent := checks.Load(), rec.count()
+	for i := 0; i < 3; i++ {
+		h.Send(alarms.Transition{})
+	}
+	for checks.Load() < before+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fence was checked %d times for 3 transitions", checks.Load()-before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if rec.count() != sent {
+		t.Fatalf("%d transitions forwarded with a stale fence", rec.count()-sent)
+	}
+}

@@ -104,9 +104,9 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 		b.log = slog.Default()
 	}
 	if b.pool == nil {
-		cfg, err := pgxpool.ParseConfig(o.DSN)
+		cfg, err := PoolConfig(o.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
+			return nil, err
 		}
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
@@ -243,6 +243,7 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := b.refusal(); err != nil {
 		return err
 	}
+	fn = fenced(ctx, fn) // a leader's write: refused once its lease was taken over (fence.go)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		err = pgx.BeginFunc(ctx, b.pool, fn)
@@ -251,6 +252,10 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		}
 	}
 	var te *tidemq.Error
+	if errors.Is(err, tidemq.ErrFenced) {
+		b.log.Warn("postgres: a leader's write refused", "err", err)
+		return err
+	}
 	if err != nil && !errors.As(err, &te) && ctx.Err() == nil {
 		// The transports answer InternalFailure without the cause.
 		b.log.Error("postgres: request failed", "err", err)

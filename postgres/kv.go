@@ -37,8 +37,11 @@ const kvScanPage = 1000
 func OpenKV(ctx context.Context, o Options) (*KV, error) {
 	kv := &KV{pool: o.Pool}
 	if kv.pool == nil {
-		var err error
-		if kv.pool, err = pgxpool.New(ctx, o.DSN); err != nil {
+		cfg, err := PoolConfig(o.DSN)
+		if err != nil {
+			return nil, err
+		}
+		if kv.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 		kv.ownPool = true
@@ -143,7 +146,11 @@ func (b *kvBatch) DeleteRange(start, end []byte) {
 func (b *kvBatch) Empty() bool { return len(b.ops) == 0 }
 
 // Commit applies the batch in one transaction, its writes in order.
-func (b *kvBatch) Commit() (storage.Durable, error) {
+func (b *kvBatch) Commit() (storage.Durable, error) { return b.CommitContext(context.Background()) }
+
+// CommitContext is Commit bounded by ctx, and fenced by ctx's fence (a
+// leader's write is refused once its lease was taken over: fence.go).
+func (b *kvBatch) CommitContext(ctx context.Context) (storage.Durable, error) {
 	if b.Empty() {
 		return storage.Done{}, nil
 	}
@@ -160,9 +167,9 @@ func (b *kvBatch) Commit() (storage.Durable, error) {
 	}
 	b.kv.mu.Lock()
 	defer b.kv.mu.Unlock()
-	err := pgx.BeginFunc(context.Background(), b.kv.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(context.Background(), q).Close()
-	})
+	err := pgx.BeginFunc(ctx, b.kv.pool, fenced(ctx, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, q).Close()
+	}))
 	if err != nil {
 		return nil, err
 	}

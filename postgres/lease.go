@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,9 @@ import (
 
 // Leases are tidemq.Leases on PostgreSQL: a row of the leases table per
 // name (migrations/0004_leases.sql), with its holder, its expiry and a
-// generation that grows at each change of holder.
+// generation that grows at each change of holder. The row is never
+// deleted (a release clears its holder), so the generation never goes
+// back: it is the lease's fencing token (tidemq.Fence, fence.go).
 //
 // Times come from the injected Clock, like every deadline of the package:
 // a lease is taken when it is free or expired on the taker's clock, so
@@ -26,14 +29,20 @@ import (
 // renewal's own deadline). Another node can take the lease only TTL after
 // that last successful renewal began, so the job has TTL/3 to stop before
 // anybody else starts; jobs stop at their context's cancellation (a
-// trigger's polls end at once). Holds checks the lease inside a
-// transaction, for writes that must never happen after the lease is lost.
+// trigger's polls end at once). That is not enough for a holder that is
+// paused (or cut off) past its lease: a paused process cannot be
+// cancelled. So Hold's job also carries the lease's fence in its context
+// (tidemq.WithFence), and the Broker and the KV refuse a write whose fence
+// is stale in the write's own transaction (checkFence).
 type Leases struct {
 	pool   *pgxpool.Pool
 	clock  tidemq.Clock
 	holder string
 	ttl    time.Duration
 	log    *slog.Logger
+
+	mu      sync.Mutex
+	current map[string]int64 // lease name -> token of the job Hold runs now
 }
 
 var _ tidemq.Leases = (*Leases)(nil)
@@ -68,7 +77,7 @@ func NewLeases(pool *pgxpool.Pool, o LeaseOptions) (*Leases, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Leases{pool: pool, clock: o.Clock, holder: o.Holder, ttl: o.TTL, log: o.Logger}, nil
+	return &Leases{pool: pool, clock: o.Clock, holder: o.Holder, ttl: o.TTL, log: o.Logger, current: map[string]int64{}}, nil
 }
 
 // Holder is the name of this node.
@@ -84,8 +93,17 @@ type Lease struct {
 	Expires    time.Time // on the holder's clock
 }
 
+// Fence is the lease's fence at this node: its token while Hold runs a
+// job under it, else token 0 (which every check refuses).
+func (l *Leases) Fence(name string) tidemq.Fence {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return tidemq.Fence{Lease: name, Holder: l.holder, Token: l.current[name]}
+}
+
 // Acquire takes the lease name, or renews it when this node holds it, for
-// TTL from now, and reports whether it holds it.
+// TTL from now, and reports whether it holds it. Taking it from another
+// holder (or after a release) bumps its generation; a renewal keeps it.
 func (l *Leases) Acquire(ctx context.Context, name string) (Lease, bool, error) {
 	now := l.clock.Now()
 	exp := now.Add(l.ttl)
@@ -106,27 +124,14 @@ func (l *Leases) Acquire(ctx context.Context, name string) (Lease, bool, error) 
 }
 
 // Release gives the lease up, if this node holds it: another node can
-// take it at once.
+// take it at once. The row stays, holder cleared, so that the next taker
+// (this node too) gets the next generation, never one already used.
 func (l *Leases) Release(ctx context.Context, name string) error {
-	_, err := l.pool.Exec(ctx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, l.holder)
+	_, err := l.pool.Exec(ctx, `UPDATE leases SET holder = '', expires = 0 WHERE name = $1 AND holder = $2`, name, l.holder)
 	if err != nil {
 		return fmt.Errorf("postgres: release lease %s: %w", name, err)
 	}
 	return nil
-}
-
-// Holds reports, inside tx, whether this node still holds lease at its
-// generation: a guarded write made in the same transaction happens only if
-// it does (the row is locked until tx ends, so the lease cannot change
-// hands before the write commits).
-func (l *Leases) Holds(ctx context.Context, tx pgx.Tx, lease Lease) (bool, error) {
-	var ok bool
-	err := tx.QueryRow(ctx, `SELECT true FROM leases WHERE name = $1 AND holder = $2 AND generation = $3 AND expires > $4 FOR SHARE`,
-		lease.Name, l.holder, lease.Generation, l.clock.Now().UnixNano()).Scan(&ok)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	return ok, err
 }
 
 // Alive reports whether holder holds the lease name now (any node may
@@ -152,7 +157,7 @@ func (l *Leases) Hold(ctx context.Context, name string, job func(ctx context.Con
 		}
 		if ok {
 			l.log.Debug("lease taken", "lease", name, "generation", lease.Generation)
-			if l.run(ctx, name, job) {
+			if l.run(ctx, lease, job) {
 				l.log.Warn("lease lost: the job stopped", "lease", name)
 			} else {
 				// The job ended (ctx did, or it returned by itself):
@@ -183,15 +188,26 @@ func (l *Leases) acquire(ctx context.Context, name string) (Lease, bool, error) 
 
 // run runs job while the lease is renewed, and returns once job returned:
 // lost when the lease may be lost, false when job returned by itself or
-// ctx ended.
-func (l *Leases) run(ctx context.Context, name string, job func(context.Context)) (lost bool) {
+// ctx ended. The job's context carries the lease's fence.
+func (l *Leases) run(ctx context.Context, lease Lease, job func(context.Context)) (lost bool) {
+	name := lease.Name
 	jctx, cancel := context.WithCancel(ctx)
+	fence := tidemq.Fence{Lease: name, Holder: l.holder, Token: lease.Generation}
+	l.mu.Lock()
+	l.current[name] = lease.Generation
+	l.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		job(jctx)
+		job(tidemq.WithFence(jctx, fence))
 	}()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		<-done
+		l.mu.Lock()
+		delete(l.current, name)
+		l.mu.Unlock()
+	}()
 	for {
 		t := l.clock.NewTimer(l.ttl / 3)
 		select {
@@ -203,11 +219,18 @@ func (l *Leases) run(ctx context.Context, name string, job func(context.Context)
 			return false
 		case <-t.C():
 		}
-		if _, ok, err := l.acquire(jctx, name); !ok {
+		renewed, ok, err := l.acquire(jctx, name)
+		if !ok {
 			if err != nil && jctx.Err() == nil {
 				l.log.Warn("lease: renewal failed: stopping the job", "lease", name, "err", err)
 			}
 			return jctx.Err() == nil
+		}
+		if renewed.Generation != lease.Generation {
+			// Released and taken again behind this job's back (never by
+			// this code): the job's fence is stale, stop it.
+			l.log.Warn("lease: taken again under a new token: stopping the job", "lease", name)
+			return true
 		}
 	}
 }

@@ -2,13 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/internal/pgtest"
 	"github.com/tidemq/tidemq/postgres"
@@ -82,13 +83,9 @@ func TestLeaseOneHolderUntilExpiry(t *testing.T) {
 		lease postgres.Lease
 		want  bool
 	}{{a, la2, false}, {b, lb, true}} {
-		var holds bool
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
-			holds, err = c.l.Holds(ctx, tx, c.lease)
-			return err
-		})
-		if err != nil || holds != c.want {
-			t.Errorf("%s Holds = %v, %v; want %v", c.l.Holder(), holds, err, c.want)
+		fctx := tidemq.WithFence(ctx, tidemq.Fence{Lease: "job", Holder: c.l.Holder(), Token: c.lease.Generation})
+		if err := c.l.Check(fctx); (err == nil) != c.want || (err != nil && !errors.Is(err, tidemq.ErrFenced)) {
+			t.Errorf("%s Check at token %d = %v; want current %v", c.l.Holder(), c.lease.Generation, err, c.want)
 		}
 	}
 	// Released, it is free at once.

@@ -132,7 +132,9 @@ func (s *Service) adoptOrphans(ctx context.Context, alive func(context.Context, 
 		}
 		b := s.state.kv.NewBatch()
 		b.Set(recordKey(e.ID), v)
-		if err := storage.CommitSync(b); err != nil {
+		// ctx carries the lease's fence: a holder paused past its lease
+		// is refused here, before it delivers anything.
+		if err := storage.CommitSyncContext(ctx, b); err != nil {
 			return 0, err
 		}
 		r.ID = e.ID

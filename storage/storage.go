@@ -17,6 +17,8 @@
 // stray. Share lets the users each close the store they are given.
 package storage
 
+import "context"
+
 // Store is an ordered key-value store written in atomic batches.
 type Store interface {
 	// NewBatch starts an empty batch.
@@ -110,6 +112,27 @@ func CommitSync(b Batch) error {
 		return nil
 	}
 	d, err := b.Commit()
+	if err != nil {
+		return err
+	}
+	return d.Wait()
+}
+
+// ContextCommitter is a Batch that can commit under a context: a store
+// shared by several nodes refuses the commit when the context carries a
+// stale fence (tidemq.WithFence).
+type ContextCommitter interface {
+	CommitContext(ctx context.Context) (Durable, error)
+}
+
+// CommitSyncContext is CommitSync under ctx, for a batch that takes one
+// (ContextCommitter); other batches commit as CommitSync does.
+func CommitSyncContext(ctx context.Context, b Batch) error {
+	cc, ok := b.(ContextCommitter)
+	if !ok || b.Empty() {
+		return CommitSync(b)
+	}
+	d, err := cc.CommitContext(ctx)
 	if err != nil {
 		return err
 	}

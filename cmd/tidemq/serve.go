@@ -271,7 +271,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, cl != nil, log)
+	trg, err := startTriggers(cl.leaderBroker(eng), shared.Share(), obs.metrics.Registry(), o, cl != nil, log)
 	if err != nil {
 		eng.Close()
 		return err

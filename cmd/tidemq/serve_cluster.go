@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/postgres"
 	topicstore "github.com/tidemq/tidemq/sns"
@@ -70,7 +71,11 @@ type cluster struct {
 func (o *serveOptions) openCluster(log *slog.Logger) (*cluster, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, o.store)
+	cfg, err := postgres.PoolConfig(o.store)
+	if err != nil {
+		return nil, fmt.Errorf("--store %s: %w", redactDSN(o.store), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", redactDSN(o.store), err)
 	}
@@ -108,9 +113,26 @@ func nodeID() string {
 	return host + "-" + hex.EncodeToString(b[:])
 }
 
-// lead runs the one-node jobs while this node holds the leader lease.
+// leaderBroker is the broker of the triggers: on nodes sharing PostgreSQL,
+// their receives, deletes and failure records carry the leader lease's
+// fence, so that a node paused past its lease cannot touch a message once
+// another node took over (tidemq.FencedBroker). Alone, b itself.
+func (c *cluster) leaderBroker(b tidemq.Broker) tidemq.Broker {
+	if c == nil {
+		return b
+	}
+	return tidemq.FencedBroker(b, func() tidemq.Fence { return c.leases.Fence(leaderLease) })
+}
+
+// lead runs the one-node jobs while this node holds the leader lease. Each
+// job's context carries the lease's fence: the SNS redelivery's claims are
+// refused by the database once the token is stale, and the alarm webhook
+// checks it before each notification.
 func (c *cluster) lead(trg *trigger.Manager, hook *alarms.LeaderWebhook, topics *topicstore.Service) {
 	interval := c.leases.TTL() / 3
+	if hook != nil {
+		hook.Fence, hook.Logger = c.leases.Check, c.log
+	}
 	c.leadWG.Add(1)
 	go func() {
 		defer c.leadWG.Done()
