@@ -104,10 +104,14 @@ type ledger struct {
 	// md5: bodies whose MD5 did not match (the SDK checks it; this
 	// counts the receives it refused).
 	errs []string
+	// unanswered: bodies whose delete was sent and failed (no answer,
+	// or an error): it may have been done.
+	unanswered map[string]bool
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]bool{}, deletedAt: map[string]time.Time{}, received: map[string]int{}, order: map[string][]int{}}
+	return &ledger{acked: map[string]bool{}, deletedAt: map[string]time.Time{}, received: map[string]int{}, order: map[string][]int{},
+		unanswered: map[string]bool{}}
 }
 
 func (l *ledger) ack(body string) {
@@ -378,7 +382,13 @@ func (ld *load) consume(ctx context.Context, q string, st *consumerStats) {
 		cancel()
 		if err != nil {
 			// Not acknowledged: the messages come back after their
-			// visibility timeout.
+			// visibility timeout, unless the delete was done and its
+			// answer lost.
+			ld.l.mu.Lock()
+			for _, b := range bodies {
+				ld.l.unanswered[b] = true
+			}
+			ld.l.mu.Unlock()
 			node++
 			st.failovers.Add(1)
 			continue

@@ -170,12 +170,23 @@ type Server struct {
 	dir  string
 	bin  string
 	user *user.User // the cluster's owner when started as root
+	// killed: kill9 killed it (its postmaster.pid is stale).
+	killed bool
 }
 
-// FindBin returns the directory holding initdb and pg_ctl: PATH first,
-// then the newest /usr/lib/postgresql/*/bin.
+// FindBin returns the directory holding initdb and pg_ctl: PATH first
+// (where a link points, if initdb is one), then the newest
+// /usr/lib/postgresql/*/bin.
 func FindBin() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
+		// A link (/usr/local/bin/initdb -> /usr/lib/postgresql/15/bin/initdb):
+		// the directory it points into holds the other programs too
+		// (pg_basebackup, for StartPair).
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(r), "pg_ctl")); err == nil {
+				return filepath.Dir(r), nil
+			}
+		}
 		if _, err := exec.LookPath("pg_ctl"); err == nil {
 			return filepath.Dir(p), nil
 		}
