@@ -256,6 +256,10 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		b.log.Warn("postgres: a leader's write refused", "err", err)
 		return err
 	}
+	if err != nil && ctx.Err() == nil && unavailable(err) {
+		b.log.Warn("postgres: the primary cannot be reached", "err", err)
+		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The queue's database cannot be reached; try again.")
+	}
 	if err != nil && !errors.As(err, &te) && ctx.Err() == nil {
 		// The transports answer InternalFailure without the cause.
 		b.log.Error("postgres: request failed", "err", err)

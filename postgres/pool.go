@@ -1,9 +1,15 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -21,6 +27,12 @@ import (
 //     (a dead primary's address, a cut link) is given up on and the next
 //     host of a multi-host DSN tried, instead of waiting for TCP's own
 //     timeout of minutes.
+//   - TCP keep-alives and, on Linux, TCP_USER_TIMEOUT (DefaultTCPTimeout):
+//     a connection whose link is cut (the server neither answers nor
+//     resets it) fails within that time instead of TCP's retransmissions'
+//     quarter of an hour, so a request fails (ServiceUnavailable) rather
+//     than hangs, the lease renewal fails, and the LISTEN connection is
+//     re-established.
 //
 // With several hosts and target_session_attrs=read-write (pgx's multi-host
 // DSN, postgres://h1:5432,h2:5432/db?target_session_attrs=read-write), a
@@ -39,7 +51,41 @@ func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	d := &net.Dialer{
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: DefaultTCPTimeout / 2, Interval: time.Second, Count: 5},
+		Control:         userTimeout(DefaultTCPTimeout),
+	}
+	cfg.ConnConfig.DialFunc = d.DialContext
 	return cfg, nil
+}
+
+// DefaultTCPTimeout is how long a connection may wait for the server to
+// acknowledge what it sent (or answer keep-alives) before it fails.
+const DefaultTCPTimeout = 10 * time.Second
+
+// unavailable reports whether err is a failure to reach a primary rather
+// than an answer: the connection failed or broke, or the server is
+// shutting down, starting, in recovery or read-only (a standby, before or
+// during a failover). Such a request failed for now and may succeed when
+// retried: the transports answer it ServiceUnavailable (503), which the
+// AWS SDKs retry.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			pe.Code == "25006",                     // read_only_sql_transaction: a standby
+			pe.Code == "57P01", pe.Code == "57P02", // admin/crash shutdown
+			pe.Code == "57P03": // cannot connect now (starting, in recovery)
+			return true
+		}
+		return false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		pgconn.Timeout(err) || strings.Contains(err.Error(), "conn closed")
 }
 
 // DefaultIdleInTransaction is how long PostgreSQL lets a node's session
