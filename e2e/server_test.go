@@ -210,8 +210,18 @@ func launch(t *testing.T, args, env []string) *server {
 // server has logged its address (s.url is http://ADDR).
 func launchNoWait(t *testing.T, args, env []string) *server {
 	t.Helper()
+	return launchVia(t, nil, args, env)
+}
+
+// launchVia is launchNoWait with the binary run by a wrapper command
+// (prefix, e.g. ip netns exec NAME), which must exec it in its place.
+func launchVia(t *testing.T, prefix, args, env []string) *server {
+	t.Helper()
 	s := &server{t: t, logs: newLogWriter(), stdout: newLogWriter(), exited: make(chan struct{})}
 	s.cmd = exec.Command(tidemqBin, args...)
+	if len(prefix) > 0 {
+		s.cmd = exec.Command(prefix[0], append(append(prefix[1:len(prefix):len(prefix)], tidemqBin), args...)...)
+	}
 	s.dir = t.TempDir() // the default --data-dir is relative
 	s.cmd.Dir = s.dir
 	s.cmd.Env = append(serverEnv(), env...)
