@@ -75,23 +75,29 @@ func StartPair() (*Pair, error) {
 		"-U", "postgres", "-X", "stream", "-R", "--no-sync"); err != nil {
 		return fail(fmt.Errorf("pg_basebackup: %v: %s", err, out))
 	}
-	sport, err := freePort()
-	if err != nil {
-		return fail(err)
-	}
 	// The standby's own port and socket directory; the primary's
 	// synchronous_standby_names is not the standby's once promoted (no
 	// standby is left to wait for: the HA manager's choice, see the
-	// README), and it names itself to the primary.
+	// README), and it names itself to the primary. In
 	// postgresql.auto.conf, read last: pg_basebackup -R wrote a
 	// primary_conninfo without the application_name there.
-	if err := standby.appendConf("postgresql.auto.conf", fmt.Sprintf("port = %d\nunix_socket_directories = '%s'\nsynchronous_standby_names = ''\n"+
-		"primary_conninfo = 'host=127.0.0.1 port=%d user=postgres application_name=%s'\nhot_standby = on\nwal_retrieve_retry_interval = 200ms\n",
-		sport, sdir, pport, StandbyName)); err != nil {
-		return fail(err)
-	}
-	if err := standby.Resume(); err != nil {
-		return fail(err)
+	var sport int
+	for attempt := 0; ; attempt++ {
+		if sport, err = freePort(); err != nil {
+			return fail(err)
+		}
+		if err := standby.appendConf("postgresql.auto.conf", fmt.Sprintf("port = %d\nunix_socket_directories = '%s'\nsynchronous_standby_names = ''\n"+
+			"primary_conninfo = 'host=127.0.0.1 port=%d user=postgres application_name=%s'\nhot_standby = on\nwal_retrieve_retry_interval = 200ms\n",
+			sport, sdir, pport, StandbyName)); err != nil {
+			return fail(err)
+		}
+		err := standby.Resume()
+		if err == nil {
+			break
+		}
+		if attempt >= 2 { // the port may have been taken meanwhile: another
+			return fail(err)
+		}
 	}
 	standby.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", sport)
 	p.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write", pport, sport)
