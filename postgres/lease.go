@@ -125,7 +125,9 @@ func (l *Leases) Acquire(ctx context.Context, name string) (Lease, bool, error) 
 
 // Release gives the lease up, if this node holds it: another node can
 // take it at once. The row stays, holder cleared, so that the next taker
-// (this node too) gets the next generation, never one already used.
+// (this node too) gets the next generation, never one already used (a
+// node lease, NodeLease, thus leaves a row of a few dozen bytes per
+// process started).
 func (l *Leases) Release(ctx context.Context, name string) error {
 	_, err := l.pool.Exec(ctx, `UPDATE leases SET holder = '', expires = 0 WHERE name = $1 AND holder = $2`, name, l.holder)
 	if err != nil {
