@@ -87,12 +87,22 @@ func (e *Engine) load() error {
 			return nil
 		}
 		if q.cold.size > 0 {
+			// The history is decoded only when it decides (a dead-letter
+			// queue's messages have a state but no visibility deadline).
 			var m message
-			if err := decodeState(&m, v); err != nil {
+			if err := peekState(&m, v); err != nil {
 				return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
 			}
-			if m.receiveCount == 0 || m.visibleAt == 0 || (m.visibleAt <= stampOf(now) && !m.expiredWhileDown(now)) {
+			if m.receiveCount == 0 || m.visibleAt == 0 {
 				return nil
+			}
+			if m.visibleAt <= stampOf(now) {
+				if err := decodeState(&m, v); err != nil {
+					return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
+				}
+				if !m.expiredWhileDown(now) {
+					return nil
+				}
 			}
 		}
 		states[seqOf{qid, seq}] = append([]byte(nil), v...)

@@ -331,6 +331,20 @@ func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err 
 	return enqueued, availableAt, deadLettered, nil
 }
 
+// peekState reads the receive count and the deadlines of a state record
+// into m, without its history.
+func peekState(m *message, b []byte) error {
+	if len(b) == 0 || b[0] != recordVersion {
+		return errCorrupt
+	}
+	d := decoder{b: b[1:]}
+	m.receiveCount = int(d.uint())
+	m.firstReceive = stamp(d.int())
+	m.receivedAt = stamp(d.int())
+	m.visibleAt = stamp(d.int())
+	return d.err
+}
+
 func (d *decoder) skipAttrs() {
 	n := d.uint()
 	if d.err == nil && n > uint64(len(d.b)) {
