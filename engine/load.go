@@ -14,9 +14,15 @@ import (
 // load rebuilds the in-memory state from the store: queues, counters,
 // messages with their receive state, and open deduplication windows. A
 // message in flight before the restart stays in flight until its deadline.
-func (e *Engine) load() error {
+// A page that cannot be read (paging panics, see page.go) is an error.
+func (e *Engine) load() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
 	cleanup := e.store.NewBatch()
-	err := e.store.Scan([]byte(keyNextQueue), func(k, v []byte) error {
+	err = e.store.Scan([]byte(keyNextQueue), func(k, v []byte) error {
 		if string(k) == keyNextQueue && len(v) == 8 {
 			e.nextQueueID = binary.BigEndian.Uint64(v)
 		}
@@ -127,7 +133,11 @@ func (e *Engine) load() error {
 		if seq >= q.nextSeq {
 			q.nextSeq = seq + 1
 		}
-		state, hasState := states[seqOf{qid, seq}]
+		var state []byte
+		hasState := false
+		if len(states) > 0 { // most messages were never received: no hash then
+			state, hasState = states[seqOf{qid, seq}]
+		}
 		if q.cold.size > 0 && !hasState {
 			// A ready message of a paged queue stays on disk; only a
 			// delayed one is read.
