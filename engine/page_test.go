@@ -270,3 +270,31 @@ func TestPagedPurge(t *testing.T) {
 		t.Fatalf("after a restart: %v", c)
 	}
 }
+
+// A page that cannot be read fails the engine loudly (it refuses work and
+// reports why) rather than serving a wrong queue.
+func TestPagedCorruptRecordFailsTheEngine(t *testing.T) {
+	env := newPagedEnv(t)
+	env.create("q", nil)
+	env.send("q", 0, 12)
+	env.e.mu.Lock()
+	q := env.e.queues["q"]
+	seq := q.cold.pages[len(q.cold.pages)-1].lo
+	env.e.mu.Unlock()
+	b := env.store.NewBatch()
+	b.Set(seqKey(prefixMessage, q.id, seq), []byte{recordVersion, 0xff})
+	if err := storage.CommitSync(b); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for i := 0; i < 12 && err == nil; i++ {
+		var msgs []*tidemq.Message
+		msgs, err = env.e.ReceiveMessages(env.ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
+		if err == nil && len(msgs) == 0 {
+			t.Fatal("the queue ran dry before the corrupt page was read")
+		}
+	}
+	if !tidemq.HasCode(err, tidemq.ErrInternalFailure) || env.e.Healthy() == nil {
+		t.Fatalf("reading a corrupt page: %v, healthy %v", err, env.e.Healthy())
+	}
+}
