@@ -14,24 +14,30 @@ import (
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// The engine must pass the conformance suite on both of its stores.
+// The engine must pass the conformance suite on both of its stores, with
+// every message in memory and with the backlog paged. The paged runs use
+// pages of a few messages, so that the suite's small queues are paged out
+// and in all the time (a page of DefaultPageSize would hold them all).
 
-func openConformance(t *testing.T, store storage.Store, clk *clocktest.Clock) *engine.Engine {
+func openConformance(t *testing.T, store storage.Store, clk *clocktest.Clock, pageSize int) *engine.Engine {
 	t.Helper()
 	e, err := engine.Open(engine.Options{Store: store, Clock: clk, Region: brokertest.Region, AccountID: brokertest.AccountID,
-		SweepInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		SweepInterval: -1, PageSize: pageSize, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
 	}
 	return e
 }
 
-func TestConformanceMem(t *testing.T) {
+func TestConformanceMem(t *testing.T)      { conformanceMem(t, 0) }
+func TestConformanceMemPaged(t *testing.T) { conformanceMem(t, 2) }
+
+func conformanceMem(t *testing.T, pageSize int) {
 	stores := map[tidemq.Broker]*mem.Store{} // mem.Store.Close keeps the data, so the same store reopens
 	brokertest.Run(t, brokertest.Harness{
 		Open: func(t *testing.T, clk *clocktest.Clock) tidemq.Broker {
 			s := mem.New()
-			e := openConformance(t, s, clk)
+			e := openConformance(t, s, clk, pageSize)
 			stores[e] = s
 			return e
 		},
@@ -40,7 +46,7 @@ func TestConformanceMem(t *testing.T) {
 			if err := b.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			e := openConformance(t, s, clk)
+			e := openConformance(t, s, clk, pageSize)
 			stores[e] = s
 			return e
 		},
@@ -54,7 +60,7 @@ func TestConformancePebble(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pebble.Open: %v", err)
 		}
-		e := openConformance(t, s, clk)
+		e := openConformance(t, s, clk, 3)
 		dirs[e] = dir
 		return e
 	}

@@ -28,6 +28,10 @@ import (
 
 const crashChildEnv = "TIDEMQ_CRASH_CHILD_DIR"
 
+// crashPageSize pages the standard queue's backlog in small pages, so that
+// crashes hit page-outs and page-ins too.
+const crashPageSize = 8
+
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test spawns processes")
@@ -101,7 +105,7 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 	if err != nil {
 		t.Fatalf("round %d: reopen: %v", round, err)
 	}
-	e, err := Open(Options{Store: store, SweepInterval: -1})
+	e, err := Open(Options{Store: store, SweepInterval: -1, PageSize: crashPageSize})
 	if err != nil {
 		t.Fatalf("round %d: load: %v", round, err)
 	}
@@ -113,6 +117,17 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 				t.Errorf("round %d: message %s still pending after load", round, m.body)
 			}
 			present[m.body] = m
+		}
+		for _, p := range q.cold.pages {
+			n := 0
+			q.readRun(p.lo, p.hi, func(m *message) {
+				m.state = stateReady
+				present[m.body] = m
+				n++
+			})
+			if n != p.n {
+				t.Errorf("round %d: page [%d, %d) of %s holds %d messages, counted %d", round, p.lo, p.hi, q.name, n, p.n)
+			}
 		}
 	}
 	for body := range sent {
@@ -151,7 +166,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Open(Options{Store: store, SweepInterval: -1})
+	e, err := Open(Options{Store: store, SweepInterval: -1, PageSize: crashPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}

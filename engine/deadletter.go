@@ -115,7 +115,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // oldestReady returns the receivable message with the lowest sequence.
 func (q *queue) oldestReady() *message {
 	if !q.fifo {
-		return q.ready.top(q.msgs)
+		return q.nextReady()
 	}
 	g := q.groups.next()
 	if g == nil {

@@ -3,16 +3,81 @@
 //
 // # State
 //
-// All queues live in memory, indexed so that send, receive, delete and
-// visibility changes cost O(log n) in queue depth: a standard queue keeps its
-// visible messages in a heap ordered by sequence; a FIFO queue keeps one
-// ordered list per message group plus a heap of the groups that can deliver
-// now. Deadlines (delay, visibility, retention) sit in one timer heap per
-// queue and are applied lazily, before any operation on the queue reads it,
-// and by a periodic sweep; nothing ever scans all messages.
+// Every queue's working set lives in memory, indexed so that send, receive,
+// delete and visibility changes cost O(log n) in queue depth: a standard
+// queue keeps its visible messages in a heap ordered by sequence; a FIFO
+// queue keeps one ordered list per message group plus a heap of the groups
+// that can deliver now. Deadlines (delay, visibility, retention) sit in one
+// timer heap per queue and are applied lazily, before any operation on the
+// queue reads it, and by a periodic sweep; nothing ever scans all messages.
 //
-// The store holds the same state as records (see keys.go). Open rebuilds the
-// indexes from it.
+// The store holds every message as records (see keys.go); memory holds the
+// working set, and with paging (Options.PageSize) a standard queue's
+// backlog stays only in the store.
+//
+// # Memory: the backlog on disk, the working set in memory
+//
+// A standard queue of a paging engine keeps in memory what receives need
+// next, and nothing per message for the rest (page.go):
+//
+//   - In memory: every message in flight, delayed, or pending (its batch
+//     not yet synced), with its timers; a message that became ready again
+//     (a visibility timeout ran out, or was set to 0); and a window of
+//     ready messages: at most one page (PageSize messages) on the send
+//     side, plus the page read last on the receive side.
+//   - On disk only: the other ready messages, as pages. A page is a range
+//     of sequences [lo, hi) with two numbers, how many paged messages it
+//     holds and the earliest enqueue time among them; a page's messages are
+//     the records of the range that are not in memory. Pages are disjoint
+//     and in sequence order, and hold up to PageSize messages each, so
+//     memory per paged message is a page header's share: 1/PageSize of
+//     32 bytes.
+//   - Page-out: a message is paged when it is published (its batch is
+//     durable) ready to receive while the queue already has pages or a
+//     full page of ready messages in memory. It is appended to the last
+//     page, or starts one, and its memory is dropped. Nothing else is ever
+//     paged out: a message that was in memory stays there until it leaves.
+//   - Refill: receives (and moves, and move tasks) take the ready message
+//     with the lowest sequence, as they always did; when the first page
+//     begins below the lowest ready sequence in memory (or nothing is ready
+//     in memory), that page is read in whole (one range scan of m/ and one
+//     of s/) first. So delivery order is exactly what it was without
+//     paging, and a refill costs one read per PageSize messages.
+//   - Counts stay O(1): a paged message counts as ready (nReady, and
+//     nDeadLettered when it was dead-lettered), and backlog.n counts the
+//     paged ones. A paged message only leaves through a page-in (counted
+//     back into memory), retention, purge or queue deletion, each of which
+//     adjusts the counters, so ApproximateNumberOfMessages stays visible +
+//     paged exactly, and visible + delayed + in flight is the depth.
+//   - By handle: a receipt handle whose message is not in memory but lies
+//     in a page's range is looked up in the store (a point read) and the
+//     message is brought into memory, so an old handle deletes or changes
+//     the visibility of a paged message as it would in memory.
+//   - Retention: a page whose earliest enqueue time is past the retention
+//     period is read, its expired messages dropped (or captured) and its
+//     numbers recomputed; other pages are not read. Dead-lettered messages
+//     keep their enqueue time, so pages are not in age order; the earliest
+//     over all pages is kept to know, in O(1), when to look.
+//   - Peek reads pages in order of their earliest message and stops at the
+//     first that cannot hold an older message than those it has.
+//   - Reads within one operation: the records of messages this operation
+//     removed are deleted by its batch, which reads do not see before it
+//     commits; backlog.gone lists them (when they lie in a page's range)
+//     until it does, and page reads skip them.
+//   - Restart builds only the working set: load reads the receive states
+//     (s/, written only for received or moved messages) and keeps those of
+//     messages in flight; then it walks the message records, decoding only
+//     the three fields that say whether a message is delayed, when it was
+//     enqueued and whether it was dead-lettered, and pages every ready one
+//     without building it in memory. Start-up still reads every key once
+//     (the page headers are not stored), but holds no memory per message.
+//   - A read error while paging panics under the lock: the engine fails and
+//     reloads its state from the store (# Failure), as for a failed write.
+//
+// FIFO queues are not paged yet: every message of a FIFO queue is in
+// memory, as before (a group's messages must be delivered in order, so a
+// FIFO page would be per group). Options.PageSize 0 turns paging off (the
+// in-memory store has nothing to gain from it).
 //
 // # Locking
 //

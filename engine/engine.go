@@ -28,7 +28,13 @@ type Options struct {
 	// Default 1 s; negative turns the sweep off (tests that drive a fake
 	// clock rely on the lazy advance instead).
 	SweepInterval time.Duration
-	Logger        *slog.Logger
+	// PageSize pages the backlog of standard queues (page.go): a queue
+	// keeps about this many ready messages in memory, and the rest in the
+	// store, read back a page at a time as receives drain the queue.
+	// 0 keeps every message in memory (for a store that is in memory
+	// anyway); `tidemq serve` uses DefaultPageSize on its disk store.
+	PageSize int
+	Logger   *slog.Logger
 }
 
 // Engine is the single-node Broker. It is safe for concurrent use.
@@ -38,6 +44,8 @@ type Engine struct {
 	region string
 	acct   string
 	log    *slog.Logger
+	// pageSize is Options.PageSize (0: not paged).
+	pageSize int
 
 	// mu guards everything below and every queue and message. Never held
 	// while waiting for an fsync (see the package comment). Taken only
@@ -87,6 +95,7 @@ func Open(o Options) (*Engine, error) {
 		region:   o.Region,
 		acct:     o.AccountID,
 		log:      o.Logger,
+		pageSize: max(o.PageSize, 0),
 		broken:   make(chan struct{}),
 		closing:  make(chan struct{}),
 		draining: make(chan struct{}),
@@ -172,7 +181,7 @@ func (e *Engine) Close() error {
 func (e *Engine) countMessages() int {
 	n := 0
 	for _, q := range e.queues {
-		n += len(q.msgs)
+		n += len(q.msgs) + q.cold.n
 	}
 	return n
 }

@@ -8,14 +8,21 @@ import (
 	"sort"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 )
 
 // load rebuilds the in-memory state from the store: queues, counters,
 // messages with their receive state, and open deduplication windows. A
 // message in flight before the restart stays in flight until its deadline.
-func (e *Engine) load() error {
+// A page that cannot be read (paging panics, see page.go) is an error.
+func (e *Engine) load() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
 	cleanup := e.store.NewBatch()
-	err := e.store.Scan([]byte(keyNextQueue), func(k, v []byte) error {
+	err = e.store.Scan([]byte(keyNextQueue), func(k, v []byte) error {
 		if string(k) == keyNextQueue && len(v) == 8 {
 			e.nextQueueID = binary.BigEndian.Uint64(v)
 		}
@@ -45,8 +52,7 @@ func (e *Engine) load() error {
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("queue record %q: %w", k, err)
 		}
-		q := newQueue(r.ID, r.Name, e.arn(r.Name), r.FIFO)
-		q.handleKey = e.handleKey
+		q := e.newQueue(r.ID, r.Name, r.FIFO)
 		q.applyAttributes(r.Attributes)
 		if r.Tags != nil {
 			q.tags = r.Tags
@@ -71,7 +77,52 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
+	now := e.clock.Now()
+	// Receive states first, so that the message pass knows which messages
+	// are in flight. Of a paged queue only the states of messages that
+	// stay in memory are kept: those in flight, and those whose visibility
+	// timeout ran out while the server was down (their history is written
+	// below). The others are read again when their page is.
+	type seqOf struct{ qid, seq uint64 }
+	states := make(map[seqOf][]byte)
+	err = e.store.Scan([]byte(prefixState), func(k, v []byte) error {
+		qid, seq, ok := parseSeqKey(prefixState, k)
+		q := e.byID[qid]
+		if !ok || q == nil {
+			cleanup.Delete(k) // left behind by a deleted queue
+			return nil
+		}
+		if q.cold.size > 0 {
+			// The history is decoded only when it decides (a dead-letter
+			// queue's messages have a state but no visibility deadline).
+			var m message
+			if err := peekState(&m, v); err != nil {
+				return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
+			}
+			if m.receiveCount == 0 || m.visibleAt == 0 {
+				return nil
+			}
+			if m.visibleAt <= stampOf(now) {
+				if err := decodeState(&m, v); err != nil {
+					return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
+				}
+				if !m.expiredWhileDown(now) {
+					return nil
+				}
+			}
+		}
+		states[seqOf{qid, seq}] = append([]byte(nil), v...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	loaded := make(map[*queue][]*message)
+	type queued struct {
+		q *queue
+		m *message
+	}
+	var delayed []queued // delayed messages of paged queues
 	err = e.store.Scan([]byte(prefixMessage), func(k, v []byte) error {
 		qid, seq, ok := parseSeqKey(prefixMessage, k)
 		q := e.byID[qid]
@@ -79,37 +130,60 @@ func (e *Engine) load() error {
 			cleanup.Delete(k) // left behind by a deleted queue
 			return nil
 		}
+		if seq >= q.nextSeq {
+			q.nextSeq = seq + 1
+		}
+		var state []byte
+		hasState := false
+		if len(states) > 0 { // most messages were never received: no hash then
+			state, hasState = states[seqOf{qid, seq}]
+		}
+		if q.cold.size > 0 && !hasState {
+			// A ready message of a paged queue stays on disk; only a
+			// delayed one is read.
+			enq, avail, dl, err := peekMessage(v)
+			if err != nil {
+				return fmt.Errorf("message %d/%d: %w", qid, seq, err)
+			}
+			if avail <= stampOf(now) {
+				q.nReady++
+				if dl {
+					q.nDeadLettered++
+				}
+				q.cold.push(seq, enq)
+				return nil
+			}
+		}
 		m, err := decodeMessage(seq, v)
+		if err == nil && hasState {
+			delete(states, seqOf{qid, seq})
+			err = decodeState(m, state)
+		}
 		if err != nil {
 			return fmt.Errorf("message %d/%d: %w", qid, seq, err)
 		}
 		m.durable = true
 		q.add(m)
 		loaded[q] = append(loaded[q], m)
-		if seq >= q.nextSeq {
-			q.nextSeq = seq + 1
+		if q.cold.size > 0 && !hasState {
+			delayed = append(delayed, queued{q, m}) // its state, if any, is read below
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	err = e.store.Scan([]byte(prefixState), func(k, v []byte) error {
-		qid, seq, ok := parseSeqKey(prefixState, k)
-		var m *message
-		if q := e.byID[qid]; ok && q != nil {
-			m = q.msgs[seq]
+	for _, d := range delayed {
+		q, m := d.q, d.m
+		k := seqKey(prefixState, q.id, m.seq)
+		err := storage.ScanRange(e.store, k, append(k, 0), func(_, v []byte) error { return decodeState(m, v) })
+		if err != nil {
+			return fmt.Errorf("message state %d/%d: %w", q.id, m.seq, err)
 		}
-		if m == nil {
-			cleanup.Delete(k) // a state record whose message is gone
-			return nil
-		}
-		return decodeState(m, v)
-	})
-	if err != nil {
-		return err
 	}
-	now := e.clock.Now()
+	for k := range states {
+		cleanup.Delete(seqKey(prefixState, k.qid, k.seq)) // a state record whose message is gone
+	}
 	err = e.store.Scan([]byte(prefixDedup), func(k, v []byte) error {
 		q := e.byID[binary.BigEndian.Uint64(k[len(prefixDedup):])]
 		var r dedupRecord
@@ -170,6 +244,7 @@ func (e *Engine) load() error {
 			return err
 		}
 	}
+	t.committed()
 	// Messages captured on expiry while loading are durable now.
 	for _, m := range t.created {
 		m.durable = true

@@ -22,14 +22,26 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if err != nil {
 		return nil, err
 	}
-	var out []*tidemq.Message
+	var hot []*message
 	q.byAge.Ascend(func(m *message) bool {
 		switch {
 		case m.state == statePending:
 		case m.state == stateReady || p.IncludeInflight:
-			out = append(out, m.snapshot(q, ""))
+			hot = append(hot, m)
 		}
-		return len(out) < max
+		return len(hot) < max
 	})
+	// The paged messages are ready: merge the oldest of them in.
+	cold := q.peekPaged(max)
+	out := make([]*tidemq.Message, 0, min(max, len(hot)+len(cold)))
+	for len(out) < max && (len(hot) > 0 || len(cold) > 0) {
+		var m *message
+		if len(cold) == 0 || len(hot) > 0 && olderFirst(hot[0], cold[0]) {
+			m, hot = hot[0], hot[1:]
+		} else {
+			m, cold = cold[0], cold[1:]
+		}
+		out = append(out, m.snapshot(q, ""))
+	}
 	return out, e.finish(&h, t)
 }

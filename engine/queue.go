@@ -36,6 +36,9 @@ type queue struct {
 	groups *fifoIndex // FIFO queues: message groups
 	timers timerHeap  // delay and visibility deadlines
 	byAge  *btree.BTreeG[*message]
+	// cold is a standard queue's backlog on disk (page.go): ready
+	// messages that are in none of the indexes above.
+	cold backlog
 
 	nReady, nDelayed, nInflight int
 	// nDeadLettered counts the live messages that were dead-lettered into
@@ -82,6 +85,18 @@ func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	return q
 }
 
+// newQueue returns a new queue of this engine, paged when it is a
+// standard queue and the engine pages.
+func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
+	q := newQueue(id, name, e.arn(name), fifo)
+	q.handleKey = e.handleKey
+	q.cold.st = e.store
+	if !fifo {
+		q.cold.size = e.pageSize
+	}
+	return q
+}
+
 // applyAttributes stores attrs (already validated and merged with the
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
@@ -113,7 +128,7 @@ func (q *queue) setState(m *message, s msgState) {
 	case stateReady:
 		q.nReady++
 		if !q.fifo {
-			q.ready.add(m, q.msgs, q.nReady)
+			q.ready.add(m, q.msgs, q.nReady-q.cold.n)
 		}
 		q.wakeOne()
 	case stateDelayed:
@@ -172,6 +187,10 @@ func (q *queue) publish(now time.Time) {
 		if !m.durable {
 			break
 		}
+		if q.pagesOut(m, now) {
+			q.pageOut(m)
+			continue
+		}
 		q.activate(m, now)
 	}
 	n := copy(q.pending, q.pending[i:])
@@ -203,6 +222,7 @@ func (q *queue) remove(m *message, t *txn) {
 		q.nDeadLettered--
 	}
 	q.byAge.Delete(m)
+	q.forget(m.seq, t)
 	// A FIFO group's list (until the group's head passes it) or a
 	// remembered receive attempt (5 minutes) may keep m reachable for a
 	// while: drop what is big. Ready and timer entries name m by sequence.
@@ -248,6 +268,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		}
 		q.remove(m, t)
 	}
+	e.expirePaged(q, now, t, capture)
 	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].expires.After(now) {
 		d := q.dedupOrder[0]
 		q.dedupOrder[0] = nil

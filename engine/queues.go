@@ -66,8 +66,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	}
 	now := e.clock.Now()
 	e.nextQueueID++
-	q := newQueue(e.nextQueueID, p.Name, e.arn(p.Name), fifo)
-	q.handleKey = e.handleKey
+	q := e.newQueue(e.nextQueueID, p.Name, fifo)
 	q.applyAttributes(merged)
 	for k, v := range p.Tags {
 		q.tags[k] = v
@@ -147,7 +146,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) (e
 // dropMessages removes every message of q in O(pending): the indexes are
 // replaced, the records range-deleted. Purge and DeleteQueue use it.
 func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
-	n := uint64(len(q.msgs))
+	n := uint64(len(q.msgs) + q.cold.n)
 	for _, m := range q.pending {
 		m.state = stateGone
 	}
@@ -159,6 +158,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	q.ready = nil
 	q.timers = nil
 	q.byAge.Clear(false)
+	q.cold.reset()
 	if q.fifo {
 		q.groups = newFIFOIndex()
 	}

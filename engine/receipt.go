@@ -106,6 +106,9 @@ func (q *queue) lookupReceipt(handle string) (receipt, *message, error) {
 		return r, nil, invalidReceipt(handle)
 	}
 	m := q.msgs[r.seq]
+	if m == nil {
+		m = q.pageInOne(r.seq)
+	}
 	if m != nil && r.count > m.receiveCount {
 		return r, nil, invalidReceipt(handle)
 	}

@@ -147,7 +147,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	} else {
 		for len(taken) < max {
-			m := q.ready.top(q.msgs)
+			m := q.nextReady()
 			if m == nil {
 				break
 			}

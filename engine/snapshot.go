@@ -36,8 +36,10 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 			IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
 			Stats:             q.stats,
 		}
-		if m, ok := q.byAge.Min(); ok && m.state != statePending {
+		if m, ok := q.byAge.Min(); ok && m.state != statePending && (q.cold.n == 0 || m.enqueued < q.cold.oldest) {
 			s.OldestAgeSeconds = now.Sub(m.enqueued.time()).Seconds()
+		} else if q.cold.n > 0 {
+			s.OldestAgeSeconds = now.Sub(q.cold.oldest.time()).Seconds()
 		}
 		if q.Redrive != nil {
 			s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN

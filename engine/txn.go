@@ -19,6 +19,9 @@ type txn struct {
 	// durable is shared with later operations that must not answer before
 	// this one is durable (a duplicate send of a message still syncing).
 	durable *sharedDurable
+	// paged are the queues whose backlog.gone this operation filled; they
+	// are emptied once its batch is committed (and so visible to reads).
+	paged []*queue
 }
 
 // sharedDurable lets several waiters wait for one commit.
@@ -55,6 +58,14 @@ func (t *txn) addCreated(q *queue, m *message) {
 	t.queues = append(t.queues, q)
 }
 
+// committed forgets what t's batch deletes, now that reads see it.
+func (t *txn) committed() {
+	for _, q := range t.paged {
+		q.cold.gone = nil
+	}
+	t.paged = nil
+}
+
 // finish commits t while e.mu is held through h (so that the log keeps
 // lock order), releases e.mu, waits until the batch is durable, and then
 // publishes the messages t created. A storage failure fails the engine:
@@ -68,6 +79,7 @@ func (e *Engine) finish(h *hold, t *txn) error {
 	if !t.b.Empty() {
 		t.durable.d, err = t.b.Commit()
 		e.lastCommit = t.durable
+		t.committed()
 	} else if e.lastCommit != nil {
 		// Nothing to write, but the answer may rest on state whose batch
 		// is committed and not yet synced: wait for the latest one (the

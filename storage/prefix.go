@@ -25,6 +25,11 @@ func (s *prefixed) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return s.s.Scan(s.key(prefix), func(k, v []byte) error { return fn(k[n:], v) })
 }
 
+func (s *prefixed) ScanRange(start, end []byte, fn func(key, value []byte) error) error {
+	n := len(s.p)
+	return ScanRange(s.s, s.key(start), s.key(end), func(k, v []byte) error { return fn(k[n:], v) })
+}
+
 func (s *prefixed) Close() error { return s.s.Close() }
 
 type prefixedBatch struct {

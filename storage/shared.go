@@ -36,6 +36,11 @@ func (h *Shared) Share() *Shared {
 // NewBatch starts a batch on the store.
 func (h *Shared) NewBatch() Batch { return h.s.NewBatch() }
 
+// ScanRange scans a range of the store (see Ranger).
+func (h *Shared) ScanRange(start, end []byte, fn func(key, value []byte) error) error {
+	return ScanRange(h.s, start, end, fn)
+}
+
 // Scan scans the store.
 func (h *Shared) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return h.s.Scan(prefix, fn)

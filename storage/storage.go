@@ -50,6 +50,35 @@ type Batch interface {
 	Commit() (Durable, error)
 }
 
+// Ranger is implemented by a store that can visit one range of keys without
+// reading the keys before it: the engine pages a queue's backlog in from
+// the store with it, a page at a time (engine/page.go).
+type Ranger interface {
+	// ScanRange calls fn for every key in [start, end), in key order, and
+	// stops at the first error fn returns (which it returns). The slices
+	// are valid only during the call, and fn must not use the store.
+	ScanRange(start, end []byte, fn func(key, value []byte) error) error
+}
+
+// ScanRange visits the keys of s in [start, end) in order: through
+// Ranger when s is one, else by scanning the keys that share start's and
+// end's common prefix (which reads every key under it).
+func ScanRange(s Store, start, end []byte, fn func(key, value []byte) error) error {
+	if r, ok := s.(Ranger); ok {
+		return r.ScanRange(start, end, fn)
+	}
+	n := 0
+	for n < len(start) && n < len(end) && start[n] == end[n] {
+		n++
+	}
+	return s.Scan(start[:n], func(k, v []byte) error {
+		if string(k) < string(start) || string(k) >= string(end) {
+			return nil
+		}
+		return fn(k, v)
+	})
+}
+
 // Reopener is implemented by a store that can recover from a failed write
 // without the process restarting. A store may keep a write error for good
 // (Pebble's write-ahead log fails every commit after its first failed write

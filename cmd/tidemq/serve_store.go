@@ -135,7 +135,11 @@ func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 // does not use shared (the cluster's KV) but closes it when it closes.
 func (o *serveOptions) openBroker(shared storage.Store, log *slog.Logger) (tidemq.Broker, error) {
 	if !isPostgresStore(o.store) {
-		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log})
+		pageSize := engine.DefaultPageSize // the backlog of standard queues stays on disk
+		if o.inMemory {
+			pageSize = 0
+		}
+		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -56,6 +56,30 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return nil
 }
 
+// ScanRange visits the keys in [start, end) in order (storage.Ranger). It
+// reads every key of the store: the store is for tests and small data.
+func (s *Store) ScanRange(start, end []byte, fn func(key, value []byte) error) error {
+	s.mu.Lock()
+	var keys []string
+	for k := range s.data {
+		if k >= string(start) && k < string(end) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	vals := make([][]byte, len(keys))
+	for i, k := range keys {
+		vals[i] = s.data[k]
+	}
+	s.mu.Unlock()
+	for i, k := range keys {
+		if err := fn([]byte(k), vals[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Len reports how many keys the store holds (for tests).
 func (s *Store) Len() int {
 	s.mu.Lock()

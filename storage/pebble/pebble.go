@@ -124,6 +124,29 @@ func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return it.Close()
 }
 
+// ScanRange visits the keys in [start, end) in order (storage.Ranger).
+func (s *Store) ScanRange(start, end []byte, fn func(key, value []byte) error) error {
+	db := s.db.Load()
+	if db == nil {
+		return errClosed
+	}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
 // Close flushes and closes the database.
 func (s *Store) Close() error {
 	s.commitMu.Lock()

@@ -47,6 +47,39 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *tes
 			t.Fatalf("after deletes: %q, want %q", got, want)
 		}
 	})
+	t.Run("range scans visit [start, end) in order and stop on error", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		for _, k := range []string{"r/1", "r/2", "r/3", "r/4", "r0", "q/9"} {
+			b.Set([]byte(k), []byte("v"))
+		}
+		commit(t, b)
+		under := storage.Prefix(s, "r")
+		for name, st := range map[string]storage.Store{"store": s, "prefixed": under} {
+			start, end := "r/2", "r/4"
+			if st == under {
+				start, end = "/2", "/4"
+			}
+			var got []string
+			stop := fmt.Errorf("stop")
+			err := storage.ScanRange(st, []byte(start), []byte(end), func(k, _ []byte) error {
+				got = append(got, string(k))
+				return nil
+			})
+			if err != nil || fmt.Sprint(got) != fmt.Sprintf("[%s %s3]", start, start[:len(start)-1]) {
+				t.Fatalf("%s: range [%s, %s) = %v, %v", name, start, end, got, err)
+			}
+			n := 0
+			err = storage.ScanRange(st, []byte(start[:len(start)-1]), []byte(end), func(k, _ []byte) error {
+				n++
+				return stop
+			})
+			if err != stop || n != 1 {
+				t.Fatalf("%s: a scan whose fn fails goes on (%d keys) or loses the error (%v)", name, n, err)
+			}
+		}
+	})
 	t.Run("later batches win in commit order", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()

@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/engine"
+	"github.com/tidemq/tidemq/storage/pebble"
+)
+
+// BenchmarkBacklog queues a deep backlog of 256-byte messages on Pebble,
+// as `tidemq serve` does, and reports what issue 25 asks of it: the
+// memory it takes, the rate of receive (10) + batch delete at that depth
+// against the rate at a depth of about 1,000 (8 consumers), and the time a
+// restart takes until the queue answers. Each run is one measurement
+// (-benchtime 1x); the depth is TIDEMQ_BENCH_BACKLOG (default 1,000,000).
+//
+//	TIDEMQ_BENCH_BACKLOG=1000000 go test ./engine -run '^$' -bench Backlog -benchtime 1x
+func BenchmarkBacklog(b *testing.B) {
+	depth := 1_000_000
+	if s := os.Getenv("TIDEMQ_BENCH_BACKLOG"); s != "" {
+		depth, _ = strconv.Atoi(s)
+	}
+	const drained = 20_000 // messages received and deleted at each depth
+	ctx := context.Background()
+	dir := b.TempDir()
+	open := func() *engine.Engine {
+		s, err := pebble.Open(dir, pebble.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := engine.Open(backlogOptions(s))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e
+	}
+	e := open()
+	for _, name := range []string{"deep", "shallow"} {
+		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	fill(b, e, "deep", false, depth+drained)
+	b.ReportMetric(float64(depth+drained)/time.Since(start).Seconds(), "sends/s")
+	fill(b, e, "shallow", false, 1_000+drained)
+	heap, rss := memory()
+	b.ReportMetric(heap, "heap-MiB")
+	b.ReportMetric(rss, "rss-MiB")
+
+	// The two depths are measured in alternating slices, so that the load
+	// of a shared machine weighs on both alike.
+	const slices = 10
+	drain := func(queue string) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for c := 0; c < 8; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < drained/80/slices; i++ {
+					msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10)})
+					if err != nil || len(msgs) != 10 {
+						b.Errorf("receive: %v, %d messages", err, len(msgs))
+						return
+					}
+					entries := make([]tidemq.DeleteEntry, len(msgs))
+					for j, m := range msgs {
+						entries[j] = tidemq.DeleteEntry{ID: strconv.Itoa(j), ReceiptHandle: m.ReceiptHandle}
+					}
+					if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: queue, Entries: entries, Batch: true}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	var tShallow, tDeep time.Duration
+	for i := 0; i < slices; i++ {
+		tShallow += drain("shallow")
+		tDeep += drain("deep")
+	}
+	shallow := float64(drained) / tShallow.Seconds()
+	deep := float64(drained) / tDeep.Seconds()
+	b.ReportMetric(shallow, "rcv+del/s@1000")
+	b.ReportMetric(deep, "rcv+del/s@deep")
+	b.ReportMetric(deep/shallow, "deep/shallow")
+
+	before, err := e.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: "deep", Names: []string{tidemq.AttrApproximateNumberOfMessages}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	e = open()
+	a, err := e.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: "deep", Names: []string{tidemq.AttrApproximateNumberOfMessages}})
+	if err != nil || a[tidemq.AttrApproximateNumberOfMessages] != before[tidemq.AttrApproximateNumberOfMessages] {
+		b.Fatalf("after the restart: %v %v, before %v", err, a, before)
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "restart-s")
+	heap, rss = memory()
+	b.ReportMetric(heap, "heap-after-restart-MiB")
+	b.ReportMetric(rss, "rss-after-restart-MiB")
+	e.Close()
+}
+
+// memory returns the Go heap in use after a collection and the process's
+// resident set, in MiB.
+func memory() (heap, rss float64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap = float64(ms.HeapInuse) / (1 << 20)
+	status, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), &kb)
+			rss = kb / 1024
+		}
+	}
+	return heap, rss
+}

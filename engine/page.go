@@ -1,0 +1,359 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
+)
+
+// The paged backlog of a standard queue (see the package comment, # Memory).
+
+// DefaultPageSize is the page size `tidemq serve` uses on its disk store:
+// how many backlog messages one page-in reads, and how many ready messages
+// a standard queue keeps in memory before its later ones stay on disk.
+const DefaultPageSize = 4096
+
+// page is a run of a standard queue's ready messages kept only in the
+// store: every message with a record in [lo, hi) that is not in memory
+// (queue.msgs) and not removed by the operation under way (backlog.gone).
+// Hot messages of the range (delayed, in flight, or paged in by a receipt
+// handle) are not part of it.
+type page struct {
+	lo, hi uint64
+	n      int   // messages in the page
+	oldest stamp // the earliest enqueue stamp among them
+}
+
+// backlog is a standard queue's paged messages. They are ready messages
+// (they count in queue.nReady) that are in no in-memory index.
+type backlog struct {
+	st   storage.Store
+	size int // messages per page; 0: the queue is not paged
+	// pages are in sequence order, disjoint: pages[0] is paged in next.
+	pages  []page
+	n      int   // messages in pages
+	oldest stamp // the earliest page oldest (while n > 0)
+	// gone are sequences in the pages' span removed by the operation under
+	// way: the batch that deletes their records is not committed yet, so a
+	// read would still find them. finish clears it once the batch commits.
+	gone map[uint64]struct{}
+}
+
+// span reports whether seq lies in the pages' range.
+func (b *backlog) span(seq uint64) bool {
+	return len(b.pages) > 0 && seq >= b.pages[0].lo && seq < b.pages[len(b.pages)-1].hi
+}
+
+// find returns the index of the page whose range holds seq, or -1.
+func (b *backlog) find(seq uint64) int {
+	i, _ := slices.BinarySearchFunc(b.pages, seq, func(p page, seq uint64) int {
+		if p.hi <= seq {
+			return -1
+		}
+		return 1
+	})
+	if i < len(b.pages) && b.pages[i].lo <= seq {
+		return i
+	}
+	return -1
+}
+
+// push adds a message to the last page, or starts a new one.
+func (b *backlog) push(seq uint64, enqueued stamp) {
+	if n := len(b.pages); n > 0 && b.pages[n-1].n < b.size {
+		p := &b.pages[n-1]
+		p.hi = seq + 1
+		p.n++
+		p.oldest = min(p.oldest, enqueued)
+	} else {
+		b.pages = append(b.pages, page{lo: seq, hi: seq + 1, n: 1, oldest: enqueued})
+	}
+	if b.n == 0 || enqueued < b.oldest {
+		b.oldest = enqueued
+	}
+	b.n++
+}
+
+// drop removes the empty pages and recomputes oldest.
+func (b *backlog) tidy() {
+	b.pages = slices.DeleteFunc(b.pages, func(p page) bool { return p.n == 0 })
+	b.oldest = 0
+	for i, p := range b.pages {
+		if i == 0 || p.oldest < b.oldest {
+			b.oldest = p.oldest
+		}
+	}
+}
+
+// reset forgets every page (their records are deleted by the caller).
+func (b *backlog) reset() {
+	b.pages, b.n, b.oldest, b.gone = nil, 0, 0, nil
+}
+
+// pagesOut reports whether m, durable and about to be published, stays on
+// disk: it is ready now, and the queue already has a backlog on disk or a
+// full page of ready messages in memory.
+func (q *queue) pagesOut(m *message, now time.Time) bool {
+	if q.cold.size == 0 || m.availableAt > stampOf(now) || (m.receiveCount > 0 && m.visibleAt > stampOf(now)) {
+		return false
+	}
+	return q.cold.n > 0 || q.nReady-q.cold.n >= q.cold.size
+}
+
+// pageOut leaves m, pending, on disk: it counts as ready, and the memory
+// it took is dropped.
+func (q *queue) pageOut(m *message) {
+	delete(q.msgs, m.seq)
+	q.byAge.Delete(m)
+	m.state = stateGone
+	q.nReady++
+	q.cold.push(m.seq, m.enqueued)
+	q.wakeOne()
+}
+
+// nextReady returns the ready message with the lowest sequence, paging in
+// the next page when its messages come before every ready message in
+// memory: a standard queue delivers in sequence order, paged or not.
+func (q *queue) nextReady() *message {
+	m := q.ready.top(q.msgs)
+	if q.cold.n > 0 && (m == nil || q.cold.pages[0].lo < m.seq) {
+		p := q.cold.pages[0]
+		q.cold.pages = slices.Delete(q.cold.pages, 0, 1)
+		q.cold.n -= p.n
+		got := 0
+		q.readRun(p.lo, p.hi, func(m *message) {
+			q.warm(m)
+			got++
+		})
+		if got != p.n {
+			panic(fmt.Sprintf("engine: page [%d, %d) of queue %s held %d messages, not %d", p.lo, p.hi, q.name, got, p.n))
+		}
+		q.cold.tidy()
+		m = q.ready.top(q.msgs)
+	}
+	return m
+}
+
+// warm puts m, read from a page, in memory as a ready message; it was
+// counted as ready already.
+func (q *queue) warm(m *message) {
+	m.durable = true
+	m.state = stateReady
+	m.gen++
+	q.msgs[m.seq] = m
+	q.byAge.ReplaceOrInsert(m)
+	q.ready.add(m, q.msgs, q.nReady-q.cold.n)
+}
+
+// pageInOne brings the paged message seq into memory, for a receipt handle
+// that names it, or returns nil when no page holds it.
+func (q *queue) pageInOne(seq uint64) *message {
+	i := q.cold.find(seq)
+	if i < 0 {
+		return nil
+	}
+	var m *message
+	q.readRun(seq, seq+1, func(x *message) { m = x })
+	if m == nil {
+		return nil
+	}
+	q.cold.n--
+	q.warm(m)
+	q.recount(i)
+	return m
+}
+
+// recount recomputes page i from the store (its oldest may have left it).
+func (q *queue) recount(i int) {
+	p := &q.cold.pages[i]
+	p.n, p.oldest = 0, 0
+	q.scanRun(prefixMessage, p.lo, p.hi, func(seq uint64, v []byte) {
+		enq, _, _, err := peekMessage(v)
+		if err != nil {
+			panic(fmt.Sprintf("engine: message %d/%d: %v", q.id, seq, err))
+		}
+		if p.n == 0 || enq < p.oldest {
+			p.oldest = enq
+		}
+		p.n++
+	})
+	q.cold.tidy()
+}
+
+// expirePaged drops (or captures) the paged messages past retention. It
+// reads only the pages whose oldest message is due.
+func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
+	b := &q.cold
+	if b.n == 0 || b.oldest.time().Add(q.Retention).After(now) {
+		return
+	}
+	for i := range b.pages {
+		p := &b.pages[i]
+		if p.oldest.time().Add(q.Retention).After(now) {
+			continue
+		}
+		p.n, p.oldest = 0, 0
+		var due []*message
+		q.readRun(p.lo, p.hi, func(m *message) {
+			if m.enqueued.time().Add(q.Retention).After(now) {
+				if p.n == 0 || m.enqueued < p.oldest {
+					p.oldest = m.enqueued
+				}
+				p.n++
+				return
+			}
+			due = append(due, m)
+		})
+		for _, m := range due {
+			b.n--
+			m.state = stateReady // counted as ready: remove uncounts it
+			q.stats.Expired++
+			q.expiredUnlogged++
+			if capture != nil {
+				e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
+					Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
+				continue
+			}
+			q.remove(m, t)
+		}
+	}
+	b.tidy()
+}
+
+// peekPaged returns up to max paged messages, oldest first (by enqueue
+// time, then sequence). It reads the pages in the order of their oldest
+// message and stops at the first page that cannot hold an older one.
+func (q *queue) peekPaged(max int) []*message {
+	order := make([]int, len(q.cold.pages))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(q.cold.pages[a].oldest, q.cold.pages[b].oldest) })
+	var out []*message
+	for _, i := range order {
+		p := q.cold.pages[i]
+		if len(out) >= max && out[max-1].enqueued < p.oldest {
+			break
+		}
+		q.readRun(p.lo, p.hi, func(m *message) { out = append(out, m) })
+		slices.SortFunc(out, func(a, b *message) int {
+			if olderFirst(a, b) {
+				return -1
+			}
+			return 1
+		})
+		if len(out) > max {
+			out = out[:max]
+		}
+	}
+	return out
+}
+
+// readRun calls fn with every paged message in [lo, hi), in sequence
+// order, read with its receive state. A read error panics: the hold's
+// guard fails the engine, which reloads its state from the store.
+func (q *queue) readRun(lo, hi uint64, fn func(m *message)) {
+	states := make(map[uint64][]byte)
+	q.scanRun(prefixState, lo, hi, func(seq uint64, v []byte) { states[seq] = append([]byte(nil), v...) })
+	q.scanRun(prefixMessage, lo, hi, func(seq uint64, v []byte) {
+		m, err := decodeMessage(seq, v)
+		if err == nil && states[seq] != nil {
+			err = decodeState(m, states[seq])
+		}
+		if err != nil {
+			panic(fmt.Sprintf("engine: message %d/%d: %v", q.id, seq, err))
+		}
+		fn(m)
+	})
+}
+
+// scanRun visits the records under prefix in [lo, hi) of the paged
+// messages: those not in memory nor removed by the operation under way.
+func (q *queue) scanRun(prefix string, lo, hi uint64, fn func(seq uint64, v []byte)) {
+	err := storage.ScanRange(q.cold.st, seqKey(prefix, q.id, lo), seqKey(prefix, q.id, hi), func(k, v []byte) error {
+		_, seq, ok := parseSeqKey(prefix, k)
+		if !ok {
+			return errCorrupt
+		}
+		if _, hot := q.msgs[seq]; hot {
+			return nil
+		}
+		if _, gone := q.cold.gone[seq]; gone {
+			return nil
+		}
+		fn(seq, v)
+		return nil
+	})
+	if err != nil {
+		panic(fmt.Sprintf("engine: read the backlog of queue %s: %v", q.name, err))
+	}
+}
+
+// forget records that m's records are deleted by t's batch, when m lies in
+// the pages' span (a page read before the batch commits must skip it).
+func (q *queue) forget(seq uint64, t *txn) {
+	if !q.cold.span(seq) {
+		return
+	}
+	if q.cold.gone == nil {
+		q.cold.gone = make(map[uint64]struct{})
+		t.paged = append(t.paged, q)
+	}
+	q.cold.gone[seq] = struct{}{}
+}
+
+// peekMessage reads what paging needs of a message record without
+// decoding the rest: its enqueue and end-of-delay stamps, and whether it
+// was dead-lettered.
+func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return 0, 0, false, errCorrupt
+	}
+	d := decoder{b: b[1:]}
+	d.raw() // id
+	d.raw() // body
+	d.skipAttrs()
+	d.skipAttrs()
+	d.raw() // group
+	d.raw() // deduplication id
+	d.raw() // sender
+	d.int() // sent
+	enqueued = stamp(d.int())
+	availableAt = stamp(d.int())
+	deadLettered = len(d.raw()) > 0
+	if d.err != nil {
+		return 0, 0, false, d.err
+	}
+	return enqueued, availableAt, deadLettered, nil
+}
+
+// peekState reads the receive count and the deadlines of a state record
+// into m, without its history.
+func peekState(m *message, b []byte) error {
+	if len(b) == 0 || b[0] != recordVersion {
+		return errCorrupt
+	}
+	d := decoder{b: b[1:]}
+	m.receiveCount = int(d.uint())
+	m.firstReceive = stamp(d.int())
+	m.receivedAt = stamp(d.int())
+	m.visibleAt = stamp(d.int())
+	return d.err
+}
+
+func (d *decoder) skipAttrs() {
+	n := d.uint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		d.err = errCorrupt
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		d.raw()
+		d.raw()
+		d.raw()
+		d.raw()
+	}
+}
