@@ -277,7 +277,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
 	if obs.alarms != nil {
-		obs.alarms.SetTriggers(triggerAlarmSnapshots(trg.m))
+		obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(trg.m))
 	}
 	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, cl, log)
 	if err != nil {
@@ -285,7 +285,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer topics.Close() // for the early returns; closed before eng below
-	obs.metrics.RegisterTopics(topicMetrics(topics))
+	obs.metrics.RegisterTopics(server.TopicMetrics(topics))
 	if cl != nil {
 		cl.lead(trg.m, obs.leaderHook, topics)
 	}
