@@ -1,9 +1,11 @@
 # tidemq container image: a static binary on an empty base, run as a
-# non-root user, its store in the /data volume.
+# non-root user, its store in the /data volume. Nothing is pulled from a
+# registry: deploy/image/build.sh builds the binary on the host
+# (CGO_ENABLED=0) and stages it, with the host's CA certificates and time
+# zone data and the empty /data directory, in the context this file builds:
 #
-#   docker build -t tidemq --build-arg VERSION=v1.2.3 --build-arg COMMIT=$(git rev-parse HEAD) \
-#     --build-arg BUILD_DATE=$(date -u +%FT%TZ) .
-#   docker run -p 127.0.0.1:9324:9324 -v tidemq-data:/data tidemq
+#   VERSION=v1.2.3 deploy/image/build.sh tidemq:v1.2.3
+#   docker run -p 127.0.0.1:9324:9324 -v tidemq-data:/data tidemq:v1.2.3
 #
 # Without --auth the server answers only requests addressed to an IP
 # address, localhost, --public-url's host or --allowed-hosts: from another
@@ -12,24 +14,27 @@
 # (or set TIDEMQ_ALLOWED_HOSTS=tidemq). Anything beyond one machine wants
 # --auth; see the README's "Container" and "Security" sections.
 
-FROM golang:1.26-bookworm AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
+FROM scratch
 ARG VERSION=dev
 ARG COMMIT=
 ARG BUILD_DATE=
-# The one build command (e2e/release_test.go runs this very line).
-RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.buildDate=${BUILD_DATE}" -o /out/tidemq ./cmd/tidemq
+LABEL org.opencontainers.image.title="tidemq" \
+      org.opencontainers.image.description="Self-hosted Amazon SQS and SNS: AWS SDKs and the AWS CLI as clients, one static binary" \
+      org.opencontainers.image.url="https://github.com/tidemq/tidemq" \
+      org.opencontainers.image.source="https://github.com/tidemq/tidemq" \
+      org.opencontainers.image.documentation="https://github.com/tidemq/tidemq#container" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.vendor="tidemq" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.created="${BUILD_DATE}"
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY zoneinfo /usr/share/zoneinfo
+COPY tidemq /tidemq
 # The store's directory, owned by the user the server runs as, private
-# (the server warns about a data directory others can read).
-RUN install -d -m 0700 -o 65532 -g 65532 /out/data
-
-FROM scratch
-COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=build /out/tidemq /tidemq
-COPY --from=build --chown=65532:65532 /out/data /data
+# (the server warns about a data directory others can read): mode 0700
+# in the context, kept by COPY.
+COPY --chown=65532:65532 data /data
 USER 65532:65532
 VOLUME /data
 EXPOSE 9324

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/pebble"
@@ -95,19 +96,8 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
-	obs.queuesHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"queues": eng.Snapshot()})
-	})
-	obs.alarmsHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ev == nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintln(w, `{"error":"alarms are off (--no-alarms)"}`)
-			return
-		}
-		ev.Handler().ServeHTTP(w, r)
-	})
+	obs.queuesHandler = server.Queues(eng.Snapshot)
+	obs.alarmsHandler = server.Alarms(ev)
 	return obs, nil
 }
 

@@ -18,13 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
-	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
+	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/topology"
 )
@@ -278,7 +277,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
 	if obs.alarms != nil {
-		obs.alarms.SetTriggers(triggerAlarmSnapshots(trg.m))
+		obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(trg.m))
 	}
 	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, cl, log)
 	if err != nil {
@@ -286,7 +285,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer topics.Close() // for the early returns; closed before eng below
-	obs.metrics.RegisterTopics(topicMetrics(topics))
+	obs.metrics.RegisterTopics(server.TopicMetrics(topics))
 	if cl != nil {
 		cl.lead(trg.m, obs.leaderHook, topics)
 	}
@@ -299,20 +298,18 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		}
 	}
 	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
-	mountRoutes(door, routeHandlers{
-		health:        healthHandler(eng),
-		metrics:       obs.metrics.Handler(),
-		queues:        obs.queuesHandler,
-		alarms:        obs.alarmsHandler,
-		trigger:       trg.handler,
-		backup:        o.backupHandler(store, log),
-		consoleAssets: console.Assets(),
-		consoleAPI:    con.API(),
-		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
-			sqs.NewHandler(sqs.Config{
-				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-				Observe: obs.metrics.ObserveRequest,
-			})),
+	server.Mount(door, server.Routes{
+		Health:        server.Health(eng),
+		Metrics:       obs.metrics.Handler(),
+		Queues:        obs.queuesHandler,
+		Alarms:        obs.alarmsHandler,
+		Trigger:       trg.handler,
+		Backup:        o.backupHandler(store, log),
+		ConsoleAssets: console.Assets(),
+		ConsoleAPI:    con.API(),
+		Protocols: server.Protocols(server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
+			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+			Observe: obs.metrics.ObserveRequest}),
 	}, open)
 	if o.pprofListen != "" {
 		stopPprof, err := startPprof(o.pprofListen, log)
@@ -360,20 +357,6 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	return nil
 }
 
-// healthHandler answers GET /health: 200 while the engine can serve, 503
-// with the reason when it cannot.
-func healthHandler(eng tidemq.HealthChecker) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if err := eng.Healthy(); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
-			return
-		}
-		fmt.Fprintln(w, `{"status":"ok"}`)
-	})
-}
-
 // backupHandler answers POST /tidemq/backup: a checkpoint of the local
 // store, which holds the queues unless they are in PostgreSQL. Then a
 // checkpoint would hold no queue and no message while looking like a
@@ -395,12 +378,4 @@ func checkpointer(store storage.Store) storage.Checkpointer {
 		return cp
 	}
 	return nil
-}
-
-// snsAuth is the SQS authenticator accepting the "sns" signing scope.
-func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
-	if v, ok := auth.(*sigv4.Verifier); ok {
-		return v.ForServices("sns")
-	}
-	return auth
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/internal/server"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/topology"
 	"github.com/tidemq/tidemq/trigger"
@@ -23,19 +24,7 @@ type configTargets struct {
 
 // targets adapts the server's parts for topology.ApplyAll.
 func (ct configTargets) targets() topology.Targets {
-	t := topology.Targets{Queues: topology.BrokerTarget{Broker: ct.broker}, NotApplied: map[string]string{}}
-	if ct.topics != nil {
-		t.Topics = topology.SNSTarget{Service: ct.topics}
-	}
-	if ct.triggers != nil {
-		t.Triggers = topology.ManagerTarget{Manager: ct.triggers}
-	}
-	if ct.alarms != nil {
-		t.Alarms = ct.alarms
-	} else {
-		t.NotApplied[topology.KindAlarm] = "the built-in alarms are off (--no-alarms)"
-	}
-	return t
+	return server.TopologyTargets(ct.broker, ct.topics, ct.triggers, ct.alarms)
 }
 
 // loadConfigFile reads the tidemq.yaml or template of 'tidemq serve

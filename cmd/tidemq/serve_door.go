@@ -16,9 +16,6 @@ import (
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
-	"github.com/tidemq/tidemq/backup"
-	"github.com/tidemq/tidemq/console"
-	"github.com/tidemq/tidemq/trigger"
 )
 
 // doorOptions are the serve flags of the front door: what may pass without
@@ -120,35 +117,6 @@ func adminAuth(auth sqs.Authenticator) frontdoor.Authenticator {
 // adminService is the signing scope of the admin API (/tidemq/...): tidemq's
 // own commands sign for it, and so can awscurl --service tidemq.
 const adminService = "tidemq"
-
-// routeHandlers are everything the server answers, by route.
-type routeHandlers struct {
-	health, metrics         http.Handler
-	queues, alarms, trigger http.Handler
-	backup                  http.Handler // POST /tidemq/backup
-	protocols               http.Handler // SQS and SNS
-	// consoleAssets are the web console's files, consoleAPI its data.
-	consoleAssets, consoleAPI http.Handler
-}
-
-// mountRoutes is the one place where the server's routes are registered,
-// each with its access rule (frontdoor's package comment). A route added
-// anywhere else does not exist.
-func mountRoutes(d *frontdoor.Door, h routeHandlers, open map[string]bool) {
-	d.Probe("GET /health", h.health, open["health"])
-	d.Probe("GET /metrics", h.metrics, open["metrics"])
-	d.Admin("GET /tidemq/queues", h.queues)
-	d.Admin("GET /tidemq/alarms", h.alarms)
-	d.Admin(trigger.APIPath, h.trigger)
-	d.Admin(trigger.APIPath+"/", h.trigger)
-	d.Admin("POST "+backup.APIPath, h.backup)
-	// The console's page and scripts hold no data: public, so that a
-	// browser can load them and then sign its data requests (Admin).
-	d.Asset("GET "+console.Path+"/", h.consoleAssets)
-	d.Admin("GET "+console.APIPath+"/", h.consoleAPI)
-	d.Admin("POST "+console.APIPath+"/", h.consoleAPI)
-	d.Protocol("/", h.protocols)
-}
 
 // isLoopback reports whether a --listen address only accepts connections
 // from this machine.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/postgres"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
@@ -69,12 +68,3 @@ func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, cl *
 // legacySNSDir is where releases before the one store kept the SNS state:
 // "sns" in the data directory.
 func legacySNSDir(o *serveOptions) string { return filepath.Join(o.dataDir, "sns") }
-
-// topicMetrics reads the topic service's delivery counters for /metrics.
-func topicMetrics(topics *topicstore.Service) func() metrics.TopicStats {
-	return func() metrics.TopicStats {
-		s := topics.Stats()
-		return metrics.TopicStats{Delivered: s.Delivered, DeadLettered: s.DeadLettered, Undeliverable: s.Undeliverable,
-			Lost: s.Lost, Unsubscribed: s.Unsubscribed, Retries: s.Retries, Recovered: s.Recovered, Duplicates: s.Duplicates}
-	}
-}

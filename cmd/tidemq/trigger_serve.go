@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/api/sigv4"
+	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
@@ -60,7 +60,7 @@ func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Register
 		return nil, err
 	}
 	if reg != nil {
-		if err := reg.Register(metrics.NewTriggerCollector(trigger.States, triggerStats(m))); err != nil {
+		if err := reg.Register(metrics.NewTriggerCollector(trigger.States, server.TriggerStats(m))); err != nil {
 			m.Close(context.Background())
 			return nil, err
 		}
@@ -79,39 +79,4 @@ func (t *triggers) stop(d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	_ = t.m.Close(ctx)
-}
-
-// triggerAlarmSnapshots are the manager's Stats for the trigger alarms:
-// a failed invocation is an error, a timeout, a throttle or an unusable
-// batchItemFailures answer.
-func triggerAlarmSnapshots(m *trigger.Manager) func() []alarms.TriggerSnapshot {
-	return func() []alarms.TriggerSnapshot {
-		ss := m.Stats()
-		out := make([]alarms.TriggerSnapshot, len(ss))
-		for i, s := range ss {
-			out[i] = alarms.TriggerSnapshot{Name: s.Name, Queue: s.Queue, Errors: s.Errors + s.InvalidResponses}
-		}
-		return out
-	}
-}
-
-// triggerStats are the manager's Stats for metrics.NewTriggerCollector.
-func triggerStats(m *trigger.Manager) func() []metrics.TriggerStats {
-	return func() []metrics.TriggerStats {
-		ss := m.Stats()
-		out := make([]metrics.TriggerStats, len(ss))
-		for i, s := range ss {
-			t := metrics.TriggerStats{Name: s.Name, Queue: s.Queue, State: s.State,
-				Invocations: s.Invocations, Errors: s.Errors, Timeouts: s.Timeouts, Throttles: s.Throttles,
-				InvalidResponses: s.InvalidResponses, MessagesDeleted: s.MessagesDeleted, MessagesFailed: s.MessagesFailed,
-				MessagesFiltered: s.MessagesFiltered, PollErrors: s.PollErrors, Pauses: s.Pauses,
-				DurationSeconds: s.DurationSeconds, ConcurrentInvocations: s.ConcurrentInvocations,
-				Durations: make(map[string]metrics.Histogram, len(s.Durations))}
-			for o, h := range s.Durations {
-				t.Durations[o] = metrics.Histogram{Count: h.Count, Sum: h.Sum, Buckets: h.Buckets}
-			}
-			out[i] = t
-		}
-		return out
-	}
 }

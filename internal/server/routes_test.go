@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"net/http"
@@ -13,8 +13,8 @@ import (
 func TestConsoleRoutesAccess(t *testing.T) {
 	d := frontdoor.New(frontdoor.Config{})
 	h := http.NotFoundHandler()
-	mountRoutes(d, routeHandlers{health: h, metrics: h, queues: h, alarms: h, trigger: h, backup: h, protocols: h,
-		consoleAssets: h, consoleAPI: h}, map[string]bool{})
+	Mount(d, Routes{Health: h, Metrics: h, Queues: h, Alarms: h, Trigger: h, Backup: h, Protocols: h,
+		ConsoleAssets: h, ConsoleAPI: h}, map[string]bool{})
 	got := map[string]frontdoor.Access{}
 	for _, r := range d.Routes() {
 		got[r.Pattern] = r.Access

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
+	apisns "github.com/tidemq/tidemq/api/sns"
+	"github.com/tidemq/tidemq/api/sqs"
+	topicstore "github.com/tidemq/tidemq/sns"
+)
+
+// ProtocolOptions are what the SQS and SNS protocol handlers are built on.
+type ProtocolOptions struct {
+	Broker    tidemq.Broker       // the queues (metrics.Broker's wrapper in the binary)
+	Topics    *topicstore.Service // the topics
+	Region    string              // home region
+	AccountID string
+	PublicURL string            // base of queue URLs; "" means each request's Host
+	Auth      sqs.Authenticator // nil: requests are not authenticated
+	Logger    *slog.Logger
+	// Observe is called once per answered SQS request (metrics); may be nil.
+	Observe func(action, code string, status int, d time.Duration)
+}
+
+// Protocols is the handler of the wire protocols: SNS requests (told apart
+// by apisns.Route) to the topic service, everything else to SQS. With a
+// SigV4 verifier, SNS requests are verified for the "sns" signing scope.
+func Protocols(o ProtocolOptions) http.Handler {
+	return apisns.Route(apisns.NewHandler(apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger}),
+		sqs.NewHandler(sqs.Config{
+			Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL, Auth: o.Auth, Logger: o.Logger,
+			Observe: o.Observe,
+		}))
+}
+
+// snsAuth is the SQS authenticator accepting the "sns" signing scope.
+func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
+	if v, ok := auth.(*sigv4.Verifier); ok {
+		return v.ForServices("sns")
+	}
+	return auth
+}
