@@ -172,9 +172,8 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 // (tidemq.MoveTaskNoSource).
 var errNoSource = errors.New("message has no dead-letter source")
 
-// CaptureExpiredTag is the queue tag that names where a queue's expired
-// messages go instead of being dropped (the engine's, the same name).
-const CaptureExpiredTag = "tidemq:capture-expired"
+// CaptureExpiredTag is tidemq.CaptureExpiredTag.
+const CaptureExpiredTag = tidemq.CaptureExpiredTag
 
 // captureTarget returns the queue q's expired messages are captured into,
 // or nil to drop them.

@@ -228,8 +228,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 		}
 		if len(taken) == 0 {
 			var next *int64
-			if err := tx.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2`,
-				q.id, stampOf(now)).Scan(&next); err != nil {
+			if err := tx.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
 				return err
 			}
 			if next != nil {
@@ -275,27 +274,35 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // scan in sequence order took 130 ms).
 const fifoScanBound = 1000
 
+// Groups are served in the line tidemq.GroupHead describes: by when their
+// head became receivable (its visible_at, whether it was sent or came
+// back), one that came back behind one that did not at the same instant,
+// then by sequence. fifoNearSQL sorts its candidates by their group head's
+// keys (the first candidate of a group is its head) and then by sequence.
 const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
-		SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
-		ORDER BY seq LIMIT 1000) m
-	WHERE NOT EXISTS (SELECT 1 FROM messages o
-		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
-		  AND o.seq < m.seq)
-	ORDER BY m.seq LIMIT $3`
+		SELECT m.*, first_value(m.visible_at) OVER w AS h_since, first_value(m.receive_count > 0) OVER w AS h_returned,
+			first_value(m.seq) OVER w AS h_seq
+		FROM (SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+			ORDER BY seq LIMIT 1000) m
+		WHERE NOT EXISTS (SELECT 1 FROM messages o
+			WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
+			  AND o.seq < m.seq)
+		WINDOW w AS (PARTITION BY m.group_id ORDER BY m.seq)) x
+	ORDER BY h_since, h_returned, h_seq, seq LIMIT $3`
 
 const fifoNearCountSQL = `SELECT count(*) FROM (
 		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
 		ORDER BY seq LIMIT 1000) m`
 
 const fifoHeadsSQL = `WITH RECURSIVE g AS (
-		(SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> ''
+		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> ''
 		 ORDER BY group_id, seq LIMIT 1)
 		UNION ALL
-		SELECT n.group_id, n.seq, n.visible_at FROM g CROSS JOIN LATERAL (
-			SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+		SELECT n.group_id, n.seq, n.visible_at, n.receive_count FROM g CROSS JOIN LATERAL (
+			SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
 			ORDER BY group_id, seq LIMIT 1) n
 	)
-	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY seq LIMIT $3`
+	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY visible_at, receive_count > 0, seq LIMIT $3`
 
 // fifoGroupSQL reads a group's first messages. (The range on group_id,
 // rather than an equality, keeps the planner on the group index: with an
@@ -304,19 +311,40 @@ const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
 	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2
 	ORDER BY group_id, seq LIMIT $3`
 
+// standardSQL takes up to $3 receivable messages of a standard queue,
+// locked, skipping rows other receives hold (SKIP LOCKED): first those
+// that came back from in flight, then those never received, each in the
+// order they became receivable (migrations/0005_receive_order.sql). The
+// second branch runs only when the first gave fewer than $3.
+const standardSQL = `SELECT * FROM (
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2
+		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) r
+	UNION ALL
+	SELECT * FROM (
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2
+		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
+	LIMIT $3`
+
+// nextDeadlineSQL is a queue's next deadline after $2 (a delay or a
+// visibility timeout ending), from the two receive indexes.
+const nextDeadlineSQL = `SELECT least(
+		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at > $2),
+		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at > $2))`
+
 // candidates returns up to n receivable messages of q, locked. A standard
-// queue's come in the order they became receivable, skipping rows other
-// receives hold (SKIP LOCKED); a FIFO queue's (its receives take turns on
-// the queue's row) group by group, oldest group first, each group's in
-// order (AWS returns a group's messages together).
+// queue's come as standardSQL takes them; a FIFO queue's (its receives
+// take turns on the queue's row) group by group, in the line of groups
+// (tidemq.GroupHead), each group's in order (AWS returns a group's
+// messages together).
 func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
 	if !q.fifo {
-		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND visible_at <= $2
-			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, stampOf(now), n)
+		rows, err := tx.Query(ctx, standardSQL, q.id, stampOf(now), n)
 		if err != nil {
 			return nil, err
 		}
-		return collectMessages(rows)
+		ms, err := collectMessages(rows)
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
+		return ms, err
 	}
 	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100))
 	if err != nil {
@@ -367,19 +395,21 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 	return ms, nil
 }
 
-// groupOrder arranges messages (in sequence order) group by group, groups
-// in the order of their first message, and keeps the first n.
+// groupOrder arranges messages group by group, groups in the line of
+// groups (tidemq.GroupHead: a group's first message here is its head),
+// each group's in sequence order, and keeps the first n.
 func groupOrder(ms []*message, n int) []*message {
-	first := map[string]int64{}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].seq < ms[j].seq })
+	heads := map[string]tidemq.GroupHead{}
 	for _, m := range ms {
-		if _, ok := first[m.group]; !ok {
-			first[m.group] = m.seq
+		if _, ok := heads[m.group]; !ok {
+			heads[m.group] = tidemq.GroupHead{Since: m.visibleAt, Returned: m.receiveCount > 0, Seq: uint64(m.seq)}
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
-		gi, gj := first[ms[i].group], first[ms[j].group]
-		if gi != gj {
-			return gi < gj
+		hi, hj := heads[ms[i].group], heads[ms[j].group]
+		if hi != hj {
+			return hi.ServedBefore(hj)
 		}
 		return ms[i].seq < ms[j].seq
 	})

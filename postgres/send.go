@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,15 +61,8 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			}
 			m.visibleAt = stampOf(now.Add(delay))
 			if q.fifo {
-				m.dedupID = entry.MessageDeduplicationID
-				if m.dedupID == "" {
-					sum := sha256.Sum256([]byte(entry.Body))
-					m.dedupID = hex.EncodeToString(sum[:])
-				}
-				keys[i] = m.dedupID
-				if q.GroupDedup {
-					keys[i] = m.group + " " + m.dedupID // tokens hold no space
-				}
+				m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+				keys[i] = q.DedupKey(m.group, m.dedupID)
 				lookup = append(lookup, keys[i])
 			}
 			msgs[i] = m
