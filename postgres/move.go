@@ -38,6 +38,7 @@ func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *que
 			n.group = "default"
 		}
 	}
+	n.held = false // its story is settled (the callers settle m first)
 	n.addHistory(ev)
 	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
 		return err

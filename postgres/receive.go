@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
@@ -37,8 +38,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			return nil, err
 		}
 		w := b.waiters.add(p.Queue)
-		now := b.clock.Now()
-		r, err := b.receiveOnce(ctx, p, max, now)
+		r, err := b.receiveOnce(ctx, p, max)
 		if err != nil {
 			b.waiters.remove(p.Queue, w)
 			if ctx.Err() != nil {
@@ -51,6 +51,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			}
 			return nil, err
 		}
+		now := r.now
 		if first {
 			wait := r.q.WaitTime
 			if p.WaitTimeSeconds != nil {
@@ -95,7 +96,9 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 
 // received is the outcome of one look at a queue.
 type received struct {
-	q    *queue
+	q *queue
+	// now is when it looked (read once it held a connection).
+	now  time.Time
 	msgs []*tidemq.Message
 	// next is the queue's next deadline after now (0: none), when nothing
 	// was received.
@@ -114,29 +117,46 @@ type attemptEntry struct {
 	Handle    string `json:"h"`
 }
 
-// receiveOnce takes up to max messages from the queue in one transaction.
-func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int, now time.Time) (*received, error) {
+// receiveOnce takes up to max messages from the queue: a standard queue's
+// with receiveStandard, a FIFO queue's in one transaction (receiveFIFO).
+func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	if err != nil {
+		return nil, err
+	}
+	if q.fifo {
+		return b.receiveFIFO(ctx, conn, p, max)
+	}
+	r, err := b.receiveStandard(ctx, conn, q, p, max)
+	b.logFailure(ctx, err)
+	return r, err
+}
+
+// receiveFIFO takes up to max messages from a FIFO queue in one
+// transaction, which locks the queue's row: FIFO receives of a queue take
+// turns, so that the group rules are decided on what the previous one
+// committed.
+func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
-	err := b.inTx(ctx, func(tx pgx.Tx) error {
-		r = &received{}
-		q, err := b.getQueue(ctx, tx, p.Queue, false)
+	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
+		now := b.clock.Now()
+		r = &received{now: now}
+		q, err := b.getQueue(ctx, tx, p.Queue, true)
 		if err != nil {
 			return err
-		}
-		if q.fifo {
-			// FIFO receives of a queue take turns: the group rules are
-			// decided on what the previous one committed.
-			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
-				return err
-			}
 		}
 		r.q = q
 		b.statsMu.Lock()
 		b.lastReceive[q.id] = now
 		b.statsMu.Unlock()
-		if err := b.expire(ctx, tx, q, now); err != nil {
-			return err
-		}
 		vt := q.Visibility
 		if p.VisibilityTimeout != nil {
 			vt = time.Duration(*p.VisibilityTimeout) * time.Second
@@ -145,11 +165,6 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 			out, err := b.retryAttempt(ctx, tx, q, p.ReceiveRequestAttemptID, vt, now)
 			if err != nil || out != nil {
 				r.msgs = out
-				return err
-			}
-		}
-		if !q.fifo {
-			if err := b.checkInflight(ctx, tx, q, now); err != nil {
 				return err
 			}
 		}
@@ -192,6 +207,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 					m.firstReceive = stampOf(now)
 				}
 				m.receivedAt = stampOf(now)
+				m.held = true
 				m.visibleAt = stampOf(now.Add(vt))
 				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
 					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
@@ -282,24 +298,25 @@ const fifoScanBound = 1000
 const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
 		SELECT m.*, first_value(m.visible_at) OVER w AS h_since, first_value(m.receive_count > 0) OVER w AS h_returned,
 			first_value(m.seq) OVER w AS h_seq
-		FROM (SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		FROM (SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
 			ORDER BY seq LIMIT 1000) m
 		WHERE NOT EXISTS (SELECT 1 FROM messages o
 			WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
-			  AND o.seq < m.seq)
+			  AND o.enqueued_at > $4 AND o.seq < m.seq)
 		WINDOW w AS (PARTITION BY m.group_id ORDER BY m.seq)) x
 	ORDER BY h_since, h_returned, h_seq, seq LIMIT $3`
 
 const fifoNearCountSQL = `SELECT count(*) FROM (
-		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $3
 		ORDER BY seq LIMIT 1000) m`
 
 const fifoHeadsSQL = `WITH RECURSIVE g AS (
-		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> ''
+		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND enqueued_at > $4
 		 ORDER BY group_id, seq LIMIT 1)
 		UNION ALL
 		SELECT n.group_id, n.seq, n.visible_at, n.receive_count FROM g CROSS JOIN LATERAL (
 			SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+			  AND enqueued_at > $4
 			ORDER BY group_id, seq LIMIT 1) n
 	)
 	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY visible_at, receive_count > 0, seq LIMIT $3`
@@ -308,7 +325,7 @@ const fifoHeadsSQL = `WITH RECURSIVE g AS (
 // rather than an equality, keeps the planner on the group index: with an
 // equality it may walk the queue in sequence order instead.)
 const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
-	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2
+	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2 AND enqueued_at > $4
 	ORDER BY group_id, seq LIMIT $3`
 
 // standardSQL takes up to $3 receivable messages of a standard queue,
@@ -317,11 +334,11 @@ const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
 // order they became receivable (migrations/0005_receive_order.sql). The
 // second branch runs only when the first gave fewer than $3.
 const standardSQL = `SELECT * FROM (
-		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2 AND enqueued_at > $4
 		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) r
 	UNION ALL
 	SELECT * FROM (
-		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2 AND enqueued_at > $4
 		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
 	LIMIT $3`
 
@@ -336,9 +353,13 @@ const nextDeadlineSQL = `SELECT least(
 // take turns on the queue's row) group by group, in the line of groups
 // (tidemq.GroupHead), each group's in order (AWS returns a group's
 // messages together).
+//
+// Messages past the queue's retention are left out (retention.go): the
+// sweep deletes them.
 func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
+	cutoff := q.cutoff(now)
 	if !q.fifo {
-		rows, err := tx.Query(ctx, standardSQL, q.id, stampOf(now), n)
+		rows, err := tx.Query(ctx, standardSQL, q.id, stampOf(now), n, cutoff)
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +367,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
 		return ms, err
 	}
-	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100))
+	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100), cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -358,13 +379,13 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		return groupOrder(ms, n), nil
 	}
 	var scanned int
-	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now)).Scan(&scanned); err != nil {
+	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now), cutoff).Scan(&scanned); err != nil {
 		return nil, err
 	}
 	if scanned < fifoScanBound {
 		return groupOrder(ms, n), nil // every ready message was looked at
 	}
-	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n)
+	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +398,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		if len(ms) >= n {
 			break
 		}
-		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms))
+		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms), cutoff)
 		if err != nil {
 			return nil, err
 		}
@@ -482,7 +503,7 @@ const (
 
 // checkInflight refuses a receive from a standard queue with
 // MaxInflightStandard messages in flight (OverLimit), as the engine does.
-func (b *Broker) checkInflight(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
+func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now time.Time) error {
 	b.statsMu.Lock()
 	c, ok := b.inflight[q.id]
 	c.receives++
