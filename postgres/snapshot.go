@@ -13,8 +13,9 @@ import (
 // Snapshot returns every queue's depth, age and counters, sorted by name.
 // Expired messages are dropped first. The depths are the database's, so
 // every node reports the same; the counters (Stats) and LastReceive are
-// this node's since it started. It counts every message (one grouped
-// query): fine for a scrape every few seconds, not for a request path.
+// this node's since it started. The depths come from the depth counters
+// and the receive indexes (countsSQL): the cost follows the number of
+// queues and of messages in flight or delayed, not the backlog.
 func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -35,33 +36,12 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 				dlqs[q.Redrive.DeadLetterTargetARN] = true
 			}
 		}
-		type agg struct {
-			c      counts
-			oldest *int64
+		ids := make([]int64, len(qs))
+		for i, q := range qs {
+			ids[i] = q.id
 		}
-		aggs := map[int64]*agg{}
-		n := stampOf(now)
-		rows, err := tx.Query(ctx, `SELECT queue_id,
-				count(*) FILTER (WHERE visible_at <= $1),
-				count(*) FILTER (WHERE visible_at > $1 AND receive_count > 0),
-				count(*) FILTER (WHERE visible_at > $1 AND receive_count = 0),
-				count(*) FILTER (WHERE dlq_source <> ''),
-				min(enqueued_at)
-			FROM messages GROUP BY queue_id`, n)
+		cs, oldest, err := b.countsOf(ctx, tx, ids, stampOf(now))
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id int64
-			a := &agg{}
-			if err := rows.Scan(&id, &a.c.visible, &a.c.inflight, &a.c.delayed, &a.c.deadLettered, &a.oldest); err != nil {
-				rows.Close()
-				return err
-			}
-			aggs[id] = a
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		b.statsMu.Lock()
@@ -72,12 +52,11 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 				RetentionSeconds:  int(q.Retention.Seconds()),
 				IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
 			}
-			if a := aggs[q.id]; a != nil {
-				s.Visible, s.InFlight, s.Delayed = a.c.visible, a.c.inflight, a.c.delayed
-				s.IsDeadLetterQueue = s.IsDeadLetterQueue || a.c.deadLettered > 0
-				if a.oldest != nil {
-					s.OldestAgeSeconds = now.Sub(timeOf(*a.oldest)).Seconds()
-				}
+			c := cs[q.id]
+			s.Visible, s.InFlight, s.Delayed = c.visible, c.inflight, c.delayed
+			s.IsDeadLetterQueue = s.IsDeadLetterQueue || c.deadLettered > 0
+			if o := oldest[q.id]; o != nil {
+				s.OldestAgeSeconds = now.Sub(timeOf(*o)).Seconds()
 			}
 			if q.Redrive != nil {
 				s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN

@@ -58,8 +58,12 @@ func TestSnapshotCountsStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `UPDATE messages SET dlq_source = 'arn:aws:sqs:us-east-1:000000000000:a'
-		WHERE seq = (SELECT max(seq) FROM messages)`); err != nil {
+	// Dead-letter b's last message as a move does: deleted and inserted
+	// again (the depth counters follow inserts and deletes).
+	if _, err := c.Exec(ctx, `WITH gone AS (DELETE FROM messages WHERE seq = (SELECT max(seq) FROM messages) RETURNING *)
+		INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at, receive_count, dlq_source)
+		SELECT queue_id, nextval('message_seq'), message_id, body, sender, sent_at, enqueued_at, visible_at, receive_count,
+			'arn:aws:sqs:us-east-1:000000000000:a' FROM gone`); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]tidemq.QueueSnapshot{}
