@@ -128,7 +128,8 @@ ceiling() {
   psql -d "$db" -c "CREATE TABLE pgb (id bigserial PRIMARY KEY, body text NOT NULL)"
   pgbench_rate insert-1 1 "INSERT INTO pgb (body) VALUES (repeat('x', 256));" "$db"
   pgbench_rate insert-10 10 "INSERT INTO pgb (body) SELECT repeat('x', 256) FROM generate_series(1, 10);" "$db"
-  psql -d "$db" -c "TRUNCATE pgb; INSERT INTO pgb (body) SELECT repeat('x', 256) FROM generate_series(1, $((COUNT * 2))); VACUUM ANALYZE pgb"
+  psql -d "$db" -c "TRUNCATE pgb; INSERT INTO pgb (body) SELECT repeat('x', 256) FROM generate_series(1, $((COUNT * 2)))"
+  psql -d "$db" -c "VACUUM ANALYZE pgb"
   pgbench_rate take-10 10 "WITH c AS (SELECT id FROM pgb ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED) DELETE FROM pgb USING c WHERE pgb.id = c.id;" "$db"
   psql -c "DROP DATABASE $db"
 }

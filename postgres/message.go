@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,6 +38,15 @@ type message struct {
 
 const messageCols = `queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at,
 	enqueued_at, visible_at, receive_count, first_receive, received_at, dlq_source, history, held, events`
+
+// qualified prefixes each of the comma-separated columns cols with alias.
+func qualified(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // storedEvent is a history event in the events column, written by SQL
 // (receiveSQL) as well as by Go.
@@ -125,6 +135,24 @@ const updateStateSQL = `UPDATE messages SET visible_at = $3, receive_count = $4,
 func (m *message) stateArgs() []any {
 	return []any{m.queueID, m.seq, m.visibleAt, m.receiveCount, m.firstReceive, m.receivedAt,
 		jsonOrNil(m.history, len(m.history) == 0), m.held}
+}
+
+// receivedManySQL writes what a FIFO receive changes in each of its
+// messages, in one statement, and returns the seqs it wrote.
+const receivedManySQL = `UPDATE messages m SET visible_at = u.v, receive_count = u.rc, first_receive = u.fr,
+		received_at = u.ra, history = u.h, held = true, events = NULL
+	FROM unnest($2::bigint[], $3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(seq, v, rc, fr, ra, h)
+	WHERE m.queue_id = $1 AND m.seq = u.seq
+	RETURNING m.seq`
+
+func receivedManyArgs(qid int64, ms []*message) []any {
+	seqs, vs, frs, ras := make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
+	rcs, hs := make([]int32, len(ms)), make([][]byte, len(ms))
+	for i, m := range ms {
+		seqs[i], vs[i], rcs[i], frs[i], ras[i] = m.seq, m.visibleAt, int32(m.receiveCount), m.firstReceive, m.receivedAt
+		hs[i] = jsonOrNil(m.history, len(m.history) == 0)
+	}
+	return []any{qid, seqs, vs, rcs, frs, ras, hs}
 }
 
 // inflight reports whether m is in flight at now.

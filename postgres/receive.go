@@ -181,8 +181,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			}
 			batch := &pgx.Batch{}
 			moved := 0
-			// What each statement queued on batch is, to read its outcome.
-			var ops []*message // nil for a dead-letter move
+			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
 				if q.Redrive != nil && m.receiveCount >= q.Redrive.MaxReceiveCount {
@@ -197,7 +196,6 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
 							return err
 						}
-						ops = append(ops, nil)
 						moved++
 						continue
 					}
@@ -211,28 +209,47 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				m.visibleAt = stampOf(now.Add(vt))
 				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
 					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
-				batch.Queue(updateStateSQL, m.stateArgs()...)
-				ops = append(ops, m)
+				recv = append(recv, m)
+			}
+			if len(recv) > 0 {
+				batch.Queue(receivedManySQL, receivedManyArgs(q.id, recv)...)
 			}
 			if moved > 0 {
 				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
 				r.wake = append(r.wake, dlq.name)
 			}
 			br := tx.SendBatch(ctx, batch)
-			for _, m := range ops {
+			// A row another node's retention sweep deleted since it was
+			// read is neither moved nor received.
+			for i := 0; i < moved; i++ {
 				tag, err := br.Exec()
 				if err != nil {
 					br.Close()
 					return err
 				}
-				// A row another node's retention sweep deleted since it
-				// was read is neither received nor moved.
-				switch {
-				case tag.RowsAffected() == 0:
-				case m == nil:
+				if tag.RowsAffected() > 0 {
 					r.deadLettered++
-				default:
-					taken = append(taken, m)
+				}
+			}
+			if len(recv) > 0 {
+				rows, err := br.Query()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil {
+					br.Close()
+					return err
+				}
+				written := map[int64]bool{}
+				for _, s := range got {
+					written[s] = true
+				}
+				for _, m := range recv {
+					if written[m.seq] {
+						taken = append(taken, m)
+					}
 				}
 			}
 			if err := br.Close(); err != nil {
@@ -295,16 +312,20 @@ const fifoScanBound = 1000
 // back), one that came back behind one that did not at the same instant,
 // then by sequence. fifoNearSQL sorts its candidates by their group head's
 // keys (the first candidate of a group is its head) and then by sequence.
-const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
-		SELECT m.*, first_value(m.visible_at) OVER w AS h_since, first_value(m.receive_count > 0) OVER w AS h_returned,
-			first_value(m.seq) OVER w AS h_seq
-		FROM (SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
-			ORDER BY seq LIMIT 1000) m
-		WHERE NOT EXISTS (SELECT 1 FROM messages o
-			WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
-			  AND o.enqueued_at > $4 AND o.seq < m.seq)
-		WINDOW w AS (PARTITION BY m.group_id ORDER BY m.seq)) x
-	ORDER BY h_since, h_returned, h_seq, seq LIMIT $3`
+var fifoNearSQL = `WITH r AS (
+		SELECT seq, group_id, visible_at, receive_count FROM messages
+		WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
+		ORDER BY seq LIMIT 1000),
+	c AS (
+		SELECT r.seq, first_value(r.visible_at) OVER w AS h_since, first_value(r.receive_count > 0) OVER w AS h_returned,
+			first_value(r.seq) OVER w AS h_seq
+		FROM r WHERE NOT EXISTS (SELECT 1 FROM messages o
+			WHERE o.queue_id = $1 AND o.group_id = r.group_id AND o.group_id <> '' AND o.visible_at > $2
+			  AND o.enqueued_at > $4 AND o.seq < r.seq)
+		WINDOW w AS (PARTITION BY r.group_id ORDER BY r.seq)
+		ORDER BY h_since, h_returned, h_seq, seq LIMIT $3)
+	SELECT ` + qualified("m", messageCols) + ` FROM messages m JOIN c ON m.queue_id = $1 AND m.seq = c.seq
+	ORDER BY c.h_since, c.h_returned, c.h_seq, c.seq`
 
 const fifoNearCountSQL = `SELECT count(*) FROM (
 		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $3
