@@ -19,3 +19,9 @@ func (p *UntagQueueParams) ApplyTo(tags map[string]string) {
 		delete(tags, k)
 	}
 }
+
+// CaptureExpiredTag is the queue tag that names where a queue's expired
+// messages go instead of being dropped: a queue name or ARN of the same
+// type (standard or FIFO). It is a tag, so plain SQS clients can set it
+// (aws sqs tag-queue).
+const CaptureExpiredTag = "tidemq:capture-expired"

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Compare tidemq on PostgreSQL with 1, 2 and 3 nodes against the embedded
-# engine (Pebble), in the same run, with `tidemq bench`, and print a table
-# of medians (docs/performance.md quotes it).
+# engine (Pebble) and against what PostgreSQL itself does with the same
+# writes (the pgbench ceiling), in the same run, and print tables of
+# medians (docs/performance.md quotes them).
 #
-# Usage: bench/compare-postgres.sh [ROUNDS] [COUNT]
+# Usage: bench/compare-postgres.sh [ROUNDS] [COUNT] [BASE]
 #   ROUNDS  rounds of every configuration, interleaved (default 3)
 #   COUNT   messages per scenario and configuration (default 10000)
+#   BASE    a commit to measure too, on PostgreSQL with one node (the
+#           "before" of a change); built from `git archive`, so the
+#           worktree is left alone. Default: none.
 #
 # Both stores are durable: Pebble answers after its fsync, PostgreSQL runs
 # with its defaults (fsync on, synchronous_commit on). The script starts a
@@ -14,10 +18,17 @@
 # configuration gets a fresh database. With N nodes, N bench processes run
 # at once, one per node, the 16 clients split between them; a scenario's
 # rate is all the messages they moved over the longest of their times.
+#
+# The ceiling is pgbench on a fresh database of the same server, 16
+# clients, 256-byte rows, in three scripts: an insert of one row, an
+# insert of 10 rows, and a 10-row SELECT ... FOR UPDATE SKIP LOCKED with
+# the DELETE of those rows (on a table filled first), each reported in
+# rows per second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 COUNT=${2:-10000}
+BASE=${3:-}
 CLIENTS=16
 SCENARIOS=(send send-batch receive receive-batch fifo)
 
@@ -33,6 +44,13 @@ trap cleanup EXIT
 
 go build -o "$TMP/tidemq" ./cmd/tidemq
 TIDEMQ="$TMP/tidemq"
+BASEBIN=""
+if [ -n "$BASE" ]; then
+  mkdir -p "$TMP/base"
+  git archive "$BASE" | tar -x -C "$TMP/base"
+  (cd "$TMP/base" && go build -o "$TMP/tidemq-base" ./cmd/tidemq)
+  BASEBIN="$TMP/tidemq-base"
+fi
 
 PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")
 as_pg=()
@@ -52,13 +70,14 @@ CONF
 "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -l "$TMP/pg/log" -w -t 60 start >/dev/null
 PGDSN="postgres://postgres@127.0.0.1:$PGPORT"
 PSQL=$(command -v psql || echo "$PGBIN/psql")
+PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 psql() { "$PSQL" -q -X -h 127.0.0.1 -p "$PGPORT" -U postgres "$@"; }
 
 # serve NAME ARGS... starts a node and sets URL to its URL.
 serve() {
   local name=$1; shift
   : >"$TMP/$name.log"
-  "$TIDEMQ" serve --listen 127.0.0.1:0 --no-alarms --log-format json "$@" >/dev/null 2>"$TMP/$name.log" &
+  "${SERVE_BIN:-$TIDEMQ}" serve --listen 127.0.0.1:0 --no-alarms --log-format json "$@" >/dev/null 2>"$TMP/$name.log" &
   PIDS+=($!)
   local url=""
   for _ in $(seq 200); do
@@ -91,22 +110,53 @@ run() {
   done
 }
 
+# pgbench_rate NAME ROWS_PER_TX SCRIPT runs SCRIPT with 16 clients for
+# COUNT rows in all and appends its rate in rows per second.
+pgbench_rate() {
+  local name=$1 rows=$2 script=$3 db=$4
+  local tx=$(( (COUNT / rows + CLIENTS - 1) / CLIENTS ))
+  printf '%s\n' "$script" >"$TMP/$name.sql"
+  local tps
+  tps=$("$PGBENCH" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CLIENTS" -j 2 -t "$tx" -f "$TMP/$name.sql" "$db" 2>>"$TMP/bench.err" |
+    sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
+  [ -n "$tps" ] || { echo "pgbench $name failed" >&2; return; }
+  python3 -c "import json,sys; print(json.dumps({'config':'pgbench','round':$ROUND,'scenario':'$name','messages':float('$tps')*$rows,'elapsed_ns':1e9}))" >>"$TMP/results"
+}
+ceiling() {
+  local db="pgb_$ROUND"
+  psql -c "CREATE DATABASE $db"
+  psql -d "$db" -c "CREATE TABLE pgb (id bigserial PRIMARY KEY, body text NOT NULL)"
+  pgbench_rate insert-1 1 "INSERT INTO pgb (body) VALUES (repeat('x', 256));" "$db"
+  pgbench_rate insert-10 10 "INSERT INTO pgb (body) SELECT repeat('x', 256) FROM generate_series(1, 10);" "$db"
+  psql -d "$db" -c "TRUNCATE pgb; INSERT INTO pgb (body) SELECT repeat('x', 256) FROM generate_series(1, $((COUNT * 2)))"
+  psql -d "$db" -c "VACUUM ANALYZE pgb"
+  pgbench_rate take-10 10 "WITH c AS (SELECT id FROM pgb ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED) DELETE FROM pgb USING c WHERE pgb.id = c.id;" "$db"
+  psql -c "DROP DATABASE $db"
+}
+
+# pgnodes CONFIG N BIN runs every scenario on N nodes of BIN.
+pgnodes() {
+  local config=$1 n=$2
+  echo "round $ROUND: $config" >&2
+  local db="cmp_${config//-/_}_$ROUND"
+  psql -c "CREATE DATABASE $db"
+  local urls=()
+  for i in $(seq "$n"); do
+    SERVE_BIN=$3 serve "$config-$i" --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/pgnode-$config-$i-$ROUND"
+    urls+=("$URL")
+  done
+  run "$config" "${urls[@]}"; stop_all
+  psql -c "DROP DATABASE $db"
+}
+
 for ROUND in $(seq "$ROUNDS"); do
+  echo "round $ROUND: pgbench" >&2
+  ceiling
   echo "round $ROUND: pebble" >&2
   serve pebble --data-dir "$TMP/pebble-$ROUND"
   run pebble "$URL"; stop_all
-  for n in 1 2 3; do
-    echo "round $ROUND: postgres, $n node(s)" >&2
-    db="cmp_${n}_$ROUND"
-    psql -c "CREATE DATABASE $db"
-    urls=()
-    for i in $(seq "$n"); do
-      serve "pg$n-$i" --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/pgnode-$n-$i-$ROUND"
-      urls+=("$URL")
-    done
-    run "postgres-$n" "${urls[@]}"; stop_all
-    psql -c "DROP DATABASE $db"
-  done
+  [ -n "$BASEBIN" ] && pgnodes base-1 1 "$BASEBIN"
+  for n in 1 2 3; do pgnodes "postgres-$n" "$n" "$TIDEMQ"; done
 done
 grep -v -e '^$' -e '^note: no AWS credentials' "$TMP/bench.err" | tail -n 20 >&2 || true
 
@@ -123,21 +173,40 @@ for line in open(sys.argv[1]):
         s = dict(r, scenario=r["scenario"] + " (send phase)", messages=r["send_messages_per_second"], elapsed_ns=1e9)
         runs[(r["config"], s["scenario"])][r["round"]].append(s)
     bad += r.get("errors", 0) + r.get("lost", 0) + r.get("duplicates", 0)
-configs = ["pebble", "postgres-1", "postgres-2", "postgres-3"]
+configs = [c for c in ["pebble", "base-1", "postgres-1", "postgres-2", "postgres-3"] if any(k[0] == c for k in runs)]
 scenarios = []
-for (_, s) in runs:
-    if s not in scenarios:
+for (c, s) in runs:
+    if s not in scenarios and c != "pgbench":
         scenarios.append(s)
 def rate(rs):
     return sum(r["messages"] for r in rs) / max(r["elapsed_ns"] for r in rs) * 1e9
+def median(c, s):
+    rates = [rate(rs) for rs in runs[(c, s)].values()]
+    return statistics.median(rates) if rates else float("nan")
 print("| scenario | " + " | ".join(configs) + " | PG 1 node / Pebble | PG 3 / PG 1 |")
 print("|---|" + "---|" * (len(configs) + 2))
 for s in scenarios:
-    med = {}
-    for c in configs:
-        rates = [rate(rs) for rs in runs[(c, s)].values()]
-        med[c] = statistics.median(rates) if rates else float("nan")
+    med = {c: median(c, s) for c in configs}
     cells = [f"{med[c]:,.0f}" for c in configs]
     print(f"| {s} | " + " | ".join(cells) + f" | {med['postgres-1']/med['pebble']:.2f}× | {med['postgres-3']/med['postgres-1']:.2f}× |")
 print(f"\nmessages per second, median of {len(next(iter(runs.values())))} rounds; errors + lost + duplicated over every run: {bad}")
+# Against the ceiling: each scenario and the pgbench script that does the
+# same writes; the nodes' total for 2 and 3 nodes.
+ceil = {"insert-1": median("pgbench", "insert-1"), "insert-10": median("pgbench", "insert-10"), "take-10": median("pgbench", "take-10")}
+print("\npgbench ceiling (rows/s, median): " + ", ".join(f"{k} {v:,.0f}" for k, v in ceil.items()))
+pairs = [("send", "insert-1"), ("send-batch", "insert-10"), ("receive-batch", "take-10"), ("receive", "take-10")]
+pg = [c for c in configs if c != "pebble"]
+print("\n| scenario | ceiling | " + " | ".join(f"{c} / ceiling" for c in pg) + " |")
+print("|---|---|" + "---|" * len(pg))
+for s, k in pairs:
+    if (pg[0], s) in runs:
+        print(f"| {s} | {k} {ceil[k]:,.0f} | " + " | ".join(f"{median(c, s)/ceil[k]:.2f}×" for c in pg) + " |")
+fifo = [s for s in scenarios if s.startswith("fifo/") and "send phase" not in s]
+for s in fifo:
+    print(f"| {s} / receive-batch | | " + " | ".join(f"{median(c, s)/median(c, 'receive-batch'):.2f}×" for c in pg) + " |")
+if "base-1" in configs:
+    print("\n| scenario | before (" + "base-1" + ") | after (postgres-1) | after / before |\n|---|---|---|---|")
+    for s in scenarios:
+        b, a = median("base-1", s), median("postgres-1", s)
+        print(f"| {s} | {b:,.0f} | {a:,.0f} | {a/b:.2f}× |")
 PY

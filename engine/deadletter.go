@@ -124,10 +124,8 @@ func (q *queue) oldestReady() *message {
 	return g.first()
 }
 
-// CaptureExpiredTag is the queue tag that names where a queue's expired
-// messages go instead of being dropped: a queue name or ARN. It is a tag, so
-// plain SQS clients can set it (aws sqs tag-queue).
-const CaptureExpiredTag = "tidemq:capture-expired"
+// CaptureExpiredTag is tidemq.CaptureExpiredTag.
+const CaptureExpiredTag = tidemq.CaptureExpiredTag
 
 // captureTarget returns the queue q's expired messages are captured into,
 // or nil to drop them.

@@ -1,6 +1,10 @@
 package engine
 
-import "container/heap"
+import (
+	"container/heap"
+
+	"github.com/tidemq/tidemq"
+)
 
 // group is one FIFO message group: its messages in sequence order, whatever
 // their state.
@@ -77,12 +81,15 @@ func (g *group) insert(m *message) {
 	g.msgs[i] = m
 }
 
-// groupHeap orders the groups that can deliver by the sequence of their
-// head, so the oldest waiting message is served first.
+// groupHeap orders the groups that can deliver in the line AWS serves
+// them in (tidemq.GroupHead): by when their head became receivable, so a
+// group whose message came back from in flight goes behind the groups
+// already waiting. A head's key changes only through setState, which
+// fixes the group's place (refresh).
 type groupHeap []*group
 
 func (h groupHeap) Len() int           { return len(h) }
-func (h groupHeap) Less(i, j int) bool { return h[i].first().seq < h[j].first().seq }
+func (h groupHeap) Less(i, j int) bool { return h[i].first().head().ServedBefore(h[j].first().head()) }
 func (h groupHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].availIndex = i
@@ -100,6 +107,14 @@ func (h *groupHeap) Pop() any {
 	*h = old[:len(old)-1]
 	g.availIndex = -1
 	return g
+}
+
+// head is m's place in the line of groups when it is its group's head.
+func (m *message) head() tidemq.GroupHead {
+	if m.receiveCount > 0 {
+		return tidemq.GroupHead{Since: int64(m.visibleAt), Returned: true, Seq: m.seq}
+	}
+	return tidemq.GroupHead{Since: int64(m.availableAt), Seq: m.seq}
 }
 
 // fifoIndex is the receive index of a FIFO queue.

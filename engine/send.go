@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -72,15 +70,8 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		m.availableAt = stampOf(now.Add(delay))
 		var key string
 		if q.fifo {
-			m.dedupID = entry.MessageDeduplicationID
-			if m.dedupID == "" {
-				sum := sha256.Sum256([]byte(entry.Body))
-				m.dedupID = hex.EncodeToString(sum[:])
-			}
-			key = m.dedupID
-			if q.GroupDedup {
-				key = m.group + "\x00" + key
-			}
+			m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+			key = q.DedupKey(m.group, m.dedupID)
 			if d := q.dedup[key]; d != nil && d.expires.After(now) {
 				res.MessageID, res.SequenceNumber = d.messageID, tidemq.FormatSequenceNumber(d.seq)
 				q.stats.Duplicates++

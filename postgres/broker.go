@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,11 @@ type Options struct {
 	SweepInterval time.Duration
 	Logger        *slog.Logger
 }
+
+// DefaultMaxConns is how many connections a node opens at most, unless
+// its DSN sets pool_max_conns: a receive or a FIFO send holds one for its
+// statements, the group commit's writers (commit.go) one each.
+const DefaultMaxConns = 20
 
 // Broker is a tidemq.Broker on PostgreSQL. Several Brokers (nodes) may
 // share one database; each is safe for concurrent use.
@@ -76,6 +82,8 @@ type Broker struct {
 	wg       sync.WaitGroup
 	tasksMu  sync.Mutex
 	running  map[string]bool // move tasks this node runs
+
+	group groupCommit // commit.go
 }
 
 type errBox struct{ err error }
@@ -107,6 +115,12 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 		cfg, err := PoolConfig(o.DSN)
 		if err != nil {
 			return nil, err
+		}
+		if !strings.Contains(o.DSN, "pool_max_conns") {
+			// pgxpool's default (4 on a 2-core machine) would make 16
+			// clients queue for a connection; the DSN's pool_max_conns
+			// says otherwise.
+			cfg.MaxConns = DefaultMaxConns
 		}
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
@@ -240,16 +254,39 @@ func (b *Broker) refusal() error {
 // inTx runs fn in a transaction, retrying it on a serialization failure or
 // deadlock.
 func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return b.inTxOn(ctx, b.pool, fn)
+}
+
+// beginner is a pool or a connection taken from it.
+type beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// inTxOn is inTx on db: a connection a request already holds runs its
+// transactions on it rather than waiting for a second one.
+func (b *Broker) inTxOn(ctx context.Context, db beginner, fn func(tx pgx.Tx) error) error {
 	if err := b.refusal(); err != nil {
 		return err
 	}
 	fn = fenced(ctx, fn) // a leader's write: refused once its lease was taken over (fence.go)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = pgx.BeginFunc(ctx, b.pool, fn)
+		err = pgx.BeginFunc(ctx, db, fn)
 		if !retryable(err) {
 			break
 		}
+	}
+	return b.failure(ctx, err)
+}
+
+// failure is what a request answers for err: a leader's write refused by
+// its fence as it is, a primary that cannot be reached as
+// ServiceUnavailable (which the SDKs retry), anything else as it is. It
+// logs what is not a catalogue error: the transports answer
+// InternalFailure without the cause.
+func (b *Broker) failure(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
 	}
 	var te *tidemq.Error
 	if errors.Is(err, tidemq.ErrFenced) {
@@ -261,7 +298,6 @@ func (b *Broker) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The queue's database cannot be reached; try again.")
 	}
 	if err != nil && !errors.As(err, &te) && ctx.Err() == nil {
-		// The transports answer InternalFailure without the cause.
 		b.log.Error("postgres: request failed", "err", err)
 	}
 	return err

@@ -18,20 +18,45 @@
 // Every instant is nanoseconds since the epoch from the injected Clock,
 // passed to the queries as a parameter; the server's now() is never read,
 // so tests drive a fake clock and nodes agree as far as their clocks do.
+// A request reads the Clock once it holds its connection (or inside its
+// transaction), right before the statement that uses it: the wait for a
+// connection under load does not count against a visibility timeout.
+//
+// # Statements
+//
+// The data path is written as whole, batch-shaped statements, each one
+// round trip after the queue's row was read (river's driver verbs are
+// the model): a standard send inserts its messages from arrays
+// (sendSQL), a standard receive picks, marks and returns its messages in
+// one UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING
+// (receiveSQL), a delete deletes a request's messages by handle from
+// arrays (deleteSQL). A receive writes what it changes (receive count,
+// times, deadline) and appends its event to a small jsonb array (events),
+// never the whole story. FIFO sends and receives run in a transaction that
+// locks the queue's row.
 //
 // # Receives
 //
-// A standard receive takes the first receivable rows by (visible_at, seq)
-// with FOR UPDATE SKIP LOCKED, so concurrent receives on any node take
-// different messages without waiting for each other. A FIFO receive locks
-// its queue's row (FIFO sends do too), and takes messages that are
-// receivable and have no earlier message of their group that is not (a
-// message waits while an earlier one of its group is in flight or
-// delayed, not a later one): AWS's group rule, decided on what the
-// previous receive committed. Retention is applied lazily (an index
-// probe on each receive, peek, attribute read or snapshot); dead-letter
-// moves happen on the receive attempt after maxReceiveCount, as on SQS,
-// in the receive's transaction.
+// A standard receive takes messages that came back from in flight first,
+// then the others, each kind in the order it became receivable, with FOR
+// UPDATE SKIP LOCKED, so concurrent receives on any node take different
+// messages without waiting for each other. A FIFO receive locks its
+// queue's row (FIFO sends do too), and takes messages that are receivable
+// and have no earlier message of their group that is not (a message waits
+// while an earlier one of its group is in flight or delayed, not a later
+// one): AWS's group rule, decided on what the previous receive committed;
+// the groups are served in AWS's line (tidemq.GroupHead). Dead-letter
+// moves happen on the receive attempt after maxReceiveCount, as on SQS.
+//
+// # Retention
+//
+// A request never deletes expired messages: receives leave out the
+// messages past their queue's retention, and the sweep (every node's,
+// SweepInterval) deletes or captures them, counts them and forgets the
+// deduplication entries and receive attempts whose five minutes are over.
+// GetQueueAttributes, PeekMessages and Snapshot (what /metrics reads)
+// apply a queue's retention before they count (one index probe when
+// nothing is due), so what they report is exact.
 //
 // # Long polls
 //
@@ -54,9 +79,8 @@
 // Everything a client can observe is in the database; what a node keeps
 // for itself is its counters (Snapshot's Stats and LastReceive, since it
 // started), its long polls, and the runners of the move tasks it started
-// or resumed. Retention expiry is lazy (any node that reads a queue
-// applies it, and Snapshot, which /metrics and the alarms call, applies
-// it to every queue), so it needs no owner. What must run once across
+// or resumed. Retention expiry needs no owner: every node sweeps, and the
+// deletes of two sweeps do not overlap. What must run once across
 // nodes (outside this package: triggers, alarm notifications, SNS
 // redelivery) takes a lease (lease.go): a row (name, holder, expires,
 // generation) taken and renewed with INSERT ... ON CONFLICT ... WHERE

@@ -129,6 +129,9 @@ func TestFIFOWalkReturnsAnEarlierMessageWhileLaterOnesAreInFlight(t *testing.T) 
 		Entries: []tidemq.ChangeVisibilityEntry{{ReceiptHandle: first[0].ReceiptHandle, VisibilityTimeout: ptr(0)}}}); err != nil {
 		t.Fatal(err)
 	}
+	// b joins the line of groups after a came back to it
+	// (tidemq.GroupHead).
+	clk.Advance(time.Millisecond)
 	send("b", 0, 1)
 	if got := bodies(recv()); got != "[a-0 b-0]" {
 		t.Fatalf("with a-0 released, a-1..a-9 in flight and %d of a ready behind them: received %v, want [a-0 b-0]", depth-10, got)

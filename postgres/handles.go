@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
 
-// DeleteMessages deletes messages by receipt handle, a request's in one
-// transaction.
+// DeleteMessages deletes messages by receipt handle, a request's in the
+// statement of one group commit (commit.go) after the queue's row was
+// read.
 //
 // On a standard queue any handle the message was ever given deletes it,
 // even after its visibility timeout or while another consumer holds it; a
@@ -20,45 +22,94 @@ func (b *Broker) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	var errs []error
-	var deleted uint64
-	var q *queue
-	err := b.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		if q, err = b.getQueue(ctx, tx, p.Queue, false); err != nil {
-			return err
-		}
-		now := stampOf(b.clock.Now())
-		errs = make([]error, len(p.Entries))
-		deleted = 0
-		for i, entry := range p.Entries {
-			r, m, err := b.lookupReceipt(ctx, tx, q, entry.ReceiptHandle)
-			switch {
-			case err != nil && tidemq.AsError(err).Code != tidemq.ErrInternalFailure:
-				errs[i] = err
-			case err != nil:
-				return err
-			case m == nil:
-				// Already deleted: success, as on SQS.
-			case q.fifo && (r.count != m.receiveCount || !m.inflight(now)):
-				errs[i] = expiredReceipt(entry.ReceiptHandle)
-			default:
-				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND seq = $2`, q.id, m.seq); err != nil {
-					return err
-				}
-				deleted++
-			}
-		}
-		if deleted > 0 && q.fifo {
-			return b.notify(ctx, tx, q.name) // a group may be unlocked
-		}
-		return nil
-	})
-	if err != nil {
+	if err := b.refusal(); err != nil {
 		return nil, err
 	}
-	b.stat(q.id, func(s *tidemq.QueueStats) { s.Deleted += deleted })
-	if deleted > 0 && q.fifo {
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	defer conn.Release()
+	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	errs, err := b.deleteOn(ctx, conn, q, p.Entries)
+	return errs, b.failure(ctx, err)
+}
+
+// deleteOn deletes with the next group commit (commit.go), after which it
+// releases conn; the handles it did not delete (already gone, or stale)
+// are told apart afterwards, one by one.
+func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, entries []tidemq.DeleteEntry) ([]error, error) {
+	errs := make([]error, len(entries))
+	rs := make([]receipt, len(entries))
+	var seqs []int64
+	var counts []int32
+	for i, entry := range entries {
+		if entry.ReceiptHandle == "" {
+			errs[i] = tidemq.MissingParameter("ReceiptHandle")
+			continue
+		}
+		r, ok := decodeReceipt(b.handleKey, entry.ReceiptHandle)
+		if !ok || r.qid != q.id {
+			errs[i] = invalidReceipt(entry.ReceiptHandle)
+			continue
+		}
+		rs[i] = r
+		seqs = append(seqs, r.seq)
+		counts = append(counts, int32(r.count))
+	}
+	if len(seqs) == 0 {
+		return errs, nil
+	}
+	conn.Release() // the group's committer writes it
+	rows := &deleteRows{qid: q.id, fifo: q.fifo, name: q.name, seqs: seqs, counts: counts}
+	if err := b.submit(ctx, &writeReq{del: rows}); err != nil {
+		return nil, err
+	}
+	gone := rows.gone
+	now := b.clock.Now()
+	deleted := map[int64]bool{}
+	for _, s := range gone {
+		deleted[s] = true
+	}
+	var rest []int
+	for i := range entries {
+		if errs[i] == nil && !deleted[rs[i].seq] {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) > 0 {
+		// Already deleted (success, as on SQS), or a stale handle: which,
+		// the message's row tells.
+		err := b.inTx(ctx, func(tx pgx.Tx) error {
+			for _, i := range rest {
+				errs[i] = nil
+				r, m, err := b.lookupReceipt(ctx, tx, q, entries[i].ReceiptHandle)
+				switch {
+				case err != nil && tidemq.AsError(err).Code != tidemq.ErrInternalFailure:
+					errs[i] = err
+				case err != nil:
+					return err
+				case m == nil:
+				case q.fifo && (r.count != m.receiveCount || !m.inflight(stampOf(now))):
+					errs[i] = expiredReceipt(entries[i].ReceiptHandle)
+				default: // changed between the two looks: delete it now
+					if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND seq = $2`, q.id, m.seq); err != nil {
+						return err
+					}
+					gone = append(gone, m.seq)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	b.stat(q.id, func(s *tidemq.QueueStats) { s.Deleted += uint64(len(gone)) })
+	if len(gone) > 0 && q.fifo {
 		b.waiters.wake(q.name)
 	}
 	return errs, nil
@@ -138,6 +189,7 @@ func (b *Broker) changeVisibility(ctx context.Context, tx pgx.Tx, q *queue, entr
 	if v == 0 {
 		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
 			Detail: "visibility timeout set to 0: returned to the queue"})
+		m.held = false
 	}
 	m.visibleAt = stampOf(now.Add(timeout))
 	_, err = tx.Exec(ctx, updateStateSQL, m.stateArgs()...)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,29 +28,60 @@ type message struct {
 	firstReceive int64
 	receivedAt   int64
 	dlqSource    string
-	// history is the story after the send (story adds the send).
+	// history is the story after the send (story adds the send): the
+	// history column's events, then the events column's.
 	history []tidemq.HistoryEvent
+	// held: in flight under a receive whose end is not in history yet
+	// (migrations/0006_receive_writes.sql).
+	held bool
 }
 
 const messageCols = `queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at,
-	enqueued_at, visible_at, receive_count, first_receive, received_at, dlq_source, history`
+	enqueued_at, visible_at, receive_count, first_receive, received_at, dlq_source, history, held, events`
+
+// qualified prefixes each of the comma-separated columns cols with alias.
+func qualified(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// storedEvent is a history event in the events column, written by SQL
+// (receiveSQL) as well as by Go.
+type storedEvent struct {
+	T int64              `json:"t"`
+	K string             `json:"k"`
+	Q string             `json:"q"`
+	C *tidemq.ClientInfo `json:"c,omitempty"`
+	D string             `json:"d,omitempty"`
+}
 
 func scanMessage(row pgx.Row) (*message, error) {
 	m := &message{}
-	var attrs, sys, hist []byte
+	var attrs, sys, hist, events []byte
 	if err := row.Scan(&m.queueID, &m.seq, &m.id, &m.body, &attrs, &sys, &m.group, &m.dedupID, &m.sender, &m.sent,
-		&m.enqueued, &m.visibleAt, &m.receiveCount, &m.firstReceive, &m.receivedAt, &m.dlqSource, &hist); err != nil {
+		&m.enqueued, &m.visibleAt, &m.receiveCount, &m.firstReceive, &m.receivedAt, &m.dlqSource, &hist, &m.held, &events); err != nil {
 		return nil, err
 	}
+	var stored []storedEvent
 	for _, f := range []struct {
 		b []byte
 		v any
-	}{{attrs, &m.attrs}, {sys, &m.sysAttrs}, {hist, &m.history}} {
+	}{{attrs, &m.attrs}, {sys, &m.sysAttrs}, {hist, &m.history}, {events, &stored}} {
 		if len(f.b) > 0 {
 			if err := json.Unmarshal(f.b, f.v); err != nil {
 				return nil, fmt.Errorf("message %d/%d: %w", m.queueID, m.seq, err)
 			}
 		}
+	}
+	for _, e := range stored {
+		ev := tidemq.HistoryEvent{Time: timeOf(e.T), Kind: e.K, Queue: e.Q, Detail: e.D}
+		if e.C != nil {
+			ev.Client = *e.C
+		}
+		m.addHistory(ev)
 	}
 	return m, nil
 }
@@ -75,34 +107,52 @@ func jsonOrNil(v any, empty bool) []byte {
 	return b
 }
 
-// insertSQL writes a new message row.
+// insertSQL writes a new message row (its whole story in history).
 const insertSQL = `INSERT INTO messages (` + messageCols + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, NULL)`
 
-// moveSQL deletes a message from its queue ($18, $19: queue id and seq)
+// moveSQL deletes a message from its queue ($19, $20: queue id and seq)
 // and inserts it as given, in one statement: a message that another
 // transaction deleted meanwhile (a node's retention sweep) is not
 // resurrected in the destination.
-const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $18 AND seq = $19 RETURNING 1)
+const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $19 AND seq = $20 RETURNING 1)
 	INSERT INTO messages (` + messageCols + `)
 	SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bytea, $6::bytea, $7::text, $8::text, $9::text, $10::bigint,
-		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea
+		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea, $18::boolean, NULL
 	WHERE EXISTS (SELECT 1 FROM gone)`
 
 func (m *message) insertArgs() []any {
 	return []any{m.queueID, m.seq, m.id, m.body, jsonOrNil(m.attrs, len(m.attrs) == 0),
 		jsonOrNil(m.sysAttrs, len(m.sysAttrs) == 0), m.group, m.dedupID, m.sender, m.sent, m.enqueued, m.visibleAt,
-		m.receiveCount, m.firstReceive, m.receivedAt, m.dlqSource, jsonOrNil(m.history, len(m.history) == 0)}
+		m.receiveCount, m.firstReceive, m.receivedAt, m.dlqSource, jsonOrNil(m.history, len(m.history) == 0), m.held}
 }
 
-// updateStateSQL writes what a receive, a visibility change or a recorded
-// failure changes.
+// updateStateSQL writes what a FIFO receive, a visibility change or a
+// recorded failure changes, folding the whole story into history.
 const updateStateSQL = `UPDATE messages SET visible_at = $3, receive_count = $4, first_receive = $5,
-	received_at = $6, history = $7 WHERE queue_id = $1 AND seq = $2`
+	received_at = $6, history = $7, held = $8, events = NULL WHERE queue_id = $1 AND seq = $2`
 
 func (m *message) stateArgs() []any {
 	return []any{m.queueID, m.seq, m.visibleAt, m.receiveCount, m.firstReceive, m.receivedAt,
-		jsonOrNil(m.history, len(m.history) == 0)}
+		jsonOrNil(m.history, len(m.history) == 0), m.held}
+}
+
+// receivedManySQL writes what a FIFO receive changes in each of its
+// messages, in one statement, and returns the seqs it wrote.
+const receivedManySQL = `UPDATE messages m SET visible_at = u.v, receive_count = u.rc, first_receive = u.fr,
+		received_at = u.ra, history = u.h, held = true, events = NULL
+	FROM unnest($2::bigint[], $3::bigint[], $4::integer[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(seq, v, rc, fr, ra, h)
+	WHERE m.queue_id = $1 AND m.seq = u.seq
+	RETURNING m.seq`
+
+func receivedManyArgs(qid int64, ms []*message) []any {
+	seqs, vs, frs, ras := make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
+	rcs, hs := make([]int32, len(ms)), make([][]byte, len(ms))
+	for i, m := range ms {
+		seqs[i], vs[i], rcs[i], frs[i], ras[i] = m.seq, m.visibleAt, int32(m.receiveCount), m.firstReceive, m.receivedAt
+		hs[i] = jsonOrNil(m.history, len(m.history) == 0)
+	}
+	return []any{qid, seqs, vs, rcs, frs, ras, hs}
 }
 
 // inflight reports whether m is in flight at now.
@@ -116,21 +166,18 @@ func (m *message) ready(now int64) bool { return m.visibleAt <= now }
 // passes is written here, by the first operation that finds it passed
 // (its time is the deadline's).
 func (m *message) settle(now int64, queue string) bool {
-	if m.receiveCount == 0 || m.visibleAt == 0 || m.visibleAt > now {
+	if !m.held || m.visibleAt > now {
 		return false
 	}
-	for i := len(m.history) - 1; i >= 0; i-- {
-		switch m.history[i].Kind {
-		case tidemq.HistoryReceived:
-			m.addHistory(tidemq.HistoryEvent{Time: timeOf(m.visibleAt), Kind: tidemq.HistoryExpired, Queue: queue,
-				Detail: "visibility timeout expired without a delete"})
-			return true
-		case tidemq.HistoryExpired, tidemq.HistoryReleased, tidemq.HistoryDeadLetter, tidemq.HistoryMoved, tidemq.HistoryCaptured:
-			return false
-		}
-	}
-	return false
+	m.addHistory(tidemq.HistoryEvent{Time: timeOf(m.visibleAt), Kind: tidemq.HistoryExpired, Queue: queue,
+		Detail: expiredDetail})
+	m.held = false
+	return true
 }
+
+// expiredDetail is the detail of a visibility-expired event (receiveSQL
+// writes it too).
+const expiredDetail = "visibility timeout expired without a delete"
 
 // addHistory appends an event to m's story (tidemq.AppendHistory).
 func (m *message) addHistory(ev tidemq.HistoryEvent) {

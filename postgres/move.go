@@ -38,6 +38,7 @@ func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *que
 			n.group = "default"
 		}
 	}
+	n.held = false // its story is settled (the callers settle m first)
 	n.addHistory(ev)
 	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
 		return err
@@ -172,9 +173,8 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 // (tidemq.MoveTaskNoSource).
 var errNoSource = errors.New("message has no dead-letter source")
 
-// CaptureExpiredTag is the queue tag that names where a queue's expired
-// messages go instead of being dropped (the engine's, the same name).
-const CaptureExpiredTag = "tidemq:capture-expired"
+// CaptureExpiredTag is tidemq.CaptureExpiredTag.
+const CaptureExpiredTag = tidemq.CaptureExpiredTag
 
 // captureTarget returns the queue q's expired messages are captured into,
 // or nil to drop them.

@@ -91,6 +91,10 @@ func (q *queue) applyAttributes(attrs map[string]string) {
 	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
 }
 
+// cutoff is the enqueue time at or before which q's messages are past
+// its retention at now: receives leave them out, the sweep deletes them.
+func (q *queue) cutoff(now time.Time) int64 { return stampOf(now.Add(-q.Retention)) }
+
 func (q *queue) dlqTarget() string {
 	if q.Redrive == nil {
 		return ""

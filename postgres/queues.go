@@ -215,14 +215,44 @@ func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, e
 // counts are a queue's ApproximateNumberOf* counters at now.
 type counts struct{ visible, inflight, delayed, deadLettered int }
 
+// countsSQL reads the counters of the queues $1 at $2
+// (migrations/0007_queue_depth.sql): the messages and dead letters from
+// queue_depth, in flight and delayed from the receive indexes (what is
+// still ahead of $2), visible the rest. Its cost follows the number of
+// queues and of messages in flight or delayed, not the backlog.
+const countsSQL = `SELECT q.id, coalesce(d.messages, 0), coalesce(d.dead_lettered, 0),
+		(SELECT count(*) FROM messages WHERE queue_id = q.id AND receive_count > 0 AND visible_at > $2),
+		(SELECT count(*) FROM messages WHERE queue_id = q.id AND receive_count = 0 AND visible_at > $2),
+		(SELECT min(enqueued_at) FROM messages WHERE queue_id = q.id)
+	FROM unnest($1::bigint[]) AS q(id)
+	LEFT JOIN (SELECT queue_id, sum(messages)::bigint AS messages, sum(dead_lettered)::bigint AS dead_lettered
+		FROM queue_depth WHERE queue_id = ANY($1) GROUP BY queue_id) d ON d.queue_id = q.id`
+
+// countsOf returns the counters of the queues ids at now, and the enqueue
+// time of each one's oldest message (nil when it is empty).
+func (b *Broker) countsOf(ctx context.Context, db querier, ids []int64, now int64) (map[int64]counts, map[int64]*int64, error) {
+	rows, err := db.Query(ctx, countsSQL, ids, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	out := map[int64]counts{}
+	oldest := map[int64]*int64{}
+	for rows.Next() {
+		var id, total, dead, inflight, delayed int64
+		var old *int64
+		if err := rows.Scan(&id, &total, &dead, &inflight, &delayed, &old); err != nil {
+			return nil, nil, err
+		}
+		out[id] = counts{visible: int(max(total-inflight-delayed, 0)), inflight: int(inflight), delayed: int(delayed), deadLettered: int(dead)}
+		oldest[id] = old
+	}
+	return out, oldest, rows.Err()
+}
+
 func (b *Broker) counts(ctx context.Context, db querier, qid int64, now int64) (counts, error) {
-	var c counts
-	err := db.QueryRow(ctx, `SELECT
-			count(*) FILTER (WHERE visible_at <= $2),
-			count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
-			count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0)
-		FROM messages WHERE queue_id = $1`, qid, now).Scan(&c.visible, &c.inflight, &c.delayed)
-	return c, err
+	c, _, err := b.countsOf(ctx, db, []int64{qid}, now)
+	return c[qid], err
 }
 
 // GetQueueAttributes returns the asked-for attributes, computed ones

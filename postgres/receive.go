@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
@@ -37,8 +38,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			return nil, err
 		}
 		w := b.waiters.add(p.Queue)
-		now := b.clock.Now()
-		r, err := b.receiveOnce(ctx, p, max, now)
+		r, err := b.receiveOnce(ctx, p, max)
 		if err != nil {
 			b.waiters.remove(p.Queue, w)
 			if ctx.Err() != nil {
@@ -51,6 +51,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			}
 			return nil, err
 		}
+		now := r.now
 		if first {
 			wait := r.q.WaitTime
 			if p.WaitTimeSeconds != nil {
@@ -95,7 +96,9 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 
 // received is the outcome of one look at a queue.
 type received struct {
-	q    *queue
+	q *queue
+	// now is when it looked (read once it held a connection).
+	now  time.Time
 	msgs []*tidemq.Message
 	// next is the queue's next deadline after now (0: none), when nothing
 	// was received.
@@ -114,29 +117,45 @@ type attemptEntry struct {
 	Handle    string `json:"h"`
 }
 
-// receiveOnce takes up to max messages from the queue in one transaction.
-func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int, now time.Time) (*received, error) {
+// receiveOnce takes up to max messages from the queue: a standard queue's
+// with receiveStandard, a FIFO queue's in one transaction (receiveFIFO).
+func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	if err != nil {
+		return nil, err
+	}
+	if q.fifo {
+		return b.receiveFIFO(ctx, conn, p, max)
+	}
+	r, err := b.receiveStandard(ctx, conn, q, p, max)
+	return r, b.failure(ctx, err)
+}
+
+// receiveFIFO takes up to max messages from a FIFO queue in one
+// transaction, which locks the queue's row: FIFO receives of a queue take
+// turns, so that the group rules are decided on what the previous one
+// committed.
+func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
-	err := b.inTx(ctx, func(tx pgx.Tx) error {
-		r = &received{}
-		q, err := b.getQueue(ctx, tx, p.Queue, false)
+	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
+		now := b.clock.Now()
+		r = &received{now: now}
+		q, err := b.getQueue(ctx, tx, p.Queue, true)
 		if err != nil {
 			return err
-		}
-		if q.fifo {
-			// FIFO receives of a queue take turns: the group rules are
-			// decided on what the previous one committed.
-			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
-				return err
-			}
 		}
 		r.q = q
 		b.statsMu.Lock()
 		b.lastReceive[q.id] = now
 		b.statsMu.Unlock()
-		if err := b.expire(ctx, tx, q, now); err != nil {
-			return err
-		}
 		vt := q.Visibility
 		if p.VisibilityTimeout != nil {
 			vt = time.Duration(*p.VisibilityTimeout) * time.Second
@@ -145,11 +164,6 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 			out, err := b.retryAttempt(ctx, tx, q, p.ReceiveRequestAttemptID, vt, now)
 			if err != nil || out != nil {
 				r.msgs = out
-				return err
-			}
-		}
-		if !q.fifo {
-			if err := b.checkInflight(ctx, tx, q, now); err != nil {
 				return err
 			}
 		}
@@ -166,8 +180,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 			}
 			batch := &pgx.Batch{}
 			moved := 0
-			// What each statement queued on batch is, to read its outcome.
-			var ops []*message // nil for a dead-letter move
+			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
 				if q.Redrive != nil && m.receiveCount >= q.Redrive.MaxReceiveCount {
@@ -182,7 +195,6 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
 							return err
 						}
-						ops = append(ops, nil)
 						moved++
 						continue
 					}
@@ -192,31 +204,51 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 					m.firstReceive = stampOf(now)
 				}
 				m.receivedAt = stampOf(now)
+				m.held = true
 				m.visibleAt = stampOf(now.Add(vt))
 				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
 					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
-				batch.Queue(updateStateSQL, m.stateArgs()...)
-				ops = append(ops, m)
+				recv = append(recv, m)
+			}
+			if len(recv) > 0 {
+				batch.Queue(receivedManySQL, receivedManyArgs(q.id, recv)...)
 			}
 			if moved > 0 {
 				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
 				r.wake = append(r.wake, dlq.name)
 			}
 			br := tx.SendBatch(ctx, batch)
-			for _, m := range ops {
+			// A row another node's retention sweep deleted since it was
+			// read is neither moved nor received.
+			for i := 0; i < moved; i++ {
 				tag, err := br.Exec()
 				if err != nil {
 					br.Close()
 					return err
 				}
-				// A row another node's retention sweep deleted since it
-				// was read is neither received nor moved.
-				switch {
-				case tag.RowsAffected() == 0:
-				case m == nil:
+				if tag.RowsAffected() > 0 {
 					r.deadLettered++
-				default:
-					taken = append(taken, m)
+				}
+			}
+			if len(recv) > 0 {
+				rows, err := br.Query()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil {
+					br.Close()
+					return err
+				}
+				written := map[int64]bool{}
+				for _, s := range got {
+					written[s] = true
+				}
+				for _, m := range recv {
+					if written[m.seq] {
+						taken = append(taken, m)
+					}
 				}
 			}
 			if err := br.Close(); err != nil {
@@ -228,8 +260,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 		}
 		if len(taken) == 0 {
 			var next *int64
-			if err := tx.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2`,
-				q.id, stampOf(now)).Scan(&next); err != nil {
+			if err := tx.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
 				return err
 			}
 			if next != nil {
@@ -275,50 +306,88 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // scan in sequence order took 130 ms).
 const fifoScanBound = 1000
 
-const fifoNearSQL = `SELECT ` + messageCols + ` FROM (
-		SELECT * FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
-		ORDER BY seq LIMIT 1000) m
-	WHERE NOT EXISTS (SELECT 1 FROM messages o
-		WHERE o.queue_id = $1 AND o.group_id = m.group_id AND o.group_id <> '' AND o.visible_at > $2
-		  AND o.seq < m.seq)
-	ORDER BY m.seq LIMIT $3`
+// Groups are served in the line tidemq.GroupHead describes: by when their
+// head became receivable (its visible_at, whether it was sent or came
+// back), one that came back behind one that did not at the same instant,
+// then by sequence. fifoNearSQL sorts its candidates by their group head's
+// keys (the first candidate of a group is its head) and then by sequence.
+var fifoNearSQL = `WITH r AS (
+		SELECT seq, group_id, visible_at, receive_count FROM messages
+		WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
+		ORDER BY seq LIMIT 1000),
+	c AS (
+		SELECT r.seq, first_value(r.visible_at) OVER w AS h_since, first_value(r.receive_count > 0) OVER w AS h_returned,
+			first_value(r.seq) OVER w AS h_seq
+		FROM r WHERE NOT EXISTS (SELECT 1 FROM messages o
+			WHERE o.queue_id = $1 AND o.group_id = r.group_id AND o.group_id <> '' AND o.visible_at > $2
+			  AND o.enqueued_at > $4 AND o.seq < r.seq)
+		WINDOW w AS (PARTITION BY r.group_id ORDER BY r.seq)
+		ORDER BY h_since, h_returned, h_seq, seq LIMIT $3)
+	SELECT ` + qualified("m", messageCols) + ` FROM messages m JOIN c ON m.queue_id = $1 AND m.seq = c.seq
+	ORDER BY c.h_since, c.h_returned, c.h_seq, c.seq`
 
 const fifoNearCountSQL = `SELECT count(*) FROM (
-		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2
+		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $3
 		ORDER BY seq LIMIT 1000) m`
 
 const fifoHeadsSQL = `WITH RECURSIVE g AS (
-		(SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> ''
+		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND enqueued_at > $4
 		 ORDER BY group_id, seq LIMIT 1)
 		UNION ALL
-		SELECT n.group_id, n.seq, n.visible_at FROM g CROSS JOIN LATERAL (
-			SELECT group_id, seq, visible_at FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+		SELECT n.group_id, n.seq, n.visible_at, n.receive_count FROM g CROSS JOIN LATERAL (
+			SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
+			  AND enqueued_at > $4
 			ORDER BY group_id, seq LIMIT 1) n
 	)
-	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY seq LIMIT $3`
+	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY visible_at, receive_count > 0, seq LIMIT $3`
 
 // fifoGroupSQL reads a group's first messages. (The range on group_id,
 // rather than an equality, keeps the planner on the group index: with an
 // equality it may walk the queue in sequence order instead.)
 const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
-	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2
+	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2 AND enqueued_at > $4
 	ORDER BY group_id, seq LIMIT $3`
 
+// standardSQL takes up to $3 receivable messages of a standard queue,
+// locked, skipping rows other receives hold (SKIP LOCKED): first those
+// that came back from in flight, then those never received, each in the
+// order they became receivable (migrations/0005_receive_order.sql). The
+// second branch runs only when the first gave fewer than $3.
+const standardSQL = `SELECT * FROM (
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2 AND enqueued_at > $4
+		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) r
+	UNION ALL
+	SELECT * FROM (
+		SELECT ` + messageCols + ` FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2 AND enqueued_at > $4
+		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
+	LIMIT $3`
+
+// nextDeadlineSQL is a queue's next deadline after $2 (a delay or a
+// visibility timeout ending), from the two receive indexes.
+const nextDeadlineSQL = `SELECT least(
+		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at > $2),
+		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at > $2))`
+
 // candidates returns up to n receivable messages of q, locked. A standard
-// queue's come in the order they became receivable, skipping rows other
-// receives hold (SKIP LOCKED); a FIFO queue's (its receives take turns on
-// the queue's row) group by group, oldest group first, each group's in
-// order (AWS returns a group's messages together).
+// queue's come as standardSQL takes them; a FIFO queue's (its receives
+// take turns on the queue's row) group by group, in the line of groups
+// (tidemq.GroupHead), each group's in order (AWS returns a group's
+// messages together).
+//
+// Messages past the queue's retention are left out (retention.go): the
+// sweep deletes them.
 func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
+	cutoff := q.cutoff(now)
 	if !q.fifo {
-		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND visible_at <= $2
-			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, stampOf(now), n)
+		rows, err := tx.Query(ctx, standardSQL, q.id, stampOf(now), n, cutoff)
 		if err != nil {
 			return nil, err
 		}
-		return collectMessages(rows)
+		ms, err := collectMessages(rows)
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
+		return ms, err
 	}
-	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100))
+	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100), cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -330,13 +399,13 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		return groupOrder(ms, n), nil
 	}
 	var scanned int
-	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now)).Scan(&scanned); err != nil {
+	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now), cutoff).Scan(&scanned); err != nil {
 		return nil, err
 	}
 	if scanned < fifoScanBound {
 		return groupOrder(ms, n), nil // every ready message was looked at
 	}
-	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n)
+	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +418,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		if len(ms) >= n {
 			break
 		}
-		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms))
+		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms), cutoff)
 		if err != nil {
 			return nil, err
 		}
@@ -367,19 +436,21 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 	return ms, nil
 }
 
-// groupOrder arranges messages (in sequence order) group by group, groups
-// in the order of their first message, and keeps the first n.
+// groupOrder arranges messages group by group, groups in the line of
+// groups (tidemq.GroupHead: a group's first message here is its head),
+// each group's in sequence order, and keeps the first n.
 func groupOrder(ms []*message, n int) []*message {
-	first := map[string]int64{}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].seq < ms[j].seq })
+	heads := map[string]tidemq.GroupHead{}
 	for _, m := range ms {
-		if _, ok := first[m.group]; !ok {
-			first[m.group] = m.seq
+		if _, ok := heads[m.group]; !ok {
+			heads[m.group] = tidemq.GroupHead{Since: m.visibleAt, Returned: m.receiveCount > 0, Seq: uint64(m.seq)}
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
-		gi, gj := first[ms[i].group], first[ms[j].group]
-		if gi != gj {
-			return gi < gj
+		hi, hj := heads[ms[i].group], heads[ms[j].group]
+		if hi != hj {
+			return hi.ServedBefore(hj)
 		}
 		return ms[i].seq < ms[j].seq
 	})
@@ -452,7 +523,7 @@ const (
 
 // checkInflight refuses a receive from a standard queue with
 // MaxInflightStandard messages in flight (OverLimit), as the engine does.
-func (b *Broker) checkInflight(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
+func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now time.Time) error {
 	b.statsMu.Lock()
 	c, ok := b.inflight[q.id]
 	c.receives++

@@ -2,28 +2,96 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
 
-// SendMessages enqueues messages, all of a request in one transaction. A
-// FIFO queue's row is locked for the send, so that its sequence numbers
+// SendMessages enqueues messages, all of a request at once: on a standard
+// queue in one statement (sendStandard), on a FIFO queue in one
+// transaction that locks the queue's row, so that its sequence numbers
 // follow commit order and the deduplication check and the insert are one
 // step.
 func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if err := b.refusal(); err != nil {
+		return nil, err
+	}
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	defer conn.Release()
+	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	if !q.fifo {
+		conn.Release() // the group's committer writes it
+		res, err := b.sendStandard(ctx, q, p)
+		return res, b.failure(ctx, err)
+	}
+	return b.sendFIFO(ctx, conn, p)
+}
+
+// sendStandard sends to a standard queue with the next group commit
+// (commit.go): one statement for the group, its messages' instants the
+// Clock's once the committer holds its connection.
+func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	sender := p.Client.AccessKey
+	if sender == "" {
+		sender = b.acct
+	}
+	results := make([]tidemq.SendResult, len(p.Entries))
+	var ids, bodies []string
+	var attrs, sys [][]byte
+	var delays []int64
+	for i := range p.Entries {
+		entry := &p.Entries[i]
+		res := &results[i]
+		res.ID = entry.ID
+		if err := entry.Validate(false, q.MaxSize); err != nil {
+			res.Err = err
+			continue
+		}
+		delay := q.Delay
+		if entry.DelaySeconds != nil {
+			delay = time.Duration(*entry.DelaySeconds) * time.Second
+		}
+		res.MessageID = uuid.NewString()
+		ids = append(ids, res.MessageID)
+		bodies = append(bodies, entry.Body)
+		attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
+		sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
+		delays = append(delays, int64(delay))
+	}
+	if len(ids) == 0 {
+		return results, nil
+	}
+	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, notify: q.name}
+	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
+		if isForeignKeyViolation(err) {
+			return nil, tidemq.NonExistentQueue() // deleted since it was read
+		}
+		return nil, err
+	}
+	b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += uint64(rows.written) })
+	b.waiters.wake(q.name)
+	return results, nil
+}
+
+// sendFIFO sends to a FIFO queue in one transaction on conn.
+func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
 	var results []tidemq.SendResult
 	var qid int64
 	var sent, dups uint64
-	err := b.inTx(ctx, func(tx pgx.Tx) error {
+	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, p.Queue, false)
 		if err != nil {
 			return err
@@ -63,15 +131,8 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			}
 			m.visibleAt = stampOf(now.Add(delay))
 			if q.fifo {
-				m.dedupID = entry.MessageDeduplicationID
-				if m.dedupID == "" {
-					sum := sha256.Sum256([]byte(entry.Body))
-					m.dedupID = hex.EncodeToString(sum[:])
-				}
-				keys[i] = m.dedupID
-				if q.GroupDedup {
-					keys[i] = m.group + " " + m.dedupID // tokens hold no space
-				}
+				m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+				keys[i] = q.DedupKey(m.group, m.dedupID)
 				lookup = append(lookup, keys[i])
 			}
 			msgs[i] = m

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,8 +14,9 @@ import (
 // Snapshot returns every queue's depth, age and counters, sorted by name.
 // Expired messages are dropped first. The depths are the database's, so
 // every node reports the same; the counters (Stats) and LastReceive are
-// this node's since it started. It counts every message (one grouped
-// query): fine for a scrape every few seconds, not for a request path.
+// this node's since it started. The depths come from the depth counters
+// and the receive indexes (countsSQL): the cost follows the number of
+// queues and of messages in flight or delayed, not the backlog.
 func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -35,33 +37,12 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 				dlqs[q.Redrive.DeadLetterTargetARN] = true
 			}
 		}
-		type agg struct {
-			c      counts
-			oldest *int64
+		ids := make([]int64, len(qs))
+		for i, q := range qs {
+			ids[i] = q.id
 		}
-		aggs := map[int64]*agg{}
-		n := stampOf(now)
-		rows, err := tx.Query(ctx, `SELECT queue_id,
-				count(*) FILTER (WHERE visible_at <= $1),
-				count(*) FILTER (WHERE visible_at > $1 AND receive_count > 0),
-				count(*) FILTER (WHERE visible_at > $1 AND receive_count = 0),
-				count(*) FILTER (WHERE dlq_source <> ''),
-				min(enqueued_at)
-			FROM messages GROUP BY queue_id`, n)
+		cs, oldest, err := b.countsOf(ctx, tx, ids, stampOf(now))
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id int64
-			a := &agg{}
-			if err := rows.Scan(&id, &a.c.visible, &a.c.inflight, &a.c.delayed, &a.c.deadLettered, &a.oldest); err != nil {
-				rows.Close()
-				return err
-			}
-			aggs[id] = a
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		b.statsMu.Lock()
@@ -72,12 +53,11 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 				RetentionSeconds:  int(q.Retention.Seconds()),
 				IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
 			}
-			if a := aggs[q.id]; a != nil {
-				s.Visible, s.InFlight, s.Delayed = a.c.visible, a.c.inflight, a.c.delayed
-				s.IsDeadLetterQueue = s.IsDeadLetterQueue || a.c.deadLettered > 0
-				if a.oldest != nil {
-					s.OldestAgeSeconds = now.Sub(timeOf(*a.oldest)).Seconds()
-				}
+			c := cs[q.id]
+			s.Visible, s.InFlight, s.Delayed = c.visible, c.inflight, c.delayed
+			s.IsDeadLetterQueue = s.IsDeadLetterQueue || c.deadLettered > 0
+			if o := oldest[q.id]; o != nil {
+				s.OldestAgeSeconds = now.Sub(timeOf(*o)).Seconds()
 			}
 			if q.Redrive != nil {
 				s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
@@ -126,11 +106,18 @@ func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time
 	if len(ids) == 0 {
 		return nil
 	}
+	// The expired rows are found through the age index, queue by queue
+	// (the LIMIT keeps the planner from flattening the lateral subquery
+	// into a hash join over a scan of the whole table: over a second at
+	// a million messages), at most expireBatch a queue per pass, and
+	// deleted by key.
 	rows, err := tx.Query(ctx, `WITH gone AS (
-			DELETE FROM messages WHERE (queue_id, seq) IN (
+			DELETE FROM messages d USING (
 				SELECT m.queue_id, m.seq FROM unnest($1::bigint[], $2::bigint[]) AS c(id, cutoff)
-				CROSS JOIN LATERAL (SELECT queue_id, seq FROM messages WHERE queue_id = c.id AND enqueued_at <= c.cutoff) m)
-			RETURNING queue_id)
+				CROSS JOIN LATERAL (SELECT queue_id, seq FROM messages WHERE queue_id = c.id AND enqueued_at <= c.cutoff
+					ORDER BY enqueued_at LIMIT `+strconv.Itoa(expireBatch)+`) m) x
+			WHERE d.queue_id = x.queue_id AND d.seq = x.seq
+			RETURNING d.queue_id)
 		SELECT queue_id, count(*) FROM gone GROUP BY queue_id`, ids, cutoffs)
 	if err != nil {
 		return err
@@ -150,6 +137,11 @@ func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time
 	}
 	return rows.Err()
 }
+
+// expireBatch bounds how many expired messages of one queue a pass of
+// expireAll deletes: the sweep's transaction stays short, and the next
+// pass (10 s later) takes the rest.
+const expireBatch = 100000
 
 // allQueues reads every queue.
 func (b *Broker) allQueues(ctx context.Context, tx pgx.Tx) ([]*queue, error) {

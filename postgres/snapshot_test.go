@@ -58,8 +58,12 @@ func TestSnapshotCountsStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `UPDATE messages SET dlq_source = 'arn:aws:sqs:us-east-1:000000000000:a'
-		WHERE seq = (SELECT max(seq) FROM messages)`); err != nil {
+	// Dead-letter b's last message as a move does: deleted and inserted
+	// again (the depth counters follow inserts and deletes).
+	if _, err := c.Exec(ctx, `WITH gone AS (DELETE FROM messages WHERE seq = (SELECT max(seq) FROM messages) RETURNING *)
+		INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at, receive_count, dlq_source)
+		SELECT queue_id, nextval('message_seq'), message_id, body, sender, sent_at, enqueued_at, visible_at, receive_count,
+			'arn:aws:sqs:us-east-1:000000000000:a' FROM gone`); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]tidemq.QueueSnapshot{}
@@ -105,6 +109,54 @@ func BenchmarkSnapshot(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if s := br.Snapshot(); len(s) != 10 || s[0].Visible+s[0].InFlight+s[0].Delayed != n {
 					b.Fatalf("snapshot %+v", s)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSnapshotBacklog: Snapshot with a backlog of visible messages
+// (none in flight or delayed) in one queue and nine small ones: with the
+// depth counters its cost does not follow the backlog.
+func BenchmarkSnapshotBacklog(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			dsn, _ := pgtest.Schema(b)
+			clk := clocktest.New(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+			br, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Clock: clk, SweepInterval: -1, Logger: quiet()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer br.Close()
+			for i := 0; i < 10; i++ {
+				if _, err := br.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: fmt.Sprint("q", i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c, err := pgx.Connect(context.Background(), dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close(context.Background())
+			ns := clk.Now().UnixNano()
+			for i := 0; i < 10; i++ {
+				m := 100
+				if i == 0 {
+					m = n
+				}
+				if _, err := c.Exec(context.Background(), `INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
+					SELECT q.id, nextval('message_seq'), 'm' || i, repeat('x', 256), 'bench', $2::bigint, $2::bigint, $2::bigint
+					FROM queues q, generate_series(1, $3) i WHERE q.name = $1`, fmt.Sprint("q", i), ns, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := c.Exec(context.Background(), `VACUUM ANALYZE messages`); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if s := br.Snapshot(); len(s) != 10 || s[0].Visible != n {
+					b.Fatalf("snapshot %+v", s[0])
 				}
 			}
 		})

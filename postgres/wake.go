@@ -162,3 +162,10 @@ func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
+
+// isForeignKeyViolation reports whether err is PostgreSQL's foreign key
+// violation: a row written for a queue deleted meanwhile.
+func isForeignKeyViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}

@@ -1,0 +1,269 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tidemq/tidemq"
+)
+
+// Group commit. The standard sends and the deletes of a node that arrive
+// while earlier ones are being written are gathered into one statement
+// (commitSQL), so one transaction and one WAL flush carry them all, as
+// river's completer batches job completions and as the embedded store
+// groups its fsyncs. committers writers each take the first waiting
+// request, then every request already waiting behind it (up to
+// maxGroupRows rows), and write them: under light load a request goes
+// alone at once, under heavy load the requests that arrived during the
+// previous write (about a millisecond) go together. A request is
+// answered only after the statement that carries it committed.
+//
+// One request's failure must not fail the others of its group: when the
+// group's statement fails (a queue deleted meanwhile breaks its foreign
+// key), each request is written again on its own.
+
+const (
+	committers   = 4
+	maxGroupRows = 1000
+)
+
+// sendRows are a standard send's messages, as arrays.
+type sendRows struct {
+	qid     int64
+	sender  string
+	ids     []string
+	bodies  []string
+	attrs   [][]byte
+	sys     [][]byte
+	delays  []int64
+	notify  string // the queue's name
+	written int64  // how many were inserted
+}
+
+// deleteRows are a delete's handles, as arrays.
+type deleteRows struct {
+	qid    int64
+	fifo   bool
+	name   string
+	seqs   []int64
+	counts []int32
+	gone   []int64 // the seqs deleted
+}
+
+// writeReq is one request for the group.
+type writeReq struct {
+	send *sendRows
+	del  *deleteRows
+	done chan error
+}
+
+func (r *writeReq) rows() int {
+	if r.send != nil {
+		return len(r.send.ids)
+	}
+	return len(r.del.seqs)
+}
+
+// commitSQL writes a group: the sends' messages ($1-$7, each its queue's
+// id, sender, message id, body, attributes, system attributes and delay),
+// the deletes' handles ($9-$13: queue id, seq, receive count, FIFO, queue
+// name; a FIFO queue's handle only of its latest receive while in flight
+// at $8), and one NOTIFY ($14) per queue that got messages ($15) or had a
+// FIFO message deleted (which may unlock a group). It returns the number
+// of messages inserted by queue and the deleted messages.
+const commitSQL = `WITH s AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[])
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, n)),
+	ins AS (
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, sender, sent_at, enqueued_at, visible_at)
+		SELECT qid, nextval('message_seq'), id, body, attrs, sys, sender, $8, $8, $8 + delay FROM s ORDER BY n
+		RETURNING queue_id),
+	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
+	d AS (
+		DELETE FROM messages m USING h WHERE m.queue_id = h.qid AND m.seq = h.seq AND m.receive_count >= h.count
+			AND (NOT h.fifo OR (m.receive_count = h.count AND m.visible_at > $8))
+		RETURNING m.queue_id, m.seq, h.fifo, h.name),
+	n AS (SELECT pg_notify($14, x.name) FROM (SELECT name FROM unnest($15::text[]) AS u(name) UNION SELECT name FROM d WHERE fifo) x)
+	SELECT coalesce((SELECT array_agg(queue_id) FROM ins), '{}'),
+		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}'),
+		(SELECT count(*) FROM n)`
+
+// groupCommit runs the committers until the broker closes.
+type groupCommit struct {
+	reqs    chan *writeReq
+	once    sync.Once
+	running sync.WaitGroup
+	stopped chan struct{} // closed once every committer returned
+	// statements counts the group statements run (tests).
+	statements atomic.Int64
+}
+
+// submit writes r with the next group and waits for its commit.
+func (b *Broker) submit(ctx context.Context, r *writeReq) error {
+	if _, ok := tidemq.FenceOf(ctx); ok {
+		// A leader's write is checked against its lease in its own
+		// transaction (fence.go), so it never joins a group: a group's
+		// statement carries no fence, and a stale leader's delete must
+		// not ride along with other nodes' requests.
+		return b.inTx(ctx, func(tx pgx.Tx) error { return b.writeRows(ctx, tx, []*writeReq{r}) })
+	}
+	b.group.once.Do(func() {
+		b.group.reqs = make(chan *writeReq, 1024)
+		b.group.stopped = make(chan struct{})
+		b.group.running.Add(committers)
+		b.wg.Add(committers)
+		for i := 0; i < committers; i++ {
+			go b.commitLoop()
+		}
+		go func() { b.group.running.Wait(); close(b.group.stopped) }()
+	})
+	r.done = make(chan error, 1)
+	select {
+	case b.group.reqs <- r:
+	case <-b.closing:
+		return b.refusal()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once handed over, the write happens whatever the client does: wait
+	// for it, so that the answer says what was written. A request handed
+	// over after the committers drained at Close is refused.
+	select {
+	case err := <-r.done:
+		return err
+	case <-b.group.stopped:
+		select {
+		case err := <-r.done:
+			return err
+		default:
+			return b.refusal()
+		}
+	}
+}
+
+func (b *Broker) commitLoop() {
+	defer b.wg.Done()
+	defer b.group.running.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-b.group.reqs:
+		case <-b.closing:
+			// Requests handed over before the close are still written.
+			for {
+				select {
+				case r := <-b.group.reqs:
+					b.commitGroup([]*writeReq{r})
+				default:
+					return
+				}
+			}
+		}
+		group := []*writeReq{first}
+		rows := first.rows()
+	gather:
+		for rows < maxGroupRows {
+			select {
+			case r := <-b.group.reqs:
+				group = append(group, r)
+				rows += r.rows()
+			default:
+				break gather
+			}
+		}
+		b.commitGroup(group)
+	}
+}
+
+// commitGroup writes a group in one statement, or, when that fails, each
+// request on its own.
+func (b *Broker) commitGroup(group []*writeReq) {
+	err := b.writeGroup(group)
+	if err != nil && len(group) > 1 {
+		for _, r := range group {
+			b.commitGroup([]*writeReq{r})
+		}
+		return
+	}
+	for _, r := range group {
+		r.done <- err
+	}
+}
+
+func (b *Broker) writeGroup(group []*writeReq) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return b.writeRows(ctx, conn, group)
+}
+
+// writeRows writes group's rows in one statement on db, which the caller
+// holds, and tells each request what it wrote.
+func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) error {
+	var (
+		sq                   []int64
+		senders, ids, bodies []string
+		attrs, sys           [][]byte
+		delays               []int64
+		dq, dseq             []int64
+		dcount               []int32
+		dfifo                []bool
+		dname, notify        []string
+		notified             = map[string]bool{}
+	)
+	for _, r := range group {
+		if s := r.send; s != nil {
+			for range s.ids {
+				sq = append(sq, s.qid)
+				senders = append(senders, s.sender)
+			}
+			ids, bodies = append(ids, s.ids...), append(bodies, s.bodies...)
+			attrs, sys, delays = append(attrs, s.attrs...), append(sys, s.sys...), append(delays, s.delays...)
+			if !notified[s.notify] {
+				notified[s.notify] = true
+				notify = append(notify, s.notify)
+			}
+		}
+		if d := r.del; d != nil {
+			for range d.seqs {
+				dq = append(dq, d.qid)
+				dfifo = append(dfifo, d.fifo)
+				dname = append(dname, d.name)
+			}
+			dseq, dcount = append(dseq, d.seqs...), append(dcount, d.counts...)
+		}
+	}
+	now := stampOf(b.clock.Now()) // once the connection is ours
+	b.group.statements.Add(1)
+	var inserted, goneQ, goneSeq []int64 // inserted: every row's queue id; a group inserts all or nothing
+	if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
+		dq, dseq, dcount, dfifo, dname, b.channel, notify).Scan(&inserted, &goneQ, &goneSeq, nil); err != nil {
+		return err
+	}
+	gone := map[[2]int64]bool{}
+	for i := range goneQ {
+		gone[[2]int64{goneQ[i], goneSeq[i]}] = true
+	}
+	for _, r := range group {
+		if s := r.send; s != nil {
+			s.written = int64(len(s.ids))
+		}
+		if d := r.del; d != nil {
+			d.gone = d.gone[:0]
+			for _, seq := range d.seqs {
+				if k := [2]int64{d.qid, seq}; gone[k] {
+					delete(gone, k) // a handle given twice deletes once
+					d.gone = append(d.gone, seq)
+				}
+			}
+		}
+	}
+	return nil
+}
