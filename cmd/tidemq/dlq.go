@@ -193,9 +193,22 @@ With --limit, --filter, --mark, --body-set or --dry-run it receives, sends and
 deletes instead: the body is sent byte for byte (an SNS envelope arrives intact)
 unless --body-set changes it, with its message attributes, trace header and
 FIFO group and a new deduplication id; a message is deleted only after its send
-was acknowledged. The queue counts as drained after three empty receives in a
-row. Messages the filter does not match stay in the queue (on a FIFO queue, they
-hold back the rest of their group).
+was acknowledged. Messages the filter does not match stay in the queue (on a
+FIFO queue, they hold back the rest of their group).
+
+A redrive pass is bounded by what was in the DLQ when it started: it handles
+at most that many messages (a progress bar counts them) and ends then, or after
+three empty receives in a row, and it never moves a message twice. A message it
+moved that a live consumer fails again at once (dead-lettered by
+maxReceiveCount, or sent straight back to the DLQ with the body the redrive
+sent) stays in the DLQ, and the summary names it. The same bound holds for a
+move task and what is done after it.
+
+Only a dead-letter queue is redriven: a queue some RedrivePolicy names, one
+named like a DLQ (orders-dlq, loader_dlq, OrdersDLQ...), one whose
+RedriveAllowPolicy lists its sources, or on tidemq one holding dead-lettered
+messages. Any other queue is refused (redriving a live queue takes the messages
+its consumers wait for); --force redrives it anyway.
 
 --mark adds message attributes a consumer can read:
   tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
@@ -207,8 +220,9 @@ Exit status:
   0  every message asked for was redriven (with --dry-run: would be)
   1  an error stopped the redrive (a message is deleted from the DLQ only
      after its send was acknowledged, so none is lost)
-  2  partial: the redrive ran to its end but left messages in the DLQ; each
-     is named on standard output with the reason
+  2  partial: the redrive ran to its end but left messages in the DLQ, or
+     messages it moved came back; each is named on standard output with the
+     reason
 
 ` + dlq.FilterHelp,
 		Args: cobra.ExactArgs(1),
@@ -232,7 +246,10 @@ Exit status:
 					if r.DryRun {
 						what = "would not be redriven"
 					}
-					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed, what)}
+					if len(res.CameBack) > 0 && len(res.NotRedriven)+res.Failed == 0 {
+						return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) came back to the DLQ (see above)", len(res.CameBack))}
+					}
+					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed+len(res.CameBack), what)}
 				}
 				return err
 			})
@@ -249,6 +266,7 @@ Exit status:
 	f.BoolVar(&r.DryRun, "dry-run", false, "print what would move and move nothing")
 	f.BoolVar(&r.AllowReceive, "allow-receive", false, "on AWS, allow --dry-run to look by receiving")
 	f.Int32Var(&r.Visibility, "visibility", 60, "seconds a received message stays hidden while it is moved")
+	f.BoolVar(&r.Force, "force", false, "redrive a queue that is not a dead-letter queue")
 	return cmd
 }
 
