@@ -30,6 +30,9 @@ type Finding struct {
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	Hint     string   `json:"hint,omitempty"`
+	// Suppressed is the suppression that silenced the finding, if one
+	// did: it is shown, and does not count (see Suppression).
+	Suppressed *Suppression `json:"suppressed,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -37,8 +40,14 @@ func (f Finding) String() string {
 	if f.Resource != "" {
 		res = " " + f.Resource
 	}
-	s := fmt.Sprintf("%s:%d: %s %s (%s)%s: %s", f.File, f.Line, f.Severity, f.Rule, f.Name, res, f.Message)
-	if f.Hint != "" {
+	sev := string(f.Severity)
+	if f.Suppressed != nil {
+		sev = "suppressed " + sev
+	}
+	s := fmt.Sprintf("%s:%d: %s %s (%s)%s: %s", f.File, f.Line, sev, f.Rule, f.Name, res, f.Message)
+	if sp := f.Suppressed; sp != nil {
+		s += "\n    suppressed (" + sp.Source + "): " + sp.Reason
+	} else if f.Hint != "" {
 		s += "\n    fix: " + f.Hint
 	}
 	return s
@@ -143,6 +152,7 @@ func (l *linter) add(s *src, field, rule string, sev Severity, hint, format stri
 // Lint checks a topology and returns its findings, ordered by line.
 func Lint(c *Config) []Finding {
 	l := &linter{c: c}
+	l.checkSuppressions()
 	dlqs := map[string][]*Queue{} // DLQ name → its sources
 	seen := map[string]bool{}
 	for _, q := range c.Queues {
@@ -229,6 +239,7 @@ func Lint(c *Config) []Finding {
 			}
 		}
 	}
+	l.suppress()
 	sort.SliceStable(l.findings, func(i, j int) bool {
 		if l.findings[i].Line != l.findings[j].Line {
 			return l.findings[i].Line < l.findings[j].Line
@@ -419,7 +430,7 @@ func duration(s int) string {
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool {
 	for _, f := range fs {
-		if f.Severity == SeverityError {
+		if f.Severity == SeverityError && f.Suppressed == nil {
 			return true
 		}
 	}

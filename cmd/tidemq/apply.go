@@ -21,6 +21,7 @@ func newApplyCommand() *cobra.Command {
 		tmpl   templateOptions
 		dryRun bool
 		noLint bool
+		supp   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
@@ -46,7 +47,9 @@ reason). --dry-run only prints it.
 
 The file is linted first (see 'tidemq lint'): an error finding stops apply
 before it changes anything (exit status 1, the findings on standard error);
-warnings are printed and do not stop it. --no-lint skips the check.`,
+warnings are printed and do not stop it. A finding that does not apply can be
+suppressed (see 'tidemq lint --help'; --suppress RULE[:RESOURCE] here); --no-lint
+skips every check.`,
 		Example: `  tidemq apply tidemq.yaml --endpoint http://127.0.0.1:9324
   tidemq apply lambdas/template.yaml --endpoint http://127.0.0.1:9324 --dry-run`,
 		Args: cobra.ExactArgs(1),
@@ -65,6 +68,9 @@ warnings are printed and do not stop it. --no-lint skips the check.`,
 			}
 			if rep != nil {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
+			}
+			if err := addSuppressions(c, supp); err != nil {
+				return err
 			}
 			if !noLint {
 				warnings, notes, err := lintBeforeApply(c, printFindings(cmd.ErrOrStderr()))
@@ -113,6 +119,7 @@ warnings are printed and do not stop it. --no-lint skips the check.`,
 	tmpl.register(f)
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan without changing anything")
 	f.BoolVar(&noLint, "no-lint", false, noLintUsage)
+	f.StringArrayVar(&supp, "suppress", nil, suppressUsage)
 	bindEnv(cmd)
 	return cmd
 }
