@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 // Severity of a finding. Errors make 'tidemq lint' exit 1.
@@ -107,6 +108,7 @@ const (
 	RuleSubscriptionDLQType  = "TQ015"
 	RuleSubscriptionQueue    = "TQ016"
 	RuleDLQDirectSend        = "TQ017"
+	RuleFIFOBatchOrder       = "TQ018"
 )
 
 // Rules lists every lint rule.
@@ -127,6 +129,7 @@ var Rules = []Rule{
 	{RuleFIFOTopicAttribute, "fifo-topic-attribute", "ContentBasedDeduplication and FifoThroughputScope are FIFO topic attributes: SNS and tidemq refuse them on a standard topic, whatever their value."},
 	{RuleSubscriptionDLQType, "subscription-dlq-type", "A subscription's dead-letter queue must have its topic's type: FIFO for a FIFO topic, standard for a standard topic."},
 	{RuleSubscriptionQueue, "subscription-queue-type", "A FIFO queue cannot be subscribed to a standard topic (a FIFO topic may deliver to FIFO and standard queues)."},
+	{RuleFIFOBatchOrder, "fifo-batch-order", "On a FIFO queue, an event source with a batch size above 1 lets a handler that goes on after a failed message process the later messages of its group before it (and, without ReportBatchItemFailures, process them again after it); the handler must stop at the first failure and list the rest in batchItemFailures. Suppress it once the handler does."},
 	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
@@ -342,6 +345,17 @@ func (l *linter) checkTrigger(t *Trigger) {
 		l.add(&t.src, field, RuleBatchItemFailures, SeverityWarning,
 			"add FunctionResponseTypes: [ReportBatchItemFailures] and return batchItemFailures from the handler",
 			"the event source of %s takes batches of %d%s without ReportBatchItemFailures: one failure returns the whole batch to the queue", t.Function, batch, note)
+	}
+	if q != nil && q.FIFO && batch <= 10 {
+		if risk := trigger.FIFOBatchOrderRisk(batch, t.ReportBatchItemFailures); risk != "" {
+			field := "batchSize"
+			if t.BatchSize == nil {
+				field = "queue"
+			}
+			l.add(&t.src, field, RuleFIFOBatchOrder, SeverityWarning,
+				"stop at the first failure and return it and every later message as batchItemFailures, then suppress TQ018 for this event source; or use BatchSize 1",
+				"the event source of %s on %s: %s", t.Function, q.Name, risk)
+		}
 	}
 	limit := func(field, hint, format string, args ...any) {
 		l.add(&t.src, field, RuleEventSourceLimits, SeverityError, hint, format, args...)
