@@ -603,6 +603,10 @@ func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o Redri
 	}
 	res := &RedriveResult{}
 	for _, m := range msgs {
+		if !m.DelayedUntil.IsZero() {
+			fmt.Fprintf(c.Out, "would wait for %s: delayed until %s, it cannot be received before\n", m.MessageID, m.DelayedUntil.UTC().Format(time.RFC3339))
+			continue
+		}
 		if !o.Filter.Match(m) {
 			res.Skipped++
 			continue

@@ -26,8 +26,15 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	q.byAge.Ascend(func(m *message) bool {
 		switch {
 		case m.state == statePending:
-		case m.state == stateReady || p.IncludeInflight:
-			out = append(out, m.snapshot(q, ""))
+		case m.state == stateReady || p.IncludeInflight || p.IncludeDelayed && m.state == stateDelayed:
+			s := m.snapshot(q, "")
+			switch m.state {
+			case stateDelayed:
+				s.DelayedUntil = m.availableAt.time()
+			case stateInflight:
+				s.InvisibleUntil = m.visibleAt.time()
+			}
+			out = append(out, s)
 		}
 		return len(out) < max
 	})

@@ -142,7 +142,8 @@ func newDLQPeekCommand(o *dlqOptions) *cobra.Command {
 		Short: "Show messages without consuming them, and why they died",
 		Long: `Show the messages of a queue (name, URL or ARN) without consuming them: the body
 (JSON indented, SNS envelopes unwrapped one level), message attributes, receive
-count, source queue, age and, on tidemq, the message's history: every receive
+count, source queue, age, a delayed message's delay and when it becomes
+receivable and, on tidemq, the message's history: every receive
 with the client's address, User-Agent and access key, every visibility expiry,
 and the reason it was dead-lettered.
 
@@ -162,7 +163,7 @@ to receive: it needs --allow-receive, and each message's receive count goes up.
 	}
 	f := cmd.Flags()
 	f.IntVarP(&p.Max, "number", "n", 10, "how many messages to show (tidemq: at most 1000)")
-	f.BoolVar(&p.IncludeInflight, "include-inflight", false, "also show in-flight and delayed messages (tidemq)")
+	f.BoolVar(&p.IncludeInflight, "include-inflight", false, "also show in-flight messages (tidemq; delayed ones are always shown, with when they become receivable)")
 	f.BoolVar(&p.AllowReceive, "allow-receive", false, "on AWS, allow peeking by receiving (raises receive counts)")
 	f.Int32Var(&p.Visibility, "visibility", 30, "on AWS, seconds the received messages stay hidden while peeking")
 	f.StringVar(&filter, "filter", "", "show only messages matching this expression (see above)")
@@ -312,7 +313,7 @@ and made visible again.`,
 	f := cmd.Flags()
 	f.StringVarP(&file, "output", "o", "", "file to write (default: standard output)")
 	f.IntVarP(&e.Max, "number", "n", 1000, "most messages to export")
-	f.BoolVar(&e.IncludeInflight, "include-inflight", false, "also export in-flight and delayed messages (tidemq)")
+	f.BoolVar(&e.IncludeInflight, "include-inflight", false, "also export in-flight messages (tidemq; delayed ones are always exported, with DelaySeconds and VisibleAt)")
 	f.BoolVar(&e.AllowReceive, "allow-receive", false, "on AWS, allow exporting by receiving (raises receive counts)")
 	f.Int32Var(&e.Visibility, "visibility", 300, "on AWS, seconds the received messages stay hidden while exporting")
 	f.StringVar(&filter, "filter", "", "export only messages matching this expression (see 'dlq peek --help')")
