@@ -35,8 +35,13 @@ running tidemq server, or on AWS itself:
   subscriptions  (protocol sqs) matched by topic, protocol and endpoint, with
                  RawMessageDelivery, FilterPolicy(Scope) and RedrivePolicy
   triggers       through tidemq's admin API (/tidemq/triggers), for the event
-                 sources whose function has a url or a command; the others
-                 are listed as not applied
+                 sources whose function tidemq can stand in for: a url or a
+                 command (Metadata.tidemq in a template), or its own code
+                 (Runtime, Handler and CodeUri, run unmodified by the server
+                 when it was started with --allow-trigger-commands); the
+                 others (no local stand-in, an unsupported runtime, a server
+                 that does not run code) are listed as not applied, with
+                 the reason
 
 Nothing is ever deleted. Applying twice changes nothing the second time.
 Queue alarms are applied only by 'tidemq serve --config' (the built-in
