@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -136,8 +137,11 @@ func TestTopExitsOnSignalsInATerminalThatDoesNotAnswer(t *testing.T) {
 		waitScreen(t, get)
 		set(false)
 		stop := make(chan struct{})
-		defer close(stop)
+		var churn sync.WaitGroup
+		defer func() { close(stop); churn.Wait() }()
+		churn.Add(1)
 		go func() { // keep the numbers moving, so top keeps writing
+			defer churn.Done()
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -145,7 +149,12 @@ func TestTopExitsOnSignalsInATerminalThatDoesNotAnswer(t *testing.T) {
 				default:
 				}
 				q := fmt.Sprintf("queue-%02d-with-a-rather-long-name", i%queues)
-				sqsCall(t, endpoint, "SendMessage", `{"QueueUrl":"`+endpoint+`/000000000000/`+q+`","MessageBody":"x"}`)
+				req, _ := http.NewRequest(http.MethodPost, endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/`+q+`","MessageBody":"x"}`))
+				req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+				req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
 			}
 		}()
 		time.Sleep(20 * time.Second) // the terminal's buffer fills; top's writes block
