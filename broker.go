@@ -289,6 +289,9 @@ type PeekMessagesParams struct {
 	Max *int
 	// IncludeInflight adds messages that are in flight or delayed.
 	IncludeInflight bool
+	// IncludeDelayed adds messages whose send delay has not ended: they
+	// are in the queue (a backoff, say), only not yet receivable.
+	IncludeDelayed bool
 }
 
 // MoveMessagesParams are the inputs of MoveMessages. Destination "" sends

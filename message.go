@@ -44,6 +44,13 @@ type Message struct {
 	// receive, every visibility expiry, and why it was dead-lettered. It is
 	// an extension that plain SQS clients never see.
 	History []HistoryEvent
+
+	// DelayedUntil and InvisibleUntil are set on peeked messages only
+	// (PeekMessages), for the tools: DelayedUntil while the message's send
+	// delay has not ended (when it becomes receivable), InvisibleUntil
+	// while it is in flight (the end of its visibility timeout). Both are
+	// zero for a message that can be received now.
+	DelayedUntil, InvisibleUntil time.Time
 }
 
 // HistoryEvent is one entry in a message's story.

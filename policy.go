@@ -103,5 +103,5 @@ func (p *RemovePermissionParams) RemoveFrom(policy, queueARN string) (string, er
 			return doc.String(), nil
 		}
 	}
-	return "", InvalidParameter("Label", p.Label, "can't find label on existing policy.")
+	return "", InvalidParameter("Label", p.Label, "can't find label.")
 }

@@ -619,7 +619,7 @@ func (e *SendEntry) Validate(fifo bool, maxSize int) error {
 			return InvalidParameter("DelaySeconds", *d, "DelaySeconds must be >= 0 and <= 900")
 		}
 		if fifo && *d != 0 {
-			return InvalidParameter("DelaySeconds", *d, "The request include parameter that is not valid for this queue type")
+			return InvalidParameter("DelaySeconds", *d, "The request include parameter that is not valid for this queue type.")
 		}
 	}
 	if e.MessageGroupID != "" {
@@ -629,7 +629,7 @@ func (e *SendEntry) Validate(fifo bool, maxSize int) error {
 	}
 	if e.MessageDeduplicationID != "" {
 		if !fifo {
-			return InvalidParameter("MessageDeduplicationId", e.MessageDeduplicationID, "The request include parameter that is not valid for this queue type")
+			return InvalidParameter("MessageDeduplicationId", e.MessageDeduplicationID, "The request include parameter that is not valid for this queue type.")
 		}
 		if err := ValidateFIFOToken("MessageDeduplicationId", e.MessageDeduplicationID); err != nil {
 			return err

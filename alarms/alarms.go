@@ -92,8 +92,13 @@ type TriggerSnapshot struct {
 	Name, Queue string
 	// Errors counts the trigger's failed invocations since the server
 	// started: function errors, timeouts, throttles and unusable
-	// batchItemFailures answers (partial failures are not errors).
+	// batchItemFailures answers.
 	Errors uint64
+	// PartialFailures counts the invocations whose batchItemFailures
+	// answer listed messages. They count as failures too: with BatchSize
+	// 1 and ReportBatchItemFailures (seed 000) every failure is one, and
+	// the listed messages come back and may be dead-lettered just the same.
+	PartialFailures uint64
 }
 
 // Options configure an Evaluator.
@@ -485,14 +490,14 @@ func (e *Evaluator) evaluateTriggers(seen map[key]bool, now time.Time, wired boo
 			e.triggerS[tk] = cw
 		}
 		window := e.cfg.For(t.Queue).TriggerErrorWindow
-		n := cw.observe(t.Errors, now, window)
+		n := cw.observe(t.Errors+t.PartialFailures, now, window)
 		if window <= 0 {
 			continue
 		}
 		k := key{alarm: TriggerErrors, queue: t.Queue, trigger: t.Name}
 		seen[k] = true
 		r := result{firing: n > 0, value: float64(n), threshold: 0,
-			summary: fmt.Sprintf("trigger %s had %d failed invocations in the last %s (errors, timeouts, throttles, invalid responses): their messages come back and may be dead-lettered", t.Name, n, window)}
+			summary: fmt.Sprintf("trigger %s had %d failed invocations in the last %s (errors, timeouts, throttles, invalid responses, messages listed in batchItemFailures): their messages come back and may be dead-lettered", t.Name, n, window)}
 		if tr := e.set(k, r, now); tr != nil {
 			changed = append(changed, *tr)
 		}

@@ -83,10 +83,11 @@ func PrometheusRules(c Config) []byte {
 				if th.TriggerErrorWindow <= 0 {
 					continue
 				}
-				r.expr = fmt.Sprintf("increase(tidemq_trigger_errors_total%[1]s[%[2]s]) + increase(tidemq_trigger_invalid_responses_total%[1]s[%[2]s]) > 0",
+				r.expr = fmt.Sprintf("increase(tidemq_trigger_errors_total%[1]s[%[2]s]) + increase(tidemq_trigger_invalid_responses_total%[1]s[%[2]s])"+
+					" + increase(tidemq_trigger_partial_failures_total%[1]s[%[2]s]) > 0",
 					s.selector, promDuration(th.TriggerErrorWindow))
 				r.summary = "Trigger {{ $labels.trigger }} on {{ $labels.queue }} had failed invocations in the last " + promDuration(th.TriggerErrorWindow)
-				r.description = "Function errors, timeouts, throttles or unusable batchItemFailures answers: the batch comes back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
+				r.description = "Function errors, timeouts, throttles, unusable batchItemFailures answers or messages listed in them: the messages come back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
 			}
 			writeRule(&b, r)
 		}

@@ -123,8 +123,9 @@ func TestPromtool(t *testing.T) {
 
 // TestPromtoolAlerts runs promtool's rule unit tests on the shipped rules:
 // messages_expired fires once the expired counter grows and resolves when
-// the window has passed; trigger_errors likewise for a trigger's errors
-// and invalid responses.
+// the window has passed; trigger_errors likewise for a trigger's errors,
+// invalid responses and partial failures (seed 000: BatchSize 1 with
+// ReportBatchItemFailures, where every failure is a partial one).
 func TestPromtoolAlerts(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
@@ -150,6 +151,16 @@ tests:
         values: '0 0 0 0 0 0 0 0 0 0 0'
       - series: 'tidemq_trigger_invalid_responses_total{trigger="audit-fn",queue="orders"}'
         values: '0 0 0 2 2 2 2 2 2 2 2'
+      - series: 'tidemq_trigger_partial_failures_total{trigger="orders-fn",queue="orders"}'
+        values: '0 0 0 0 0 0 0 0 0 0 0'
+      - series: 'tidemq_trigger_partial_failures_total{trigger="audit-fn",queue="orders"}'
+        values: '0 0 0 0 0 0 0 0 0 0 0'
+      - series: 'tidemq_trigger_errors_total{trigger="hubspot-fn",queue="hubspot"}'
+        values: '0 0 0 0 0 0 0 0 0 0 0'
+      - series: 'tidemq_trigger_invalid_responses_total{trigger="hubspot-fn",queue="hubspot"}'
+        values: '0 0 0 0 0 0 0 0 0 0 0'
+      - series: 'tidemq_trigger_partial_failures_total{trigger="hubspot-fn",queue="hubspot"}'
+        values: '0 0 2 2 2 2 2 2 2 2 2'
     alert_rule_test:
       - eval_time: 3m
         alertname: TidemqMessagesExpired
@@ -167,11 +178,15 @@ tests:
           - exp_labels: {alertname: TidemqTriggerErrors, alarm: trigger_errors, severity: warning, source: tidemq, queue: orders, trigger: orders-fn}
             exp_annotations:
               summary: "Trigger orders-fn on orders had failed invocations in the last 5m"
-              description: "Function errors, timeouts, throttles or unusable batchItemFailures answers: the batch comes back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
+              description: "Function errors, timeouts, throttles, unusable batchItemFailures answers or messages listed in them: the messages come back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
           - exp_labels: {alertname: TidemqTriggerErrors, alarm: trigger_errors, severity: warning, source: tidemq, queue: orders, trigger: audit-fn}
             exp_annotations:
               summary: "Trigger audit-fn on orders had failed invocations in the last 5m"
-              description: "Function errors, timeouts, throttles or unusable batchItemFailures answers: the batch comes back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
+              description: "Function errors, timeouts, throttles, unusable batchItemFailures answers or messages listed in them: the messages come back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
+          - exp_labels: {alertname: TidemqTriggerErrors, alarm: trigger_errors, severity: warning, source: tidemq, queue: hubspot, trigger: hubspot-fn}
+            exp_annotations:
+              summary: "Trigger hubspot-fn on hubspot had failed invocations in the last 5m"
+              description: "Function errors, timeouts, throttles, unusable batchItemFailures answers or messages listed in them: the messages come back after the visibility timeout and may be dead-lettered (tidemq trigger list shows the latest invocations)."
       - eval_time: 10m
         alertname: TidemqTriggerErrors
         exp_alerts: []

@@ -296,7 +296,9 @@ func permissionChecks() []check {
 		}},
 		{"RemoveUnknownLabelIsInvalidParameterValue", func(e *env) {
 			e.create("q", nil)
-			e.wantCode(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "nosuchlabel"}), tidemq.ErrInvalidParameterValue, "RemovePermission(nosuchlabel)")
+			// AWS words it "…Reason: can't find label."
+			e.wantMessage(e.b.RemovePermission(e.ctx, tidemq.RemovePermissionParams{Queue: "q", Label: "nosuchlabel"}), tidemq.ErrInvalidParameterValue,
+				"Value nosuchlabel for parameter Label is invalid. Reason: can't find label.", "RemovePermission(nosuchlabel)")
 		}},
 	}
 }

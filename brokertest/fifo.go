@@ -33,6 +33,18 @@ func fifoChecks() []check {
 			e.create("cbd.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
 			e.sendFIFO("cbd.fifo", "g", "", "x")
 		}},
+		{"PerMessageDelayAndStandardDedupWording", func(e *env) {
+			// AWS words both "…not valid for this queue type." (with the
+			// final period).
+			e.create("f.fifo", nil)
+			_, err := e.trySend("f.fifo", tidemq.SendEntry{Body: "x", MessageGroupID: "g", MessageDeduplicationID: "d", DelaySeconds: intp(5)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue,
+				"Value 5 for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", "FIFO SendMessage with DelaySeconds 5")
+			e.create("s", nil)
+			_, err = e.trySend("s", tidemq.SendEntry{Body: "x", MessageDeduplicationID: "d"})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue,
+				"Value d for parameter MessageDeduplicationId is invalid. Reason: The request include parameter that is not valid for this queue type.", "standard SendMessage with a MessageDeduplicationId")
+		}},
 		{"BatchWithoutGroupOrDedupFailsTheWholeRequest", func(e *env) {
 			e.create("f.fifo", nil)
 			_, err := e.trySendBatch("f.fifo",

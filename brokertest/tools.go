@@ -68,6 +68,44 @@ func peekChecks() []check {
 				e.t.Fatalf("receive after a FIFO peek returned %v, want [m1 m2]", got)
 			}
 		}},
+		{"ShowsDelayedMessagesAndWhenTheyBecomeReceivable", func(e *env) {
+			// Seed 002's backoff: a message sent back with a delay is in the
+			// queue; the tools show it, with when it becomes receivable.
+			e.create("q", nil)
+			e.sendBody("q", "taken")
+			taken := e.receiveOne("q")
+			e.sendBody("q", "now")
+			sent := e.now()
+			e.send("q", tidemq.SendEntry{Body: "later", DelaySeconds: intp(300)})
+			p, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "q", Max: intp(10), IncludeDelayed: true})
+			e.ok(err, "PeekMessages with IncludeDelayed")
+			if !equalStrings(bodies(p), []string{"now", "later"}) {
+				e.t.Fatalf("peek with IncludeDelayed returned %v, want [now later] (not the in-flight one)", bodies(p))
+			}
+			if !p[0].DelayedUntil.IsZero() || !p[0].InvisibleUntil.IsZero() {
+				e.t.Fatalf("a visible message peeks as delayed until %v, invisible until %v", p[0].DelayedUntil, p[0].InvisibleUntil)
+			}
+			if want := sent.Add(300 * time.Second); !p[1].DelayedUntil.Equal(want) || !p[1].InvisibleUntil.IsZero() {
+				e.t.Fatalf("the delayed message peeks as delayed until %v (want %v), invisible until %v", p[1].DelayedUntil, want, p[1].InvisibleUntil)
+			}
+			all := e.peek("q", 10, true)
+			for _, m := range all {
+				if m.Body == taken.Body && !m.InvisibleUntil.Equal(sent.Add(30*time.Second)) {
+					e.t.Fatalf("the in-flight message peeks as invisible until %v, want %v", m.InvisibleUntil, sent.Add(30*time.Second))
+				}
+			}
+			if got := bodies(e.peek("q", 10, false)); !equalStrings(got, []string{"now"}) {
+				e.t.Fatalf("plain peek returned %v, want only the visible [now]", got)
+			}
+			e.advance(300 * time.Second)
+			p, err = e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "q", Max: intp(10), IncludeDelayed: true})
+			e.ok(err, "PeekMessages after the delay")
+			for _, m := range p {
+				if !m.DelayedUntil.IsZero() || !m.InvisibleUntil.IsZero() {
+					e.t.Fatalf("after the delay and the visibility timeout, %q peeks as delayed until %v, invisible until %v", m.Body, m.DelayedUntil, m.InvisibleUntil)
+				}
+			}
+		}},
 		{"MissingQueue", func(e *env) {
 			_, err := e.b.PeekMessages(e.ctx, tidemq.PeekMessagesParams{Queue: "missing", Max: intp(10)})
 			e.wantCode(err, tidemq.ErrQueueDoesNotExist, "PeekMessages(missing)")

@@ -23,15 +23,19 @@ type messageView struct {
 	Size     int           `json:"size"`
 	Envelope *envelopeView `json:"envelope,omitempty"`
 	// SentMillis and FirstReceiveMillis are Unix milliseconds (0: never).
-	SentMillis         int64  `json:"sent"`
-	FirstReceiveMillis int64  `json:"firstReceive,omitempty"`
-	ReceiveCount       int    `json:"receiveCount"`
-	SourceARN          string `json:"sourceArn,omitempty"`
-	SourceQueue        string `json:"sourceQueue,omitempty"`
-	GroupID            string `json:"groupId,omitempty"`
-	DeduplicationID    string `json:"deduplicationId,omitempty"`
-	SequenceNumber     string `json:"sequenceNumber,omitempty"`
-	TraceHeader        string `json:"traceHeader,omitempty"`
+	SentMillis int64 `json:"sent"`
+	// DelayedUntil (while the send delay runs) and InvisibleUntil (while
+	// in flight) are Unix milliseconds; 0 for a receivable message.
+	DelayedUntilMillis   int64  `json:"delayedUntil,omitempty"`
+	InvisibleUntilMillis int64  `json:"invisibleUntil,omitempty"`
+	FirstReceiveMillis   int64  `json:"firstReceive,omitempty"`
+	ReceiveCount         int    `json:"receiveCount"`
+	SourceARN            string `json:"sourceArn,omitempty"`
+	SourceQueue          string `json:"sourceQueue,omitempty"`
+	GroupID              string `json:"groupId,omitempty"`
+	DeduplicationID      string `json:"deduplicationId,omitempty"`
+	SequenceNumber       string `json:"sequenceNumber,omitempty"`
+	TraceHeader          string `json:"traceHeader,omitempty"`
 	// Attributes are the sender's message attributes, by name; binary
 	// values in base64.
 	Attributes []attributeView `json:"attributes,omitempty"`
@@ -73,7 +77,10 @@ type messagesView struct {
 
 func (c *Console) messages(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := tidemq.PeekMessagesParams{Queue: q.Get("queue"), IncludeInflight: q.Get("inflight") == "1" || q.Get("inflight") == "true"}
+	// Delayed messages are in the queue (a consumer's backoff): always
+	// shown, with when they become receivable.
+	p := tidemq.PeekMessagesParams{Queue: q.Get("queue"), IncludeInflight: q.Get("inflight") == "1" || q.Get("inflight") == "true",
+		IncludeDelayed: true}
 	max := DefaultPeek
 	if s := q.Get("max"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -121,6 +128,7 @@ func (c *Console) viewMessage(m *tidemq.Message) messageView {
 	v := messageView{
 		MessageID: m.MessageID, Body: m.Body, Pretty: dlq.Pretty(m.Body), Size: tidemq.MessageSize(m.Body, m.Attributes),
 		SentMillis: millis(m.SentTimestamp), FirstReceiveMillis: millis(m.FirstReceiveTimestamp),
+		DelayedUntilMillis: millis(m.DelayedUntil), InvisibleUntilMillis: millis(m.InvisibleUntil),
 		ReceiveCount: m.ApproximateReceiveCount, SourceARN: m.DeadLetterQueueSourceARN,
 		GroupID: m.MessageGroupID, DeduplicationID: m.MessageDeduplicationID, SequenceNumber: m.SequenceNumber,
 	}

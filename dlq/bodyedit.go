@@ -23,7 +23,9 @@ message: json.Message.a.b when the body is an envelope, else the body). A path
 goes through members that are JSON strings holding JSON: each such level is
 decoded, changed and encoded back as a string, so a double (or triple) encoding
 stays as it was. Other members, their order and their spacing are kept.
-VALUE is JSON (true, 0, "text", {"a":1}, null); anything else is a string.
+VALUE is JSON (true, 0, "text", {"a":1}, null); anything else is a string,
+except what looks like a number JSON does not write (+1, 01, .5): that is
+refused, since PATH=+1 most likely meant PATH+=1.
 A message whose body does not have the path (or is not JSON) is not redriven,
 and is named with the reason. Editing an SNS notification invalidates its
 signature.
@@ -94,6 +96,12 @@ func ParseBodyEdit(s string) (*BodyEdit, error) {
 		b.value = value
 	case json.Valid([]byte(value)):
 		b.value = value
+	case looksNumeric(value):
+		// "+1", "01", ".5": a number JSON does not write. Taken as a
+		// string it would silently set "+1"; most likely += was meant.
+		name := s[:op]
+		return nil, fmt.Errorf("--body-set %q: %s is not a JSON number: to add to the member write %s+=%s; to set a number write it as JSON (%s=%s); to set the string, quote it: %s='\"%s\"'",
+			s, value, name, strings.TrimPrefix(value, "+"), name, jsonNumberOf(value), name, value)
 	default:
 		b.value = quoteJSON(value, false)
 	}
@@ -475,4 +483,17 @@ func quoteJSON(s string, ascii bool) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// looksNumeric reports whether v reads as a number but is not JSON's
+// spelling of one (+1, 01, .5, 1.): a --body-set VALUE taken for a string.
+func looksNumeric(v string) bool {
+	_, err := strconv.ParseFloat(v, 64)
+	return err == nil && !json.Valid([]byte(v))
+}
+
+// jsonNumberOf writes a number as JSON would (+1 → 1, .5 → 0.5).
+func jsonNumberOf(v string) string {
+	f, _ := strconv.ParseFloat(v, 64)
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }

@@ -100,3 +100,24 @@ func TestBodyEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestBodySetRefusesNumbersJSONDoesNotWrite: --body-set x=+1 silently set
+// the string "+1" (it is not JSON, and anything else is a string); it most
+// likely meant x+=1. It is refused, saying what to write instead.
+func TestBodySetRefusesNumbersJSONDoesNotWrite(t *testing.T) {
+	for _, s := range []string{"inner.retry_count=+1", "json.a=01", "json.a=.5", "json.a=1."} {
+		_, err := dlq.ParseBodyEdit(s)
+		if err == nil || !strings.Contains(err.Error(), "is not a JSON number") {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	_, err := dlq.ParseBodyEdit("inner.retry_count=+1")
+	if err == nil || !strings.Contains(err.Error(), "inner.retry_count+=1") || !strings.Contains(err.Error(), "(inner.retry_count=1)") {
+		t.Errorf("the hint: %v", err)
+	}
+	for _, s := range []string{`inner.a="+1"`, "inner.a=1", "inner.a=-1", "inner.a=text", "inner.a+=+1"} {
+		if _, err := dlq.ParseBodyEdit(s); err != nil && s != "inner.a+=+1" {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}

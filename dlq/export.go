@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -28,6 +29,11 @@ type Record struct {
 	Attributes map[string]string `json:"Attributes,omitempty"`
 	// History is the message's history on tidemq (informational).
 	History []HistoryEvent `json:"History,omitempty"`
+	// DelaySeconds and VisibleAt (RFC 3339) describe a message still
+	// delayed at export time: the delay it was sent with and when it
+	// becomes receivable (tidemq; informational, import sends at once).
+	DelaySeconds int    `json:"DelaySeconds,omitempty"`
+	VisibleAt    string `json:"VisibleAt,omitempty"`
 }
 
 // RecordAttr is a typed message attribute in a Record.
@@ -86,6 +92,10 @@ func (c *Client) Export(ctx context.Context, queue string, w io.Writer, o Export
 func recordOf(m *Message) Record {
 	r := Record{MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes, History: m.History,
 		MessageGroupID: m.GroupID(), MessageDeduplicationID: m.Attributes["MessageDeduplicationId"]}
+	if !m.DelayedUntil.IsZero() {
+		r.DelaySeconds = int(m.Delay() / time.Second)
+		r.VisibleAt = m.DelayedUntil.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
 	if len(m.MessageAttributes) > 0 {
 		r.MessageAttributes = make(map[string]RecordAttr, len(m.MessageAttributes))
 		for k, v := range m.MessageAttributes {

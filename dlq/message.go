@@ -27,6 +27,19 @@ type Message struct {
 	// History is tidemq's record of what happened to the message; empty on
 	// AWS.
 	History []HistoryEvent
+	// DelayedUntil is when a delayed message becomes receivable, and
+	// InvisibleUntil when an in-flight one's visibility timeout ends
+	// (tidemq's peek only; zero otherwise).
+	DelayedUntil, InvisibleUntil time.Time
+}
+
+// Delay is the delay a message still delayed was sent with (0 for one
+// that is not delayed).
+func (m *Message) Delay() time.Duration {
+	if m.DelayedUntil.IsZero() || m.Sent().IsZero() {
+		return 0
+	}
+	return m.DelayedUntil.Sub(m.Sent()).Round(time.Second)
 }
 
 // HistoryEvent is one entry of a message's history (tidemq only).
@@ -81,6 +94,8 @@ type extMessage struct {
 	Attributes        map[string]string       `json:"Attributes"`
 	MessageAttributes map[string]extAttribute `json:"MessageAttributes"`
 	History           []HistoryEvent          `json:"History"`
+	DelayedUntil      int64                   `json:"DelayedUntil"`
+	InvisibleUntil    int64                   `json:"InvisibleUntil"`
 }
 
 func toSDKAttributes(m map[string]extAttribute) map[string]types.MessageAttributeValue {
@@ -106,14 +121,23 @@ func (c *Client) peekTidemq(ctx context.Context, q *queueRef, max int, inflight 
 	var out struct {
 		Messages []extMessage `json:"Messages"`
 	}
-	in := map[string]any{"QueueUrl": q.URL, "MaxNumberOfMessages": max, "IncludeInflight": inflight}
+	// Delayed messages are in the queue (a consumer's backoff): always
+	// shown, with when they become receivable.
+	in := map[string]any{"QueueUrl": q.URL, "MaxNumberOfMessages": max, "IncludeInflight": inflight, "IncludeDelayed": true}
 	if err := c.ext(ctx, "PeekMessages", in, &out); err != nil {
 		return nil, err
 	}
 	msgs := make([]*Message, 0, len(out.Messages))
 	for _, m := range out.Messages {
-		msgs = append(msgs, &Message{MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes,
-			MessageAttributes: toSDKAttributes(m.MessageAttributes), History: m.History})
+		msg := &Message{MessageID: m.MessageID, Body: m.Body, Attributes: m.Attributes,
+			MessageAttributes: toSDKAttributes(m.MessageAttributes), History: m.History}
+		if m.DelayedUntil > 0 {
+			msg.DelayedUntil = time.UnixMilli(m.DelayedUntil)
+		}
+		if m.InvisibleUntil > 0 {
+			msg.InvisibleUntil = time.UnixMilli(m.InvisibleUntil)
+		}
+		msgs = append(msgs, msg)
 	}
 	return msgs, nil
 }

@@ -13,8 +13,9 @@ import (
 type PeekOptions struct {
 	// Max is how many messages to show; 0 means 10.
 	Max int
-	// IncludeInflight also shows messages that are in flight or delayed
-	// (tidemq only).
+	// IncludeInflight also shows messages that are in flight (tidemq
+	// only). Delayed messages are always shown on tidemq, with their delay
+	// and when they become receivable.
 	IncludeInflight bool
 	// AllowReceive allows peeking on AWS, where it takes a receive: every
 	// message shown has its receive count raised by one.
@@ -93,6 +94,12 @@ func (c *Client) render(w io.Writer, q *queueRef, m *Message, i, n int, now time
 	}
 	if sent := m.Sent(); !sent.IsZero() {
 		kv("sent", "%s (%s ago)", sent.UTC().Format(time.RFC3339), age(now.Sub(sent)))
+	}
+	if !m.DelayedUntil.IsZero() {
+		kv("delayed", "%s: receivable at %s (in %s)", age(m.Delay()), m.DelayedUntil.UTC().Format(time.RFC3339), age(m.DelayedUntil.Sub(now)))
+	}
+	if !m.InvisibleUntil.IsZero() {
+		kv("in flight", "until %s (in %s)", m.InvisibleUntil.UTC().Format(time.RFC3339), age(m.InvisibleUntil.Sub(now)))
 	}
 	kv("receives", "%d", m.ReceiveCount())
 	if src := m.SourceARN(); src != "" {

@@ -49,6 +49,9 @@ type RedriveOptions struct {
 	// Visibility is how long, in seconds, a received message stays hidden
 	// while it is moved (or held back by the filter); 0 means 60.
 	Visibility int32
+	// Force redrives a queue that is not a dead-letter queue (see
+	// NotADLQError).
+	Force bool
 }
 
 // usesMoveTask reports whether the redrive can be a move task: nothing is
@@ -67,6 +70,10 @@ type RedriveResult struct {
 	// left in the queue (no destination, or one it cannot be sent to), with
 	// the reason. A dry run lists those it would leave.
 	NotRedriven []NotRedriven
+	// CameBack names the messages this pass moved that were dead-lettered
+	// again during the pass (a consumer that fails them at once): they
+	// were not moved a second time.
+	CameBack []CameBack
 	// Task is the final state of the move task, when one was used.
 	Task *types.ListMessageMoveTasksResultEntry
 }
@@ -78,9 +85,10 @@ type NotRedriven struct {
 }
 
 // Partial reports whether the redrive left messages it was asked to move
-// (filtered-out messages were not asked for).
+// (filtered-out messages were not asked for), or moved messages that came
+// back to the DLQ during the pass.
 func (r *RedriveResult) Partial() bool {
-	return r != nil && (len(r.NotRedriven) > 0 || r.Failed > 0)
+	return r != nil && (len(r.NotRedriven) > 0 || r.Failed > 0 || len(r.CameBack) > 0)
 }
 
 func (r *RedriveResult) keep(m *Message, reason string) {
@@ -95,8 +103,13 @@ func (r *RedriveResult) keep(m *Message, reason string) {
 // receives, sends and deletes, one message at a time: the body's bytes,
 // the message attributes and the FIFO group are kept, the deduplication id
 // is new, and a message is deleted only after its send was acknowledged,
-// so a failure can duplicate a message but never lose one. The queue is
-// drained after three empty receives in a row.
+// so a failure can duplicate a message but never lose one. A pass is
+// bounded by what was in the DLQ when it started (see pass): it ends after
+// three empty receives in a row or when it has handled that many messages,
+// and never moves a message twice.
+//
+// A queue that is not a dead-letter queue is refused unless o.Force (see
+// NotADLQError).
 func (c *Client) Redrive(ctx context.Context, queue string, o RedriveOptions) (*RedriveResult, error) {
 	src, err := c.resolve(ctx, queue)
 	if err != nil {
@@ -115,13 +128,38 @@ func (c *Client) Redrive(ctx context.Context, queue string, o RedriveOptions) (*
 		o.Visibility = 60
 	}
 	targets := &targets{c: c, dlq: src, fixed: dst, byARN: make(map[string]*queueRef)}
+	if err := targets.loadSources(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.checkIsDLQ(ctx, src, targets.sources); err != nil {
+		if !o.Force {
+			return nil, err
+		}
+		targets.forced = true
+		targets.onlyProblem = src.Name + " is not a dead-letter queue (--force): name a destination with --to"
+		c.warnf("%s is not a dead-letter queue; redriving it because of --force", src.Name)
+	}
 	if o.usesMoveTask() {
 		return c.redriveByTask(ctx, src, dst, targets, o)
 	}
 	if o.DryRun {
 		return c.dryRun(ctx, src, targets, o)
 	}
-	return c.redriveByReceive(ctx, src, targets, o, nil)
+	return c.redriveByReceive(ctx, src, targets, o, nil, c.passBudget(ctx, src))
+}
+
+// passBudget is how many messages a redrive pass of q may handle: its true
+// depth now. AWS's counters are approximate and lag (about a minute): a 0
+// there is taken as unknown, and the pass is then bounded by what it
+// recognises (see pass) and by its empty receives.
+func (c *Client) passBudget(ctx context.Context, q *queueRef) int64 {
+	n := c.trueDepth(ctx, q)
+	if n == 0 {
+		if tide, err := c.IsTidemq(ctx); err != nil || !tide {
+			return -1
+		}
+	}
+	return n
 }
 
 // redriveByTask redrives with a message move task, and finishes message by
@@ -136,9 +174,16 @@ func (c *Client) redriveByTask(ctx context.Context, src, dst *queueRef, tg *targ
 	if err := tg.loadSources(ctx); err != nil {
 		return nil, err
 	}
+	// What was in the DLQ when the redrive started bounds the whole
+	// redrive: the task's moves and what is then done message by message.
+	depth := c.passBudget(ctx, src)
 	if len(tg.sources) == 0 {
-		fmt.Fprintf(c.Out, "no RedrivePolicy names %s (was its source queue deleted?), so a message move task cannot start: redriving message by message\n", src.Name)
-		return c.redriveByReceive(ctx, src, tg, o, nil)
+		if tg.forced {
+			fmt.Fprintf(c.Out, "no RedrivePolicy names %s, so a message move task cannot start: redriving message by message\n", src.Name)
+		} else {
+			fmt.Fprintf(c.Out, "no RedrivePolicy names %s (was its source queue deleted?), so a message move task cannot start: redriving message by message\n", src.Name)
+		}
+		return c.redriveByReceive(ctx, src, tg, o, nil, depth)
 	}
 	res, err := c.moveTask(ctx, src, dst, o.Rate)
 	if res == nil || res.Task == nil || dst != nil || ctx.Err() != nil {
@@ -154,8 +199,16 @@ func (c *Client) redriveByTask(ctx context.Context, src, dst *queueRef, tg *targ
 	default:
 		return res, err
 	}
-	// The task's moves count in the summary; a task does not limit.
-	return c.redriveByReceive(ctx, src, tg, o, &RedriveResult{Moved: res.Moved, Task: res.Task})
+	// The task's moves count in the summary and against the pass's bound.
+	left := int64(-1)
+	if depth >= 0 {
+		if left = depth - int64(res.Moved); left <= 0 {
+			fmt.Fprintf(c.Out, "%s held %d messages when the redrive started and the task moved %d: the messages there now arrived during the redrive, and wait for the next one\n",
+				src.Name, depth, res.Moved)
+			return res, err
+		}
+	}
+	return c.redriveByReceive(ctx, src, tg, o, &RedriveResult{Moved: res.Moved, Task: res.Task}, left)
 }
 
 // --- move task ---
@@ -234,6 +287,8 @@ type targets struct {
 	// DLQ (ListDeadLetterSourceQueues), loaded once.
 	sources []string
 	loaded  bool
+	// forced: the queue is not a DLQ and is redriven because of --force.
+	forced bool
 	// only is the DLQ's one source queue, for messages that name none
 	// (sent to the DLQ directly); nil when there are none or several, and
 	// onlyProblem then says why.
@@ -367,14 +422,17 @@ func sendInput(m *Message, dst *queueRef, o RedriveOptions) (*sqs.SendMessageInp
 }
 
 // redriveByReceive receives, sends and deletes. res holds what was done
-// before (a move task's moves), or is nil.
-func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions, res *RedriveResult) (*RedriveResult, error) {
+// before (a move task's moves), or is nil; budget is how many messages the
+// pass may handle (what was in the DLQ when the redrive started, less what
+// a task moved; <0: unknown).
+func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *targets, o RedriveOptions, res *RedriveResult, budget int64) (*RedriveResult, error) {
 	if res == nil {
 		res = &RedriveResult{}
 	}
-	total := int64(o.Limit)
-	if total == 0 {
-		total = c.depth(ctx, src)
+	p := newPass(c.now(), budget)
+	total := budget
+	if o.Limit > 0 && (total < 0 || int64(o.Limit) < total) {
+		total = int64(o.Limit)
 	}
 	b := c.newBar(total, "redriving")
 	defer b.finish()
@@ -392,15 +450,19 @@ func (c *Client) redriveByReceive(ctx context.Context, src *queueRef, tg *target
 	}
 	start := time.Now()
 	var runErr error
+	movedBefore := res.Moved
 loop:
-	for empty := 0; empty < c.emptyPolls() && (o.Limit == 0 || res.Moved < o.Limit); {
+	for empty := 0; empty < c.emptyPolls() && (o.Limit == 0 || res.Moved-movedBefore < o.Limit) && !p.exhausted(); {
 		wait := int32(0)
 		if empty > 0 {
 			wait = c.PollWait
 		}
 		n := int32(10)
 		if o.Limit > 0 {
-			n = int32(min(10, o.Limit-res.Moved))
+			n = int32(min(10, o.Limit-(res.Moved-movedBefore)))
+		}
+		if p.budget > 0 && p.budget < int64(n) {
+			n = int32(p.budget)
 		}
 		msgs, err := c.receiveBatch(ctx, src, n, o.Visibility, wait)
 		if err != nil {
@@ -415,25 +477,36 @@ loop:
 			}
 			seen[m.MessageID] = true
 			fresh++
-			if !o.Filter.Match(m) {
-				res.Skipped++
+			if cb, ok := p.cameBack(m); ok {
+				res.CameBack = append(res.CameBack, cb)
 				held = append(held, m)
 				continue
 			}
-			if o.Limit > 0 && res.Moved >= o.Limit {
+			if (o.Limit > 0 && res.Moved-movedBefore >= o.Limit) || p.exhausted() {
 				held = append(held, msgs[i:]...)
 				break loop
+			}
+			if !o.Filter.Match(m) {
+				res.Skipped++
+				p.use()
+				b.add(1)
+				held = append(held, m)
+				continue
 			}
 			dst, err := tg.of(ctx, m)
 			if err != nil {
 				res.NoTarget++
 				res.keep(m, err.Error())
+				p.use()
+				b.add(1)
 				held = append(held, m)
 				continue
 			}
 			in, err := sendInput(m, dst, o)
 			if err != nil {
 				res.keep(m, err.Error())
+				p.use()
+				b.add(1)
 				held = append(held, m)
 				continue
 			}
@@ -446,7 +519,8 @@ loop:
 					break loop
 				}
 			}
-			if _, err := c.SQS.SendMessage(ctx, in); err != nil {
+			sent, err := c.SQS.SendMessage(ctx, in)
+			if err != nil {
 				// Not sent: keep it (and, for FIFO order, everything after it).
 				res.Failed++
 				held = append(held, msgs[i:]...)
@@ -456,6 +530,7 @@ loop:
 			if _, err := c.SQS.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(src.URL), ReceiptHandle: aws.String(m.ReceiptHandle)}); err != nil {
 				c.warnf("message %s was sent to %s but could not be deleted from %s (it is now in both): %v", m.MessageID, dst.Name, src.Name, err)
 			}
+			p.moved(m, aws.ToString(sent.MessageId), aws.ToString(in.MessageBody), dst.Name)
 			res.Moved++
 			b.add(1)
 		}
@@ -466,6 +541,9 @@ loop:
 		}
 	}
 	b.finish()
+	if runErr == nil && res.Moved > movedBefore {
+		c.scanCameBack(ctx, src, p, seen, res, o.Visibility)
+	}
 	fmt.Fprintf(c.Out, "%s: moved %d", src.Name, res.Moved)
 	if o.Filter != nil {
 		fmt.Fprintf(c.Out, ", %d did not match the filter", res.Skipped)
@@ -475,6 +553,9 @@ loop:
 	}
 	if res.Failed > 0 {
 		fmt.Fprintf(c.Out, ", %d failed", res.Failed)
+	}
+	if n := len(res.CameBack); n > 0 {
+		fmt.Fprintf(c.Out, ", %d came back", n)
 	}
 	if o.Mark || o.FinalPass {
 		fmt.Fprintf(c.Out, " (marked %s", MarkRedriven)
@@ -491,7 +572,11 @@ loop:
 		fmt.Fprintf(c.Out, " (body: %s)", strings.Join(edits, ", "))
 	}
 	fmt.Fprintf(c.Out, " in %s\n", time.Since(start).Round(time.Millisecond))
+	if p.exhausted() && budget > 0 {
+		fmt.Fprintf(c.Out, "stopped after the %d messages %s held when the redrive started; messages that arrived since wait for the next pass\n", budget, src.Name)
+	}
 	c.reportNotRedriven(src, res, "not redriven, still in")
+	c.reportCameBack(src, res)
 	return res, runErr
 }
 
@@ -518,6 +603,10 @@ func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o Redri
 	}
 	res := &RedriveResult{}
 	for _, m := range msgs {
+		if !m.DelayedUntil.IsZero() {
+			fmt.Fprintf(c.Out, "would wait for %s: delayed until %s, it cannot be received before\n", m.MessageID, m.DelayedUntil.UTC().Format(time.RFC3339))
+			continue
+		}
 		if !o.Filter.Match(m) {
 			res.Skipped++
 			continue
@@ -564,17 +653,31 @@ func (c *Client) dryRun(ctx context.Context, src *queueRef, tg *targets, o Redri
 	return res, nil
 }
 
-// depth is a queue's visible messages, for a progress bar's total (-1 if
-// unknown).
+// depth is a queue's visible messages (-1 if unknown).
 func (c *Client) depth(ctx context.Context, q *queueRef) int64 {
-	out, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q.URL),
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+	return c.countOf(ctx, q, types.QueueAttributeNameApproximateNumberOfMessages)
+}
+
+// trueDepth is a queue's visible, in-flight and delayed messages: what a
+// redrive pass may handle (-1 if unknown).
+func (c *Client) trueDepth(ctx context.Context, q *queueRef) int64 {
+	return c.countOf(ctx, q, types.QueueAttributeNameApproximateNumberOfMessages,
+		types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed)
+}
+
+// countOf adds up counters of a queue (-1 if one is unknown).
+func (c *Client) countOf(ctx context.Context, q *queueRef, names ...types.QueueAttributeName) int64 {
+	out, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q.URL), AttributeNames: names})
 	if err != nil {
 		return -1
 	}
-	n, err := strconv.ParseInt(out.Attributes["ApproximateNumberOfMessages"], 10, 64)
-	if err != nil {
-		return -1
+	var sum int64
+	for _, name := range names {
+		n, err := strconv.ParseInt(out.Attributes[string(name)], 10, 64)
+		if err != nil {
+			return -1
+		}
+		sum += n
 	}
-	return n
+	return sum
 }

@@ -26,7 +26,7 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	q.byAge.Ascend(func(m *message) bool {
 		switch {
 		case m.state == statePending:
-		case m.state == stateReady || p.IncludeInflight:
+		case m.state == stateReady || p.IncludeInflight || p.IncludeDelayed && m.state == stateDelayed:
 			hot = append(hot, m)
 		}
 		return len(hot) < max
@@ -41,7 +41,14 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		} else {
 			m, cold = cold[0], cold[1:]
 		}
-		out = append(out, m.snapshot(q, ""))
+		s := m.snapshot(q, "")
+		switch m.state {
+		case stateDelayed:
+			s.DelayedUntil = m.availableAt.time()
+		case stateInflight:
+			s.InvisibleUntil = m.visibleAt.time()
+		}
+		out = append(out, s)
 	}
 	return out, e.finish(&h, t)
 }

@@ -13,6 +13,9 @@ type TriggerStats struct {
 	// (an error, a timeout or a throttle), Timeouts and Throttles some of
 	// those; InvalidResponses the unusable batchItemFailures answers.
 	Invocations, Errors, Timeouts, Throttles, InvalidResponses uint64
+	// PartialFailures counts invocations whose batchItemFailures answer
+	// listed messages (Lambda has no such metric).
+	PartialFailures uint64
 	// Messages settled: deleted after processing, left to come back
 	// (failed), deleted unseen by a filter.
 	MessagesDeleted, MessagesFailed, MessagesFiltered uint64
@@ -57,6 +60,7 @@ var (
 	trigTimeouts    = prometheus.NewDesc("tidemq_trigger_timeouts_total", "Invocations that ran past the function timeout.", trigLabels, nil)
 	trigThrottles   = prometheus.NewDesc("tidemq_trigger_throttles_total", "Invocations the target refused with HTTP 429 (Lambda: Throttles).", trigLabels, nil)
 	trigInvalid     = prometheus.NewDesc("tidemq_trigger_invalid_responses_total", "Unusable batchItemFailures responses (the whole batch failed).", trigLabels, nil)
+	trigPartial     = prometheus.NewDesc("tidemq_trigger_partial_failures_total", "Invocations whose batchItemFailures answer listed messages (they come back and may be dead-lettered).", trigLabels, nil)
 	trigDuration    = prometheus.NewDesc("tidemq_trigger_duration_seconds_total", "Time spent in invocations (Lambda: Duration).", trigLabels, nil)
 	trigConcurrent  = prometheus.NewDesc("tidemq_trigger_concurrent_invocations", "Invocations running now (Lambda: ConcurrentExecutions).", trigLabels, nil)
 	trigMessages    = prometheus.NewDesc("tidemq_trigger_messages_total", "Messages settled by a trigger, by outcome: deleted, failed or filtered.", append(trigLabels, "outcome"), nil)
@@ -72,7 +76,7 @@ var (
 )
 
 func (c *triggerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{trigInvocations, trigErrors, trigTimeouts, trigThrottles, trigInvalid, trigDuration,
+	for _, d := range []*prometheus.Desc{trigInvocations, trigErrors, trigTimeouts, trigThrottles, trigInvalid, trigPartial, trigDuration,
 		trigConcurrent, trigMessages, trigPollErrors, trigPauses, trigState, trigHistogram} {
 		ch <- d
 	}
@@ -89,6 +93,7 @@ func (c *triggerCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(trigTimeouts, s.Timeouts)
 		counter(trigThrottles, s.Throttles)
 		counter(trigInvalid, s.InvalidResponses)
+		counter(trigPartial, s.PartialFailures)
 		counter(trigPollErrors, s.PollErrors)
 		counter(trigPauses, s.Pauses)
 		ch <- prometheus.MustNewConstMetric(trigDuration, prometheus.CounterValue, s.DurationSeconds, l...)

@@ -52,8 +52,8 @@ tidemq_trigger_pauses_total{queue="orders",trigger="fn"} 1
 		"tidemq_trigger_state", "tidemq_trigger_invocation_duration_seconds", "tidemq_trigger_pauses_total"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := testutil.GatherAndCount(reg); err != nil || n != 12+4+2 {
-		// 12 per-trigger series (messages has three), 4 states, 2 outcomes.
+	if n, err := testutil.GatherAndCount(reg); err != nil || n != 13+4+2 {
+		// 13 per-trigger series (messages has three), 4 states, 2 outcomes.
 		t.Fatalf("%d series, %v", n, err)
 	}
 }

@@ -263,8 +263,10 @@ func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		if err := b.expire(ctx, tx, q, now); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND ($2 OR visible_at <= $3)
-			ORDER BY enqueued_at, seq LIMIT $4`, q.id, p.IncludeInflight, stampOf(now), max)
+		// A message never received whose visible_at is ahead is delayed;
+		// one received, in flight.
+		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND ($2 OR visible_at <= $3 OR ($5 AND receive_count = 0))
+			ORDER BY enqueued_at, seq LIMIT $4`, q.id, p.IncludeInflight, stampOf(now), max, p.IncludeDelayed)
 		if err != nil {
 			return err
 		}
@@ -276,6 +278,13 @@ func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		for i, m := range ms {
 			m.settle(stampOf(now), q.name)
 			out[i] = m.snapshot(q, "")
+			if m.visibleAt > stampOf(now) {
+				if m.receiveCount == 0 {
+					out[i].DelayedUntil = timeOf(m.visibleAt)
+				} else {
+					out[i].InvisibleUntil = timeOf(m.visibleAt)
+				}
+			}
 		}
 		return nil
 	})

@@ -15,18 +15,12 @@ func WriteFindings(w io.Writer, format string, fs []Finding) error {
 		for _, f := range fs {
 			fmt.Fprintln(w, f)
 		}
-		var e, wn, in int
-		for _, f := range fs {
-			switch f.Severity {
-			case SeverityError:
-				e++
-			case SeverityWarning:
-				wn++
-			default:
-				in++
-			}
+		n := Count(fs)
+		line := fmt.Sprintf("%d errors, %d warnings, %d notes", n.Errors, n.Warnings, n.Notes)
+		if n.Suppressed > 0 {
+			line += fmt.Sprintf(", %d suppressed", n.Suppressed)
 		}
-		_, err := fmt.Fprintf(w, "%d errors, %d warnings, %d notes\n", e, wn, in)
+		_, err := fmt.Fprintln(w, line)
 		return err
 	case "json":
 		if fs == nil {
@@ -71,11 +65,19 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 		PhysicalLocation physical  `json:"physicalLocation"`
 		LogicalLocations []logical `json:"logicalLocations,omitempty"`
 	}
+	// suppression is a SARIF suppression: inSource when the file says
+	// so (template Metadata, tidemq.yaml lint.suppress), external when
+	// the command line does.
+	type suppression struct {
+		Kind          string `json:"kind"`
+		Justification string `json:"justification,omitempty"`
+	}
 	type result struct {
-		RuleID    string     `json:"ruleId"`
-		Level     string     `json:"level"`
-		Message   msg        `json:"message"`
-		Locations []location `json:"locations"`
+		RuleID       string        `json:"ruleId"`
+		Level        string        `json:"level"`
+		Message      msg           `json:"message"`
+		Locations    []location    `json:"locations"`
+		Suppressions []suppression `json:"suppressions,omitempty"`
 	}
 	var rules []rule
 	for _, r := range Rules {
@@ -101,7 +103,15 @@ func writeSARIF(w io.Writer, fs []Finding) error {
 		if f.Resource != "" {
 			loc.LogicalLocations = []logical{{Name: f.Resource, FullyQualifiedName: f.Resource, Kind: "resource"}}
 		}
-		results = append(results, result{RuleID: f.Rule, Level: level, Message: msg{text}, Locations: []location{loc}})
+		r := result{RuleID: f.Rule, Level: level, Message: msg{text}, Locations: []location{loc}}
+		if sp := f.Suppressed; sp != nil {
+			kind := "inSource"
+			if sp.Source == SuppressedOnCommand {
+				kind = "external"
+			}
+			r.Suppressions = []suppression{{Kind: kind, Justification: sp.Reason}}
+		}
+		results = append(results, r)
 	}
 	doc := map[string]any{
 		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",

@@ -164,6 +164,9 @@ func importTree(root *node, opts ImportOptions) (*Config, *ImportReport, error) 
 		}
 		c.Queues = append(c.Queues, q)
 	}
+	if err := t.suppressions(c); err != nil {
+		return nil, nil, err
+	}
 	im := &importer{t: t, c: c}
 	im.finishQueues()
 	for _, id := range t.ids {
@@ -788,7 +791,7 @@ func (im *importer) localTarget(f *Function, r *resource) error {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("line %d: Metadata.tidemq must be a map (url, command, headers, dir)", n.line)
+		return fmt.Errorf("line %d: Metadata.tidemq must be a map (url, command, headers, dir, suppress)", n.line)
 	}
 	for _, k := range sortedKeys(m) {
 		switch k {
@@ -804,8 +807,10 @@ func (im *importer) localTarget(f *Function, r *resource) error {
 			for hk, hv := range h {
 				f.Headers[hk], _ = asString(hv)
 			}
+		case "suppress": // lint suppressions: see suppressions
+			continue
 		default:
-			return fmt.Errorf("line %d: Metadata.tidemq.%s: unknown key (url, command, headers, dir)", n.keyLine(k), k)
+			return fmt.Errorf("line %d: Metadata.tidemq.%s: unknown key (url, command, headers, dir, suppress)", n.keyLine(k), k)
 		}
 		f.setLine(k, n.keyLine(k))
 	}

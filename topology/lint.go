@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 // Severity of a finding. Errors make 'tidemq lint' exit 1.
@@ -30,6 +31,9 @@ type Finding struct {
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	Hint     string   `json:"hint,omitempty"`
+	// Suppressed is the suppression that silenced the finding, if one
+	// did: it is shown, and does not count (see Suppression).
+	Suppressed *Suppression `json:"suppressed,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -37,8 +41,14 @@ func (f Finding) String() string {
 	if f.Resource != "" {
 		res = " " + f.Resource
 	}
-	s := fmt.Sprintf("%s:%d: %s %s (%s)%s: %s", f.File, f.Line, f.Severity, f.Rule, f.Name, res, f.Message)
-	if f.Hint != "" {
+	sev := string(f.Severity)
+	if f.Suppressed != nil {
+		sev = "suppressed " + sev
+	}
+	s := fmt.Sprintf("%s:%d: %s %s (%s)%s: %s", f.File, f.Line, sev, f.Rule, f.Name, res, f.Message)
+	if sp := f.Suppressed; sp != nil {
+		s += "\n    suppressed (" + sp.Source + "): " + sp.Reason
+	} else if f.Hint != "" {
 		s += "\n    fix: " + f.Hint
 	}
 	return s
@@ -98,6 +108,7 @@ const (
 	RuleSubscriptionDLQType  = "TQ015"
 	RuleSubscriptionQueue    = "TQ016"
 	RuleDLQDirectSend        = "TQ017"
+	RuleFIFOBatchOrder       = "TQ018"
 )
 
 // Rules lists every lint rule.
@@ -118,6 +129,7 @@ var Rules = []Rule{
 	{RuleFIFOTopicAttribute, "fifo-topic-attribute", "ContentBasedDeduplication and FifoThroughputScope are FIFO topic attributes: SNS and tidemq refuse them on a standard topic, whatever their value."},
 	{RuleSubscriptionDLQType, "subscription-dlq-type", "A subscription's dead-letter queue must have its topic's type: FIFO for a FIFO topic, standard for a standard topic."},
 	{RuleSubscriptionQueue, "subscription-queue-type", "A FIFO queue cannot be subscribed to a standard topic (a FIFO topic may deliver to FIFO and standard queues)."},
+	{RuleFIFOBatchOrder, "fifo-batch-order", "On a FIFO queue, an event source with a batch size above 1 lets a handler that goes on after a failed message process the later messages of its group before it (and, without ReportBatchItemFailures, process them again after it); the handler must stop at the first failure and list the rest in batchItemFailures. Suppress it once the handler does."},
 	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
@@ -143,6 +155,7 @@ func (l *linter) add(s *src, field, rule string, sev Severity, hint, format stri
 // Lint checks a topology and returns its findings, ordered by line.
 func Lint(c *Config) []Finding {
 	l := &linter{c: c}
+	l.checkSuppressions()
 	dlqs := map[string][]*Queue{} // DLQ name → its sources
 	seen := map[string]bool{}
 	for _, q := range c.Queues {
@@ -229,6 +242,7 @@ func Lint(c *Config) []Finding {
 			}
 		}
 	}
+	l.suppress()
 	sort.SliceStable(l.findings, func(i, j int) bool {
 		if l.findings[i].Line != l.findings[j].Line {
 			return l.findings[i].Line < l.findings[j].Line
@@ -332,6 +346,17 @@ func (l *linter) checkTrigger(t *Trigger) {
 			"add FunctionResponseTypes: [ReportBatchItemFailures] and return batchItemFailures from the handler",
 			"the event source of %s takes batches of %d%s without ReportBatchItemFailures: one failure returns the whole batch to the queue", t.Function, batch, note)
 	}
+	if q != nil && q.FIFO && batch <= 10 {
+		if risk := trigger.FIFOBatchOrderRisk(batch, t.ReportBatchItemFailures); risk != "" {
+			field := "batchSize"
+			if t.BatchSize == nil {
+				field = "queue"
+			}
+			l.add(&t.src, field, RuleFIFOBatchOrder, SeverityWarning,
+				"stop at the first failure and return it and every later message as batchItemFailures, then suppress TQ018 for this event source; or use BatchSize 1",
+				"the event source of %s on %s: %s", t.Function, q.Name, risk)
+		}
+	}
 	limit := func(field, hint, format string, args ...any) {
 		l.add(&t.src, field, RuleEventSourceLimits, SeverityError, hint, format, args...)
 	}
@@ -419,7 +444,7 @@ func duration(s int) string {
 // HasErrors reports whether any finding is an error.
 func HasErrors(fs []Finding) bool {
 	for _, f := range fs {
-		if f.Severity == SeverityError {
+		if f.Severity == SeverityError && f.Suppressed == nil {
 			return true
 		}
 	}

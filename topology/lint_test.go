@@ -2,6 +2,7 @@ package topology
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,6 +105,8 @@ func TestRulesPositive(t *testing.T) {
 		{"concurrency above reserved", "    reservedConcurrency: 10", "    reservedConcurrency: 5", RuleConcurrency, SeverityWarning, 33, "allows 10 concurrent invocations but the function reserves only 5"},
 		{"content-based dedup", "    messageRetentionPeriod: 345600\n", "    messageRetentionPeriod: 345600\n    contentBasedDeduplication: true\n", RuleContentDedup, SeverityWarning, 7, "cannot be known statically"},
 		{"batch over 10 without window", "    maximumBatchingWindowInSeconds: 5\n", "", RuleEventSourceLimits, SeverityError, 36, "needs MaximumBatchingWindowInSeconds ≥ 1"},
+		{"fifo batch with partial failures", "    batchSize: 1\n    reportBatchItemFailures: true\n", "    batchSize: 10\n    reportBatchItemFailures: true\n", RuleFIFOBatchOrder, SeverityWarning, 31,
+			"FIFO batches of up to 10: a handler that goes on after a failed message processes the later messages of its group before it"},
 		{"fifo batch over 10", "    batchSize: 1\n    reportBatchItemFailures: true\n    maximumConcurrency: 10", "    batchSize: 20\n    maximumBatchingWindowInSeconds: 1\n    reportBatchItemFailures: true\n    maximumConcurrency: 10", RuleEventSourceLimits, SeverityError, 31, "FIFO event sources take at most 10"},
 		{"standard batch over 10000", "    batchSize: 100\n", "    batchSize: 20000\n", RuleEventSourceLimits, SeverityError, 36, "above the standard-queue maximum"},
 		{"invalid attribute", "    visibilityTimeout: 180", "    visibilityTimeout: 180\n    delaySeconds: 901", RuleInvalidConfiguration, SeverityError, 13, "DelaySeconds"},
@@ -130,7 +133,8 @@ func runRuleCases(t *testing.T, base string, cases []ruleCase) {
 					if hit == nil || strings.Contains(fs[i].Message, tc.inMessage) {
 						hit = &fs[i]
 					}
-				} else if tc.name != "undeclared dlq" && tc.name != "dlq type mismatch" {
+				} else if tc.name != "undeclared dlq" && tc.name != "dlq type mismatch" &&
+					!(fs[i].Rule == RuleFIFOBatchOrder && strings.HasSuffix(tc.name, "batch without partial failures")) {
 					t.Errorf("unexpected finding: %s", fs[i])
 				}
 			}
@@ -290,5 +294,24 @@ func TestFindingsNameTheirElement(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"resource": "triggers[worker.orders.fifo]"`) {
 		t.Errorf("json:\n%s", b.String())
+	}
+}
+
+// TestFIFOBatchOrderWithoutPartialFailures: a FIFO event source with
+// batches and no ReportBatchItemFailures gets TQ018 besides TQ002: the
+// later messages of a group, already processed, come back with the failed
+// one and are processed again after it.
+func TestFIFOBatchOrderWithoutPartialFailures(t *testing.T) {
+	fs := lintText(t, strings.Replace(clean, "    batchSize: 1\n    reportBatchItemFailures: true\n", "    batchSize: 5\n", 1))
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Rule)
+		if f.Rule == RuleFIFOBatchOrder && (f.Severity != SeverityWarning || f.Line != 31 ||
+			!strings.Contains(f.Message, "on orders.fifo: FIFO batches of up to 5 without ReportBatchItemFailures: when one message fails the whole batch comes back")) {
+			t.Errorf("TQ018: %s", f)
+		}
+	}
+	if !slices.Equal(got, []string{RuleBatchItemFailures, RuleFIFOBatchOrder}) {
+		t.Errorf("findings %v", fs)
 	}
 }

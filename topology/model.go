@@ -32,7 +32,9 @@ type Config struct {
 	Functions []*Function `yaml:"functions,omitempty" json:"functions,omitempty"`
 	Triggers  []*Trigger  `yaml:"triggers,omitempty" json:"triggers,omitempty"`
 	Alarms    []*Alarm    `yaml:"alarms,omitempty" json:"alarms,omitempty"`
-	File      string      `yaml:"-" json:"-"` // where the config was read from, for findings
+	// Lint holds the lint suppressions (see Suppression).
+	Lint *LintSettings `yaml:"lint,omitempty" json:"lint,omitempty"`
+	File string        `yaml:"-" json:"-"` // where the config was read from, for findings
 }
 
 // Queue is one SQS queue. Nil pointers and empty strings mean "the SQS
@@ -454,6 +456,15 @@ func parseConfig(data []byte, root *node) (*Config, error) {
 	}
 	for i, a := range c.Alarms {
 		attach("alarms", i, &a.src, a.Name)
+	}
+	if c.Lint != nil {
+		seq := root.get("lint").get("suppress")
+		for i := range c.Lint.Suppress {
+			c.Lint.Suppress[i].Source = SuppressedInConfig
+			if seq != nil && seq.kind == kindSeq && i < len(seq.items) {
+				c.Lint.Suppress[i].Line = seq.items[i].line
+			}
+		}
 	}
 	return &c, nil
 }

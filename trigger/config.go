@@ -265,6 +265,11 @@ func (c *Config) Validate(q QueueFacts) (warnings []string, err error) {
 	if vis < RecommendedVisibilityFactor*to {
 		warnings = append(warnings, fmt.Sprintf("the queue's visibility timeout (%s) is less than %d× the function timeout (%s), as AWS recommends", vis, RecommendedVisibilityFactor, to))
 	}
+	if q.FIFO {
+		if risk := FIFOBatchOrderRisk(bs, c.reportsItemFailures()); risk != "" {
+			warnings = append(warnings, risk)
+		}
+	}
 	if head := vis - to - c.window(); head < MinHeadroom {
 		warnings = append(warnings, fmt.Sprintf("only %s between the function timeout plus the batching window and the visibility timeout: a slow success may be delivered twice", head))
 	}

@@ -229,6 +229,10 @@ var errClosed = errors.New("trigger manager is closed")
 // queueFacts asks the broker about the queue.
 func (m *Manager) queueFacts(ctx context.Context, queue string) (QueueFacts, string, error) {
 	info, err := m.o.Broker.GetQueue(ctx, tidemq.GetQueueParams{Name: queue})
+	if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+		return QueueFacts{}, "", tidemq.Errorf(tidemq.ErrQueueDoesNotExist,
+			"The queue %s does not exist: create it first (aws sqs create-queue --queue-name %s), or check the name and --region.", queue, queue)
+	}
 	if err != nil {
 		return QueueFacts{}, "", err
 	}

@@ -555,3 +555,13 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	default:
 	}
 }
+
+// TestCreateOnAMissingQueueNamesIt: `trigger create --queue nosuchqueue`
+// said only "The specified queue does not exist."; it names the queue.
+func TestCreateOnAMissingQueueNamesIt(t *testing.T) {
+	v := newEnv(t, false)
+	_, err := v.m.Create(context.Background(), trigger.Config{Name: "t", Queue: "nosuchqueue", Target: trigger.Target{URL: "http://127.0.0.1:1/"}})
+	if !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) || !strings.Contains(err.Error(), "The queue nosuchqueue does not exist: create it first") {
+		t.Errorf("create on a missing queue: %v", err)
+	}
+}

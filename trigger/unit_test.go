@@ -288,3 +288,39 @@ func TestDurationHistogram(t *testing.T) {
 		t.Fatalf("sum %g, want %g", s.Sum, want)
 	}
 }
+
+// TestValidateWarnsOnFIFOBatchOrder: seed 003 reads a FIFO queue in
+// batches of 10 with a handler that goes on after a failure, so a
+// dealer's later files are processed before the failed one. AWS does the
+// same; `trigger create` now says so (the warnings are what it prints),
+// with and without ReportBatchItemFailures, and not for a batch of one or
+// a standard queue.
+func TestValidateWarnsOnFIFOBatchOrder(t *testing.T) {
+	fifo := QueueFacts{FIFO: true, VisibilityTimeout: 360 * time.Second}
+	std := QueueFacts{VisibilityTimeout: 360 * time.Second}
+	c := &Config{Name: "stock", Queue: "stock.fifo", Target: Target{URL: "http://127.0.0.1:1/"}, Timeout: 30, BatchSize: 10,
+		FunctionResponseTypes: []string{ReportBatchItemFailures}}
+	has := func(w []string, s string) bool {
+		for _, x := range w {
+			if strings.Contains(x, s) {
+				return true
+			}
+		}
+		return false
+	}
+	w, err := c.Validate(fifo)
+	if err != nil || !has(w, "FIFO batches of up to 10: a handler that goes on after a failed message processes the later messages of its group before it") {
+		t.Errorf("FIFO, batches of 10, ReportBatchItemFailures: %v %q", err, w)
+	}
+	c.FunctionResponseTypes = nil
+	if w, err := c.Validate(fifo); err != nil || !has(w, "without ReportBatchItemFailures: when one message fails the whole batch comes back") {
+		t.Errorf("FIFO, batches of 10: %v %q", err, w)
+	}
+	if w, _ := c.Validate(std); has(w, "FIFO batches") {
+		t.Errorf("standard queue: %q", w)
+	}
+	c.BatchSize = 1
+	if w, _ := c.Validate(fifo); has(w, "FIFO batches") {
+		t.Errorf("batch of one: %q", w)
+	}
+}

@@ -11,6 +11,10 @@ import (
 // QueueDoesNotExist message (JSON says "The specified queue does not exist.").
 const queryQueueDoesNotExist = "The specified queue does not exist for this wsdl version."
 
+// errBareUnknownOperation is a GET on a queue URL without an Action (see
+// writeError): a 404 whose body is <UnknownOperationException/>.
+var errBareUnknownOperation = tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested.")
+
 // errInternal is the error for anything that went wrong on our side.
 func errInternal() *tidemq.Error {
 	return tidemq.Errorf(tidemq.ErrInternalFailure, "We encountered an internal error. Please try again.")
@@ -20,6 +24,14 @@ func errInternal() *tidemq.Error {
 // HTTP status. An error that is not a *tidemq.Error is logged and answered
 // as InternalFailure: its text may say things a client should not see.
 func (c *call) writeError(w http.ResponseWriter, err error) int {
+	if err == errBareUnknownOperation {
+		// AWS answers a GET on a queue URL without an Action with a bare
+		// element, in XML whatever the client asked for.
+		c.setCommonHeaders(w, "text/xml")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("<UnknownOperationException/>"))
+		return http.StatusNotFound
+	}
 	var e *tidemq.Error
 	switch {
 	case errors.As(err, &e) && e.Code != nil:

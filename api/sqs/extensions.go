@@ -84,6 +84,7 @@ type extPeekInput struct {
 	QueueURL            string `json:"QueueUrl"`
 	MaxNumberOfMessages *int   `json:"MaxNumberOfMessages"`
 	IncludeInflight     bool   `json:"IncludeInflight"`
+	IncludeDelayed      bool   `json:"IncludeDelayed"`
 }
 
 // extClient is who made a request, in a history event.
@@ -113,6 +114,10 @@ type extMessage struct {
 	MD5OfMessageAttributes string                   `json:"MD5OfMessageAttributes,omitempty"`
 	MessageAttributes      map[string]wireAttribute `json:"MessageAttributes,omitempty"`
 	History                []extHistoryEvent        `json:"History"`
+	// DelayedUntil (while its send delay runs) and InvisibleUntil (while
+	// it is in flight) are epoch ms; absent for a receivable message.
+	DelayedUntil   int64 `json:"DelayedUntil,omitempty"`
+	InvisibleUntil int64 `json:"InvisibleUntil,omitempty"`
 }
 
 type extPeekOutput struct {
@@ -126,7 +131,7 @@ func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
 		return nil, err
 	}
 	msgs, err := c.broker().PeekMessages(c.r.Context(), tidemq.PeekMessagesParams{
-		Queue: name, Max: in.MaxNumberOfMessages, IncludeInflight: in.IncludeInflight,
+		Queue: name, Max: in.MaxNumberOfMessages, IncludeInflight: in.IncludeInflight, IncludeDelayed: in.IncludeDelayed,
 	})
 	if err != nil {
 		return nil, err
@@ -143,6 +148,12 @@ func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
 			Body:       m.Body,
 			Attributes: systemAttributes(m, all),
 			History:    make([]extHistoryEvent, 0, len(m.History)),
+		}
+		if !m.DelayedUntil.IsZero() {
+			em.DelayedUntil = m.DelayedUntil.UnixMilli()
+		}
+		if !m.InvisibleUntil.IsZero() {
+			em.InvisibleUntil = m.InvisibleUntil.UnixMilli()
 		}
 		if len(m.Attributes) > 0 {
 			em.MD5OfMessageAttributes = tidemq.MD5OfAttributes(m.Attributes)

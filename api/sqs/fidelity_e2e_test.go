@@ -171,8 +171,10 @@ func TestTraceHeaderFromHTTPHeader(t *testing.T) {
 
 // TestQueryServiceActionsOnAQueuePath: in the Query protocol, AWS refuses
 // the actions about the service (CreateQueue, ListQueues, GetQueueUrl)
-// posted to a queue URL with InvalidAction; queue actions work there, and
-// JSON requests are routed by X-Amz-Target whatever the path.
+// posted to a queue URL with InvalidAction, and CreateQueue and ListQueues
+// as GETs there; GetQueueUrl as a GET there answers (AWS-recorded; it was
+// refused, a regression); queue actions work there, and JSON requests are
+// routed by X-Amz-Target whatever the path.
 func TestQueryServiceActionsOnAQueuePath(t *testing.T) {
 	e := newEnv(t)
 	e.createQueue("q", nil)
@@ -182,8 +184,25 @@ func TestQueryServiceActionsOnAQueuePath(t *testing.T) {
 			!strings.Contains(r.body, "The action "+action+" is not valid for this endpoint.") {
 			t.Errorf("Query %s on a queue path: %d %s", action, r.status, r.body)
 		}
-		if g := e.get("/" + account + "/q?Action=" + action + "&QueueName=other"); g.status != 400 {
+		if action == "GetQueueUrl" {
+			continue
+		}
+		if g := e.get("/" + account + "/q?Action=" + action + "&QueueName=other"); g.status != 400 || !strings.Contains(g.body, "<Code>InvalidAction</Code>") {
 			t.Errorf("Query GET %s on a queue path: %d %s", action, g.status, g.body)
+		}
+	}
+	if g := e.get("/" + account + "/q?Action=GetQueueUrl&QueueName=q"); g.status != 200 ||
+		!strings.Contains(g.body, "<GetQueueUrlResult><QueueUrl>"+e.srv.URL+"/"+account+"/q</QueueUrl></GetQueueUrlResult>") {
+		t.Errorf("Query GET GetQueueUrl on a queue path: %d %s", g.status, g.body)
+	}
+	// Without an Action: a bare element, in XML even when JSON is asked for.
+	for _, accept := range []string{"", "application/json"} {
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/"+account+"/q", nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		if r := e.do(req); r.status != 404 || r.body != "<UnknownOperationException/>" {
+			t.Errorf("Query GET without Action (Accept %q): %d %q", accept, r.status, r.body)
 		}
 	}
 	if r := e.postForm("/"+account+"/q", url.Values{"Action": {"SendMessage"}, "MessageBody": {"x"}}); r.status != 200 {
@@ -238,6 +257,20 @@ func TestQueryGETAcceptJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &sent); err != nil || status != 200 ||
 		sent.SendMessageResponse.SendMessageResult.MD5OfMessageBody != "5d41402abc4b2a76b9719d911017c592" {
 		t.Fatalf("SendMessage with Accept: application/json: %d %s (%v)", status, body, err)
+	}
+	// A receive: the list is "messages" (AWS-recorded), null when empty.
+	status, body, _ = get("/" + account + "/q?Action=ReceiveMessage&MaxNumberOfMessages=10")
+	var recv struct {
+		ReceiveMessageResponse struct {
+			ReceiveMessageResult map[string][]struct{ Body, MessageId, ReceiptHandle string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &recv); err != nil || status != 200 ||
+		len(recv.ReceiveMessageResponse.ReceiveMessageResult["messages"]) != 1 || recv.ReceiveMessageResponse.ReceiveMessageResult["messages"][0].Body != "hello" {
+		t.Fatalf("ReceiveMessage with Accept: application/json: %d %s (%v)", status, body, err)
+	}
+	if status, body, _ = get("/" + account + "/q?Action=ReceiveMessage"); status != 200 || !strings.Contains(body, `"ReceiveMessageResult":{"messages":null}`) {
+		t.Fatalf("empty ReceiveMessage with Accept: application/json: %d %s", status, body)
 	}
 	status, body, _ = get("/?Action=GetQueueUrl&QueueName=nope")
 	var fail struct {

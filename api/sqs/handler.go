@@ -156,7 +156,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 		return nil, err
 	}
 	a, ok := actions[c.action]
-	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r)) {
+	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r) && !(c.action == "GetQueueUrl" && c.r.Method == http.MethodGet)) {
 		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
 	}
 	var in any
@@ -173,8 +173,10 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 
 // serviceActions are the actions about the service rather than one queue.
 // AWS refuses them, in the Query protocol, on a queue URL ("The action
-// CreateQueue is not valid for this endpoint."); JSON requests are routed
-// by X-Amz-Target whatever their path (Java SDK v1 posts to queue paths).
+// CreateQueue is not valid for this endpoint."), except GetQueueUrl as a
+// GET, which AWS answers there (200, the QueueUrl); JSON requests are
+// routed by X-Amz-Target whatever their path (Java SDK v1 posts to queue
+// paths).
 var serviceActions = map[string]bool{"CreateQueue": true, "ListQueues": true, "GetQueueUrl": true}
 
 // onQueuePath reports whether a request was sent to a queue URL (any path
@@ -245,6 +247,9 @@ func queryAction(r *http.Request, q *qnode) (string, error) {
 		return action, nil
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if onQueuePath(r) {
+			return "", errBareUnknownOperation
+		}
 		return "", tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested.")
 	}
 	return "", tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")

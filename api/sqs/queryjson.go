@@ -41,9 +41,22 @@ type queryJSONMetadata struct {
 func (c *call) writeQueryJSONOutput(w http.ResponseWriter, out output) int {
 	resp := map[string]any{"ResponseMetadata": queryJSONMetadata{RequestID: c.requestID}}
 	if out != nil {
-		resp[c.action+"Result"] = out
+		resp[c.action+"Result"] = queryJSONResult(out)
 	}
 	return c.writeQueryJSON(w, http.StatusOK, map[string]any{c.action + "Response": resp})
+}
+
+// queryJSONResult is a result as AWS renders it in this form, where it
+// differs from the JSON protocol's output: a received message list is
+// "messages" (AWS-recorded: ReceiveMessageResult.messages), null when the
+// receive is empty.
+func queryJSONResult(out output) any {
+	if r, ok := out.(*receiveMessageOutput); ok {
+		return struct {
+			Messages []wireMessage `json:"messages"`
+		}{r.Messages}
+	}
+	return out
 }
 
 type queryJSONError struct {

@@ -21,6 +21,7 @@ func newApplyCommand() *cobra.Command {
 		tmpl   templateOptions
 		dryRun bool
 		noLint bool
+		supp   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
@@ -34,8 +35,13 @@ running tidemq server, or on AWS itself:
   subscriptions  (protocol sqs) matched by topic, protocol and endpoint, with
                  RawMessageDelivery, FilterPolicy(Scope) and RedrivePolicy
   triggers       through tidemq's admin API (/tidemq/triggers), for the event
-                 sources whose function has a url or a command; the others
-                 are listed as not applied
+                 sources whose function tidemq can stand in for: a url or a
+                 command (Metadata.tidemq in a template), or its own code
+                 (Runtime, Handler and CodeUri, run unmodified by the server
+                 when it was started with --allow-trigger-commands); the
+                 others (no local stand-in, an unsupported runtime, a server
+                 that does not run code) are listed as not applied, with
+                 the reason
 
 Nothing is ever deleted. Applying twice changes nothing the second time.
 Queue alarms are applied only by 'tidemq serve --config' (the built-in
@@ -46,7 +52,9 @@ reason). --dry-run only prints it.
 
 The file is linted first (see 'tidemq lint'): an error finding stops apply
 before it changes anything (exit status 1, the findings on standard error);
-warnings are printed and do not stop it. --no-lint skips the check.`,
+warnings are printed and do not stop it. A finding that does not apply can be
+suppressed (see 'tidemq lint --help'; --suppress RULE[:RESOURCE] here); --no-lint
+skips every check.`,
 		Example: `  tidemq apply tidemq.yaml --endpoint http://127.0.0.1:9324
   tidemq apply lambdas/template.yaml --endpoint http://127.0.0.1:9324 --dry-run`,
 		Args: cobra.ExactArgs(1),
@@ -65,6 +73,9 @@ warnings are printed and do not stop it. --no-lint skips the check.`,
 			}
 			if rep != nil {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
+			}
+			if err := addSuppressions(c, supp); err != nil {
+				return err
 			}
 			if !noLint {
 				warnings, notes, err := lintBeforeApply(c, printFindings(cmd.ErrOrStderr()))
@@ -113,6 +124,7 @@ warnings are printed and do not stop it. --no-lint skips the check.`,
 	tmpl.register(f)
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan without changing anything")
 	f.BoolVar(&noLint, "no-lint", false, noLintUsage)
+	f.StringArrayVar(&supp, "suppress", nil, suppressUsage)
 	bindEnv(cmd)
 	return cmd
 }

@@ -142,7 +142,8 @@ func newDLQPeekCommand(o *dlqOptions) *cobra.Command {
 		Short: "Show messages without consuming them, and why they died",
 		Long: `Show the messages of a queue (name, URL or ARN) without consuming them: the body
 (JSON indented, SNS envelopes unwrapped one level), message attributes, receive
-count, source queue, age and, on tidemq, the message's history: every receive
+count, source queue, age, a delayed message's delay and when it becomes
+receivable and, on tidemq, the message's history: every receive
 with the client's address, User-Agent and access key, every visibility expiry,
 and the reason it was dead-lettered.
 
@@ -162,7 +163,7 @@ to receive: it needs --allow-receive, and each message's receive count goes up.
 	}
 	f := cmd.Flags()
 	f.IntVarP(&p.Max, "number", "n", 10, "how many messages to show (tidemq: at most 1000)")
-	f.BoolVar(&p.IncludeInflight, "include-inflight", false, "also show in-flight and delayed messages (tidemq)")
+	f.BoolVar(&p.IncludeInflight, "include-inflight", false, "also show in-flight messages (tidemq; delayed ones are always shown, with when they become receivable)")
 	f.BoolVar(&p.AllowReceive, "allow-receive", false, "on AWS, allow peeking by receiving (raises receive counts)")
 	f.Int32Var(&p.Visibility, "visibility", 30, "on AWS, seconds the received messages stay hidden while peeking")
 	f.StringVar(&filter, "filter", "", "show only messages matching this expression (see above)")
@@ -193,9 +194,22 @@ With --limit, --filter, --mark, --body-set or --dry-run it receives, sends and
 deletes instead: the body is sent byte for byte (an SNS envelope arrives intact)
 unless --body-set changes it, with its message attributes, trace header and
 FIFO group and a new deduplication id; a message is deleted only after its send
-was acknowledged. The queue counts as drained after three empty receives in a
-row. Messages the filter does not match stay in the queue (on a FIFO queue, they
-hold back the rest of their group).
+was acknowledged. Messages the filter does not match stay in the queue (on a
+FIFO queue, they hold back the rest of their group).
+
+A redrive pass is bounded by what was in the DLQ when it started: it handles
+at most that many messages (a progress bar counts them) and ends then, or after
+three empty receives in a row, and it never moves a message twice. A message it
+moved that a live consumer fails again at once (dead-lettered by
+maxReceiveCount, or sent straight back to the DLQ with the body the redrive
+sent) stays in the DLQ, and the summary names it. The same bound holds for a
+move task and what is done after it.
+
+Only a dead-letter queue is redriven: a queue some RedrivePolicy names, one
+named like a DLQ (orders-dlq, loader_dlq, OrdersDLQ...), one whose
+RedriveAllowPolicy lists its sources, or on tidemq one holding dead-lettered
+messages. Any other queue is refused (redriving a live queue takes the messages
+its consumers wait for); --force redrives it anyway.
 
 --mark adds message attributes a consumer can read:
   tidemq.redriven=true, tidemq.redrive-count=N (the message's own count + 1),
@@ -207,8 +221,9 @@ Exit status:
   0  every message asked for was redriven (with --dry-run: would be)
   1  an error stopped the redrive (a message is deleted from the DLQ only
      after its send was acknowledged, so none is lost)
-  2  partial: the redrive ran to its end but left messages in the DLQ; each
-     is named on standard output with the reason
+  2  partial: the redrive ran to its end but left messages in the DLQ, or
+     messages it moved came back; each is named on standard output with the
+     reason
 
 ` + dlq.FilterHelp,
 		Args: cobra.ExactArgs(1),
@@ -232,7 +247,10 @@ Exit status:
 					if r.DryRun {
 						what = "would not be redriven"
 					}
-					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed, what)}
+					if len(res.CameBack) > 0 && len(res.NotRedriven)+res.Failed == 0 {
+						return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) came back to the DLQ (see above)", len(res.CameBack))}
+					}
+					return &exitError{code: 2, err: fmt.Errorf("partial redrive: %d message(s) %s (see above)", len(res.NotRedriven)+res.Failed+len(res.CameBack), what)}
 				}
 				return err
 			})
@@ -249,6 +267,7 @@ Exit status:
 	f.BoolVar(&r.DryRun, "dry-run", false, "print what would move and move nothing")
 	f.BoolVar(&r.AllowReceive, "allow-receive", false, "on AWS, allow --dry-run to look by receiving")
 	f.Int32Var(&r.Visibility, "visibility", 60, "seconds a received message stays hidden while it is moved")
+	f.BoolVar(&r.Force, "force", false, "redrive a queue that is not a dead-letter queue")
 	return cmd
 }
 
@@ -294,7 +313,7 @@ and made visible again.`,
 	f := cmd.Flags()
 	f.StringVarP(&file, "output", "o", "", "file to write (default: standard output)")
 	f.IntVarP(&e.Max, "number", "n", 1000, "most messages to export")
-	f.BoolVar(&e.IncludeInflight, "include-inflight", false, "also export in-flight and delayed messages (tidemq)")
+	f.BoolVar(&e.IncludeInflight, "include-inflight", false, "also export in-flight messages (tidemq; delayed ones are always exported, with DelaySeconds and VisibleAt)")
 	f.BoolVar(&e.AllowReceive, "allow-receive", false, "on AWS, allow exporting by receiving (raises receive counts)")
 	f.Int32Var(&e.Visibility, "visibility", 300, "on AWS, seconds the received messages stay hidden while exporting")
 	f.StringVar(&filter, "filter", "", "export only messages matching this expression (see 'dlq peek --help')")

@@ -51,6 +51,7 @@ func newLintCommand() *cobra.Command {
 		schema bool
 		region string
 		tmpl   templateOptions
+		supp   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "lint FILE",
@@ -73,10 +74,28 @@ location's logicalLocations. The exit status is 1 when there is an error
 finding, 2 when the file cannot be linted at all (it is missing, is not valid
 YAML or JSON, or a template cannot be evaluated), 0 otherwise. --schema prints
 the JSON Schema of tidemq.yaml instead. 'tidemq apply' and 'tidemq serve
---config' run the same checks first and stop on an error finding.`,
+--config' run the same checks first and stop on an error finding.
+
+A finding that does not apply can be suppressed, per rule and per resource,
+with its reason: in a template, in the resource's Metadata (AWS ignores it)
+
+  EnrichmentPipelineQueue:
+    Type: AWS::SQS::Queue
+    Metadata:
+      tidemq:
+        suppress:
+          - rule: TQ005
+            reason: the scorer's event source is off until the model is retrained
+
+in a tidemq.yaml, under lint.suppress ({rule, resource: queues[orders],
+reason}; without resource, for every element), or on the command line with
+--suppress RULE[:RESOURCE]. A suppressed finding is still shown, marked
+"suppressed" with its reason (JSON: "suppressed"; SARIF: "suppressions"), and
+does not count: every other check still runs, unlike apply's --no-lint.`,
 		Example: `  tidemq lint tidemq.yaml
   tidemq lint lambdas/template.yaml --format sarif > lint.sarif
-  tidemq lint --schema > tidemq.schema.json`,
+  tidemq lint --schema > tidemq.schema.json
+  tidemq lint template.yaml --suppress TQ006 --suppress TQ005:EnrichmentPipelineQueue`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if schema {
 				return lintUsage(cobra.NoArgs(cmd, args))
@@ -100,6 +119,9 @@ the JSON Schema of tidemq.yaml instead. 'tidemq apply' and 'tidemq serve
 			if err != nil {
 				return lintUsage(err)
 			}
+			if err := addSuppressions(c, supp); err != nil {
+				return lintUsage(err)
+			}
 			if rep != nil && format == "text" {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
 			}
@@ -117,6 +139,7 @@ the JSON Schema of tidemq.yaml instead. 'tidemq apply' and 'tidemq serve
 	f.StringVar(&format, "format", "text", "output format: text, json or sarif")
 	f.BoolVar(&schema, "schema", false, "print the JSON Schema of tidemq.yaml and exit")
 	f.StringVar(&region, "region", "us-east-1", "AWS::Region when reading a template")
+	f.StringArrayVar(&supp, "suppress", nil, suppressUsage)
 	tmpl.register(f)
 	bindEnv(cmd)
 	return cmd

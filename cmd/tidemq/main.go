@@ -44,7 +44,35 @@ Start a server with 'tidemq serve', then point any SQS client at it:
 	root.AddCommand(newTriggerCommand())
 	root.AddCommand(newLintCommand(), newApplyCommand(), newImportCommand())
 	root.AddCommand(newVersionCommand(), newHealthCommand(), newBackupCommand())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (dlq, trigger...) refuse an argument that names none of them: cobra
+// printed the group's help and exited 0 for 'tidemq dlq lsit', so a script
+// went on as if it had listed. The error names the closest commands.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c.Parent() == nil || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		cmd.SuggestionsMinimumDistance = 2
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(": did you mean %q?", cmd.CommandPath()+" "+s[0])
+		} else {
+			msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+		}
+		return &exitError{code: 2, err: errors.New(msg)}
+	}
 }
 
 func main() {
@@ -73,6 +101,9 @@ func main() {
 func errorHint(cmd string, err error) string {
 	if errors.Is(err, syscall.ECONNREFUSED) && cmd != "serve" {
 		return "nothing answers at that address: is the server running ('tidemq serve')? --endpoint (or $TIDEMQ_ENDPOINT) says where it is"
+	}
+	if errors.Is(err, syscall.EADDRINUSE) && cmd == "serve" {
+		return "another process (another tidemq?) already listens there: choose another address with --listen (or $TIDEMQ_LISTEN), e.g. --listen 127.0.0.1:9325, and give clients that endpoint"
 	}
 	return ""
 }

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tidemq/tidemq/top"
 )
@@ -64,8 +68,7 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 				return err
 			}
 			m := top.New(src, interval).SortBy(sortKey)
-			_, err = tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx)).Run()
-			return err
+			return runTop(ctx, m)
 		},
 	}
 	f := cmd.Flags()
@@ -76,6 +79,65 @@ Keys: q quits, s cycles the sort (name, depth, oldest, in, out, dlq),
 	f.StringVar(&sortKey, "sort", "name", "initial sort: "+strings.Join(top.SortKeys, ", "))
 	bindEnv(cmd)
 	return cmd
+}
+
+// topGrace is how long top waits, after SIGTERM or SIGINT, for its event
+// loop to restore the terminal and return before it restores the terminal
+// itself and exits.
+const topGrace = 2 * time.Second
+
+// runTop runs top's program until q, SIGINT or SIGTERM. The signals are
+// handled here, not by Bubble Tea: its handler only queues a message for
+// the event loop, so an event loop that is stuck (a terminal that does not
+// take output, a query it never answers) made top ignore both signals until
+// kill -9. Here a signal asks the program to quit and, if it has not
+// returned within topGrace, the terminal is restored and the process exits
+// (130 for SIGINT, 143 for SIGTERM). Ctrl-C in the raw terminal is a key
+// and quits cleanly (exit 0), as q does.
+func runTop(ctx context.Context, m tea.Model) error {
+	var saved *term.State
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		saved, _ = term.GetState(int(os.Stdin.Fd()))
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler())
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case s := <-sigs:
+			go p.Quit()
+			select {
+			case <-done:
+			case <-time.After(topGrace):
+				if saved != nil {
+					_ = term.Restore(int(os.Stdin.Fd()), saved)
+				}
+				// Leave the alternate screen and show the cursor, unless the
+				// terminal takes no output (the write then blocks, and is
+				// left behind).
+				wrote := make(chan struct{})
+				go func() { fmt.Fprint(os.Stdout, "\x1b[?1049l\x1b[?25h"); close(wrote) }()
+				select {
+				case <-wrote:
+				case <-time.After(100 * time.Millisecond):
+				}
+				code := 130
+				if s == syscall.SIGTERM {
+					code = 143
+				}
+				os.Exit(code)
+			}
+		case <-done:
+		}
+	}()
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrInterrupted) {
+		return nil
+	}
+	return err
 }
 
 func topSource(ctx context.Context, client *clientOptions, source string) (top.Source, error) {

@@ -99,7 +99,13 @@ async function render(navigated) {
   }
 }
 
-window.addEventListener('hashchange', () => render(true));
+// A question asked about one page must not outlive it: a confirmation
+// left open across a navigation would act on the queue it was asked about
+// while the page shows another. Navigating answers it "cancel".
+window.addEventListener('hashchange', () => {
+  if (confirmEl.open) confirmEl.close('');
+  render(true);
+});
 
 function page(id, ...children) {
   main.replaceChildren(h('section', { id, class: 'page' }, ...children));
@@ -210,7 +216,7 @@ async function renderQueue(name, navigated) {
     q.deadLetterQueue ? h('div', { id: 'tasks' }) : null,
     h('div', { class: 'browser-head' },
       h('h2', {}, 'Messages'),
-      h('label', {}, h('input', { type: 'checkbox', id: 'inflight', onchange: (e) => { detail.inflight = e.target.checked; loadMessages(q); } }), ' include in flight and delayed'),
+      h('label', {}, h('input', { type: 'checkbox', id: 'inflight', onchange: (e) => { detail.inflight = e.target.checked; loadMessages(q); } }), ' include in flight'),
       h('button', { type: 'button', id: 'refresh', onclick: () => loadMessages(q) }, 'Refresh')),
     h('p', { class: 'muted' }, 'Peeked: looking changes nothing (no receive, no receive count).'),
     h('div', { id: 'messages' }, h('p', { class: 'muted' }, 'Loading…'))));
@@ -298,6 +304,8 @@ function drawMessages() {
 function messageCard(m, i) {
   const facts = [
     ['sent', time(m.sent)],
+    m.delayedUntil ? ['delayed', `${age((m.delayedUntil - m.sent) / 1000)}: receivable at ${time(m.delayedUntil)} (in ${age(Math.max(0, m.delayedUntil - Date.now()) / 1000)})`] : null,
+    m.invisibleUntil ? ['in flight until', `${time(m.invisibleUntil)} (in ${age(Math.max(0, m.invisibleUntil - Date.now()) / 1000)})`] : null,
     ['first received', time(m.firstReceive)],
     ['receives', String(m.receiveCount)],
     ['source', m.sourceQueue ? m.sourceQueue : 'sent to this queue directly'],
@@ -314,6 +322,7 @@ function messageCard(m, i) {
       h('code', {}, m.messageId),
       env ? h('span', { class: 'badge' }, env.kind === 'sns' ? 'SNS' : 'wrapped') : null,
       m.receiveCount ? h('span', { class: 'badge' }, `received ${m.receiveCount}×`) : null,
+      m.delayedUntil ? h('span', { class: 'badge delayed' }, 'delayed until ' + clock(m.delayedUntil)) : null,
       m.sourceQueue ? h('span', { class: 'muted' }, '← ' + m.sourceQueue) : null,
       h('span', { class: 'muted right' }, m.sent ? age((Date.now() - m.sent) / 1000) + ' old' : '')),
     m.explain ? h('p', { class: 'explain' }, m.explain) : null,
@@ -327,8 +336,9 @@ function messageCard(m, i) {
             ? `SNS notification from ${env.topicArn}${env.subject ? `, subject “${env.subject}”` : ''}, unwrapped:`
             : '{"Message": <JSON string>} envelope, unwrapped:'),
           h('pre', { class: 'body' }, env.message),
-          h('details', {}, h('summary', {}, 'body as sent'), h('pre', { class: 'body raw' }, m.pretty))]
-        : h('pre', { class: 'body' }, m.pretty),
+          h('details', {}, h('summary', {}, 'body as sent'), h('pre', { class: 'body raw' }, m.body))]
+        : [h('pre', { class: 'body' }, m.pretty),
+          m.pretty !== m.body ? h('details', {}, h('summary', {}, 'body as sent'), h('pre', { class: 'body raw' }, m.body)) : null],
       m.history && m.history.length ? [h('h3', {}, `History (${m.history.length} events)`),
         h('table', { class: 'history' }, h('tbody', {}, m.history.map((ev) => h('tr', { class: 'ev-' + ev.kind },
           h('td', { class: 'muted when', title: time(ev.time) }, clock(ev.time)), h('td', { class: 'kind' }, ev.kind), h('td', {}, ev.queue || ''),

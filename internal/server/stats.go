@@ -17,14 +17,14 @@ func TopicMetrics(topics *topicstore.Service) func() metrics.TopicStats {
 }
 
 // TriggerAlarmSnapshots are the manager's Stats for the trigger alarms:
-// a failed invocation is an error, a timeout, a throttle or an unusable
-// batchItemFailures answer.
+// a failed invocation is an error, a timeout, a throttle, an unusable
+// batchItemFailures answer or one that lists messages.
 func TriggerAlarmSnapshots(m *trigger.Manager) func() []alarms.TriggerSnapshot {
 	return func() []alarms.TriggerSnapshot {
 		ss := m.Stats()
 		out := make([]alarms.TriggerSnapshot, len(ss))
 		for i, s := range ss {
-			out[i] = alarms.TriggerSnapshot{Name: s.Name, Queue: s.Queue, Errors: s.Errors + s.InvalidResponses}
+			out[i] = alarms.TriggerSnapshot{Name: s.Name, Queue: s.Queue, Errors: s.Errors + s.InvalidResponses, PartialFailures: s.PartialFailures}
 		}
 		return out
 	}
@@ -38,7 +38,7 @@ func TriggerStats(m *trigger.Manager) func() []metrics.TriggerStats {
 		for i, s := range ss {
 			t := metrics.TriggerStats{Name: s.Name, Queue: s.Queue, State: s.State,
 				Invocations: s.Invocations, Errors: s.Errors, Timeouts: s.Timeouts, Throttles: s.Throttles,
-				InvalidResponses: s.InvalidResponses, MessagesDeleted: s.MessagesDeleted, MessagesFailed: s.MessagesFailed,
+				InvalidResponses: s.InvalidResponses, PartialFailures: s.PartialFailures, MessagesDeleted: s.MessagesDeleted, MessagesFailed: s.MessagesFailed,
 				MessagesFiltered: s.MessagesFiltered, PollErrors: s.PollErrors, Pauses: s.Pauses,
 				DurationSeconds: s.DurationSeconds, ConcurrentInvocations: s.ConcurrentInvocations,
 				Durations: make(map[string]metrics.Histogram, len(s.Durations))}
