@@ -24,9 +24,15 @@ type KV struct {
 	pool    *pgxpool.Pool
 	ownPool bool
 	mu      sync.Mutex // serialises commits
+	// channel is the NOTIFY channel of this schema's registry changes
+	// (update.go).
+	channel string
 }
 
-var _ storage.Store = (*KV)(nil)
+var (
+	_ storage.Store   = (*KV)(nil)
+	_ storage.Updater = (*KV)(nil)
+)
 
 // kvScanPage is how many keys a Scan reads per query; no connection is
 // held while the callback runs.
@@ -47,6 +53,12 @@ func OpenKV(ctx context.Context, o Options) (*KV, error) {
 		kv.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	var schema string
+	if err := kv.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		kv.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	kv.channel = registryChannel(schema)
 	return kv, nil
 }
 
