@@ -26,7 +26,9 @@ var (
 func newKVState(st storage.Store) kvState { return kvState{kv: storage.Prefix(st, Namespace)} }
 
 // scanJSON decodes every value under prefix into a new T.
-func scanJSON[T any](kv storage.Store, prefix string, add func(*T)) error {
+func scanJSON[T any](kv interface {
+	Scan([]byte, func(k, v []byte) error) error
+}, prefix string, add func(*T)) error {
 	return kv.Scan([]byte(prefix), func(k, v []byte) error {
 		x := new(T)
 		if err := json.Unmarshal(v, x); err != nil {
@@ -49,16 +51,66 @@ func (s kvState) LoadRegistry() (Registrations, error) {
 	return r, err
 }
 
-func (s kvState) ApplyRegistry(c RegistryChange) error {
-	b := s.kv.NewBatch()
-	if err := putRegistry(b, c); err != nil {
-		return err
-	}
-	return storage.CommitSync(b)
+// RegistryLock is the storage.Update lock of every registry change: a
+// store shared by several nodes announces changes under this name.
+const RegistryLock = "sns"
+
+func (s kvState) UpdateRegistry(fn func(RegistryView) (RegistryChange, error)) error {
+	return storage.Update(s.kv, RegistryLock, func(tx storage.Txn) error {
+		c, err := fn(txView{tx})
+		if err != nil {
+			return err
+		}
+		return putRegistry(tx, c)
+	})
 }
 
-// putRegistry adds c to b.
-func putRegistry(b storage.Batch, c RegistryChange) error {
+// txView is a RegistryView of a storage.Txn.
+type txView struct{ tx storage.Txn }
+
+// getJSON decodes the value of key into a new T, or returns nil.
+func getJSON[T any](tx storage.Txn, key []byte) (*T, error) {
+	v, ok, err := tx.Get(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	x := new(T)
+	if err := json.Unmarshal(v, x); err != nil {
+		return nil, fmt.Errorf("sns: %s%q: %w", Namespace, key, err)
+	}
+	return x, nil
+}
+
+func (v txView) Topic(arn string) (*Topic, error) {
+	return getJSON[Topic](v.tx, stringKey(prefixTopic, arn))
+}
+
+func (v txView) Subscription(arn string) (*Subscription, error) {
+	return getJSON[Subscription](v.tx, stringKey(prefixSubscription, arn))
+}
+
+func (v txView) Unsubscribed(token string) (*Subscription, error) {
+	return getJSON[Subscription](v.tx, stringKey(prefixUnsubscribed, token))
+}
+
+// Subscriptions scans the subscriptions whose ARN begins with the topic's
+// ARN and a colon: a subscription's ARN is its topic's and a UUID, and a
+// topic name has no colon, so these are exactly the topic's.
+func (v txView) Subscriptions(topicARN string) ([]*Subscription, error) {
+	var out []*Subscription
+	err := scanJSON(v.tx, prefixSubscription+topicARN+":", func(sub *Subscription) {
+		if sub.TopicARN == topicARN {
+			out = append(out, sub)
+		}
+	})
+	return out, err
+}
+
+// putRegistry adds c to b (a storage.Batch or storage.Txn).
+func putRegistry(b interface {
+	Set(k, v []byte)
+	Delete(k []byte)
+}, c RegistryChange) error {
 	for _, arn := range c.DeleteTopics {
 		b.Delete(stringKey(prefixTopic, arn))
 	}

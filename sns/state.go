@@ -13,9 +13,23 @@ package sns
 type Registry interface {
 	// LoadRegistry returns everything the registry holds.
 	LoadRegistry() (Registrations, error)
-	// ApplyRegistry applies a change atomically (deletes before puts) and
-	// returns once it is durable. It does not keep or modify the values.
-	ApplyRegistry(RegistryChange) error
+	// UpdateRegistry runs fn against the registry as it is now (not as
+	// some node cached it), exclusively of every other UpdateRegistry on
+	// every node sharing the registry, and applies the change fn returns
+	// atomically (deletes before puts), returning once it is durable. When
+	// fn fails nothing changes and its error is returned. It does not keep
+	// or modify the values.
+	UpdateRegistry(fn func(RegistryView) (RegistryChange, error)) error
+}
+
+// RegistryView is what UpdateRegistry's function reads: the registry's
+// current state. Each getter returns nil when there is no such entry.
+type RegistryView interface {
+	Topic(arn string) (*Topic, error)
+	Subscription(arn string) (*Subscription, error)
+	// Subscriptions returns a topic's subscriptions, ordered by ARN.
+	Subscriptions(topicARN string) ([]*Subscription, error)
+	Unsubscribed(token string) (*Subscription, error)
 }
 
 // Registrations is what a Registry holds.
