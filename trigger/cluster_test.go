@@ -2,6 +2,7 @@ package trigger_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -97,5 +98,63 @@ func TestClusterTriggerRunsOnTheLeaderOnly(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if calls.Load() != 2 {
 		t.Fatal("a deleted trigger still runs on the leader")
+	}
+}
+
+// A node whose copy of the triggers is stale changes them as the store has
+// them: it cannot bring back a trigger another node deleted, create one
+// another node created, or drop another node's change of another field.
+func TestClusterTriggerChangesAreComputedFromTheStore(t *testing.T) {
+	v := newEnv(t, false)
+	v.queue("q", nil)
+	_, url := newTarget(t, func(trigger.Event, *http.Request) (int, any, func(string) bool) { return 200, nil, nil })
+	st := mem.New()
+	a := followNode(t, v, st)
+	ctx := context.Background()
+	for _, name := range []string{"deleted", "patched"} {
+		if _, err := a.Create(ctx, trigger.Config{Name: name, Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := followNode(t, v, st) // loads both; never reloads
+	if err := a.Delete("deleted"); err != nil {
+		t.Fatal(err)
+	}
+	var nf *trigger.NotFoundError
+	if _, err := b.Update(ctx, "deleted", []byte(`{"BatchSize":2}`)); !errors.As(err, &nf) {
+		t.Errorf("Update on B of the trigger deleted on A: %v, want NotFound", err)
+	}
+	if _, err := b.Get("deleted"); err == nil {
+		t.Error("B still lists the trigger it found deleted")
+	}
+	if _, err := a.Create(ctx, trigger.Config{Name: "new", Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var ex *trigger.ExistsError
+	if _, err := b.Create(ctx, trigger.Config{Name: "new", Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 3}); !errors.As(err, &ex) {
+		t.Errorf("Create on B of the name created on A: %v, want ExistsError", err)
+	}
+	if _, err := a.Update(ctx, "patched", []byte(`{"BatchSize":5}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Update(ctx, "patched", []byte(`{"Timeout":7}`)); err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := trigger.StoredTriggers(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*trigger.Config{}
+	for _, c := range cfgs {
+		names[c.Name] = c
+	}
+	if _, ok := names["deleted"]; ok {
+		t.Error("the deleted trigger is back in the store")
+	}
+	if c := names["patched"]; c == nil || c.BatchSize != 5 || c.Timeout != 7 {
+		t.Errorf("after A set BatchSize 5 and B Timeout 7 the store has %+v", c)
+	}
+	if c := names["new"]; c == nil || c.BatchSize != 1 {
+		t.Errorf("the trigger created on A is now %+v", c)
 	}
 }
