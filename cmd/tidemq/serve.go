@@ -289,6 +289,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	obs.metrics.RegisterTopics(topicMetrics(topics))
 	if cl != nil {
 		cl.lead(trg.m, obs.leaderHook, topics)
+		cl.watch(trg.m, topics)
 	}
 	if config != nil {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
