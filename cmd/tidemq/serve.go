@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -301,7 +302,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
 	mountRoutes(door, routeHandlers{
-		health:        healthHandler(eng),
+		health:        healthHandler(eng, o.auth && !open["health"], log),
 		metrics:       obs.metrics.Handler(),
 		queues:        obs.queuesHandler,
 		alarms:        obs.alarmsHandler,
@@ -362,13 +363,34 @@ func runServe(ctx context.Context, o *serveOptions) error {
 }
 
 // healthHandler answers GET /health: 200 while the engine can serve, 503
-// with the reason when it cannot.
-func healthHandler(eng tidemq.HealthChecker) http.Handler {
+// when it cannot. Why it cannot (which may name the database's user, host
+// or a path) goes to the log, and into the answer only for a signed caller:
+// when the route is verified (signed is --auth without --auth-exempt
+// health).
+func healthHandler(eng tidemq.HealthChecker, signed bool, log *slog.Logger) http.Handler {
+	var mu sync.Mutex
+	var last string // the reason logged last, so that a probe every second does not flood the log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if err := eng.Healthy(); err != nil {
+		err := eng.Healthy()
+		mu.Lock()
+		if err != nil && err.Error() != last {
+			log.Warn("unhealthy: /health answers 503", "err", err)
+		} else if err == nil && last != "" {
+			log.Info("healthy again: /health answers 200")
+		}
+		last = ""
+		if err != nil {
+			last = err.Error()
+		}
+		mu.Unlock()
+		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
+			if signed {
+				fmt.Fprintf(w, "{\"status\":\"unavailable\",\"error\":%q}\n", err.Error())
+			} else {
+				fmt.Fprintln(w, `{"status":"unavailable"}`)
+			}
 			return
 		}
 		fmt.Fprintln(w, `{"status":"ok"}`)
