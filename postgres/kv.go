@@ -25,13 +25,18 @@ type KV struct {
 	ownPool bool
 	mu      sync.Mutex // serialises commits
 	// channel is the NOTIFY channel of this schema's registry changes
-	// (update.go).
+	// (kvupdate.go).
 	channel string
+	// lockConn holds the session advisory locks of Lock (kvupdate.go),
+	// used under lockMu; nil until the first Lock or after it broke.
+	lockMu   sync.Mutex
+	lockConn *pgx.Conn
 }
 
 var (
 	_ storage.Store   = (*KV)(nil)
 	_ storage.Updater = (*KV)(nil)
+	_ storage.Locker  = (*KV)(nil)
 )
 
 // kvScanPage is how many keys a Scan reads per query; no connection is
@@ -64,6 +69,12 @@ func OpenKV(ctx context.Context, o Options) (*KV, error) {
 
 // Close releases the pool if OpenKV opened it.
 func (kv *KV) Close() error {
+	kv.lockMu.Lock()
+	if kv.lockConn != nil {
+		kv.lockConn.Close(context.Background())
+		kv.lockConn = nil
+	}
+	kv.lockMu.Unlock()
 	if kv.ownPool {
 		kv.pool.Close()
 	}

@@ -188,3 +188,53 @@ func (kv *KV) listen(ctx context.Context) (*pgx.Conn, error) {
 	}
 	return c, nil
 }
+
+// Lock holds the lock of that name (see storage.Locker) until unlock: a
+// session advisory lock, in the key space of Update's (a Lock and an
+// Update of one name exclude each other), on one connection of the KV's
+// own kept for locks, so that locks held across other work never take
+// the pool's connections. Taking it polls (pg_try_advisory_lock, from 1 ms
+// to 50 ms apart) rather than waits, so that a lock another node holds
+// does not block this node's other locks. If the lock connection breaks,
+// PostgreSQL drops the locks it held and the next Lock reconnects; a
+// holder is not told, so a lock protects against the ordinary race of two
+// nodes, not against a connection lost in the middle.
+func (kv *KV) Lock(name string) (func(), error) {
+	delay := time.Millisecond
+	for {
+		ok, err := kv.lockCall(`SELECT pg_try_advisory_lock(hashtext('tidemq-registry:' || current_schema() || ':' || $1))`, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return func() {
+				_, _ = kv.lockCall(`SELECT pg_advisory_unlock(hashtext('tidemq-registry:' || current_schema() || ':' || $1))`, name)
+			}, nil
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// lockCall runs one boolean query on the lock connection, connecting it
+// first when needed.
+func (kv *KV) lockCall(sql, name string) (bool, error) {
+	kv.lockMu.Lock()
+	defer kv.lockMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if kv.lockConn == nil {
+		c, err := pgx.ConnectConfig(ctx, kv.pool.Config().ConnConfig.Copy())
+		if err != nil {
+			return false, err
+		}
+		kv.lockConn = c
+	}
+	var ok bool
+	if err := kv.lockConn.QueryRow(ctx, sql, name).Scan(&ok); err != nil {
+		kv.lockConn.Close(ctx)
+		kv.lockConn = nil
+		return false, err
+	}
+	return ok, nil
+}

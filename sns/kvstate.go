@@ -162,10 +162,49 @@ func putOutbox(b storage.Batch, w OutboxWrite) {
 	for _, e := range w.Dedup {
 		v, _ := json.Marshal(e) // strings and a number: cannot fail
 		b.Set(dedupStoreKey(e.Key, e.Expires), v)
+		b.Set(dedupByKey(e.Key, e.Expires), v)
 	}
 	for _, e := range w.Expired {
 		b.Delete(dedupStoreKey(e.Key, e.Expires))
+		b.Delete(dedupByKey(e.Key, e.Expires))
 	}
+	for topic, seq := range w.Sequences {
+		b.Set(stringKey(prefixFIFOSequence, topic), []byte(seq))
+	}
+}
+
+func (s kvState) LockFIFO(topicARN string) (func(), error) {
+	return storage.Lock(s.kv, "sns-fifo/"+topicARN)
+}
+
+func (s kvState) FindDedup(key string, nowMs int64) (DedupEntry, bool, error) {
+	prefix := append(append([]byte(prefixDedupByKey), key...), 0)
+	var found DedupEntry
+	ok := false
+	err := s.kv.Scan(prefix, func(k, v []byte) error {
+		if len(k) != len(prefix)+8 { // another key's, with this one as its prefix
+			return nil
+		}
+		var e DedupEntry
+		if json.Unmarshal(v, &e) == nil && e.Expires > nowMs && (!ok || e.Expires > found.Expires) {
+			e.Key = key
+			found, ok = e, true
+		}
+		return nil
+	})
+	return found, ok, err
+}
+
+func (s kvState) LastSequence(topicARN string) (string, error) {
+	key := stringKey(prefixFIFOSequence, topicARN)
+	var seq string
+	err := s.kv.Scan(key, func(k, v []byte) error {
+		if string(k) == string(key) {
+			seq = string(v)
+		}
+		return nil
+	})
+	return seq, err
 }
 
 func (s kvState) DeliveryDone(id uint64, index uint32, last bool) error {
@@ -223,6 +262,15 @@ func (s kvState) scanOutbox(nowMs int64, clean bool) ([]OutboxEntry, []DedupEntr
 		}
 		e.Key = string(k[len(prefixDedup)+8:])
 		dedup = append(dedup, e)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.kv.Scan([]byte(prefixDedupByKey), func(k, v []byte) error {
+		if len(k) < len(prefixDedupByKey)+9 || int64(binary.BigEndian.Uint64(k[len(k)-8:])) <= nowMs {
+			cleanup.Delete(append([]byte(nil), k...)) // expired: whichever node wrote it
+		}
 		return nil
 	})
 	if err != nil {

@@ -152,3 +152,48 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 		})
 	}
 }
+
+// A FIFO topic deduplicates and numbers publishes across the nodes: a
+// duplicate published through B of what A took is answered as the
+// original, and B's sequence numbers follow A's whatever B's own clock.
+func TestFIFODedupAndSequenceAcrossNodes(t *testing.T) {
+	for name, open := range registryStores {
+		t.Run(name, func(t *testing.T) {
+			var topic *Topic
+			a, b, broker := twoNodes(t, open, func(a *Service) {
+				var err error
+				if topic, err = a.CreateTopic("f.fifo", map[string]string{"FifoTopic": "true"}, nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.Subscribe(topic.ARN, "sqs", testQueueARN+"q.fifo", nil); err != nil {
+					t.Fatal(err)
+				}
+			})
+			ctx := context.Background()
+			in := PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d1"}
+			first, err := a.Publish(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.seq.Store(0) // B's clock far behind A's
+			again, err := b.Publish(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *again != *first {
+				t.Errorf("the duplicate published through B: %+v, want the original %+v", again, first)
+			}
+			if n := broker.count("q.fifo"); n != 1 {
+				t.Errorf("the queue got %d messages, want 1", n)
+			}
+			in.MessageDeduplicationID = "d2"
+			next, err := b.Publish(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next.SequenceNumber <= first.SequenceNumber || len(next.SequenceNumber) != len(first.SequenceNumber) {
+				t.Errorf("B numbered its publish %s after A's %s", next.SequenceNumber, first.SequenceNumber)
+			}
+		})
+	}
+}

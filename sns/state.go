@@ -68,6 +68,16 @@ type Outbox interface {
 	// and the deduplication entries that expire after nowMs, in expiry
 	// order; it drops what is left of the others.
 	LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error)
+
+	// What keeps a FIFO topic's deduplication and order across the nodes
+	// sharing the Outbox (fifo.go). LockFIFO holds the topic's lock
+	// across the nodes (nothing more on a store one process owns) until
+	// unlock is called; FindDedup returns the entry of key that expires
+	// after nowMs, whichever node wrote it; LastSequence returns the last
+	// sequence number given to a publish of the topic, or "".
+	LockFIFO(topicARN string) (unlock func(), err error)
+	FindDedup(key string, nowMs int64) (DedupEntry, bool, error)
+	LastSequence(topicARN string) (string, error)
 }
 
 // OutboxWrite is one atomic write of an Outbox.
@@ -78,6 +88,8 @@ type OutboxWrite struct {
 	// only if both its Key and its Expires match, so that deleting an
 	// expired entry never deletes a fresh one for the same id.
 	Expired []DedupEntry
+	// Sequences are FIFO topics' last sequence numbers, by topic ARN.
+	Sequences map[string]string
 }
 
 // OutboxEntry is a publish in an Outbox.

@@ -104,3 +104,30 @@ func (s *prefixed) Update(lock string, fn func(tx Txn) error) error {
 
 // Update runs Update on the shared store.
 func (h *Shared) Update(lock string, fn func(tx Txn) error) error { return Update(h.s, lock, fn) }
+
+// Locker is implemented by a store whose data several processes share
+// (PostgreSQL): Lock waits until no other process holds the lock of that
+// name (nor runs an Update of that name), and holds it until unlock is
+// called, so that work that is not one transaction (a FIFO topic's
+// publish: its outbox write, then its deliveries) runs on one process at
+// a time. Within a process the caller serialises its own users of a name:
+// a Locker excludes other processes only. A store one process owns needs
+// no Locker.
+type Locker interface {
+	Lock(name string) (unlock func(), err error)
+}
+
+// Lock takes the lock of that name across the processes sharing st when
+// st is a Locker, and does nothing otherwise.
+func Lock(st Store, name string) (unlock func(), err error) {
+	if l, ok := st.(Locker); ok {
+		return l.Lock(name)
+	}
+	return func() {}, nil
+}
+
+// Lock takes the underlying store's lock (see Locker), if it has one.
+func (s *prefixed) Lock(name string) (func(), error) { return Lock(s.s, name) }
+
+// Lock takes the shared store's lock (see Locker), if it has one.
+func (h *Shared) Lock(name string) (func(), error) { return Lock(h.s, name) }
