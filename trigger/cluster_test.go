@@ -158,3 +158,85 @@ func TestClusterTriggerChangesAreComputedFromTheStore(t *testing.T) {
 		t.Errorf("the trigger created on A is now %+v", c)
 	}
 }
+
+// With NodeID, a trigger's counters and recent invocations in its Status
+// are the cluster's: what A ran shows on B, and after B took over, both
+// show the sum.
+func TestClusterTriggerCountersShared(t *testing.T) {
+	v := newEnv(t, false)
+	v.queue("q", nil)
+	var calls atomic.Int32
+	_, url := newTarget(t, func(trigger.Event, *http.Request) (int, any, func(string) bool) {
+		calls.Add(1)
+		return 200, nil, nil
+	})
+	st := mem.New()
+	node := func(id string) *trigger.Manager {
+		m, err := trigger.NewManager(trigger.Options{Broker: v.e, Store: storage.Share(st), Follow: true, NodeID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Start()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m.Close(ctx)
+		})
+		return m
+	}
+	a := node("a")
+	if _, err := a.Create(context.Background(), trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b := node("b")
+	ctxA, stopA := context.WithCancel(context.Background())
+	doneA := make(chan struct{})
+	go func() { defer close(doneA); a.Lead(ctxA) }()
+	v.send("q", "one")
+	v.send("q", "two")
+	eventually(t, "a runs the trigger twice", func() bool { return invocations(a, "t") == 2 })
+	stopA()
+	<-doneA
+	if err := trigger.WriteShares(a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Get("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stats.Invocations != 2 || got.Stats.MessagesDeleted != 2 || len(got.RecentInvocations) != 2 {
+		t.Fatalf("B shows %d invocations, %d deleted, %d recent; want A's 2, 2, 2", got.Stats.Invocations, got.Stats.MessagesDeleted, len(got.RecentInvocations))
+	}
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	go b.Lead(ctxB)
+	v.send("q", "three")
+	eventually(t, "b runs the trigger", func() bool { return invocations(b, "t") == 1 })
+	if err := trigger.WriteShares(b); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*trigger.Manager{"a": a, "b": b} {
+		s, err := m.Get("t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Stats.Invocations != 3 || len(s.RecentInvocations) != 3 {
+			t.Errorf("%s shows %d invocations and %d recent, want 3 and 3", name, s.Stats.Invocations, len(s.RecentInvocations))
+		}
+		if list := m.List(); len(list) != 1 || list[0].Stats.Invocations != 3 {
+			t.Errorf("%s lists %+v, want 3 invocations", name, list)
+		}
+	}
+	if ia := invocations(a, "t"); ia != 2 {
+		t.Errorf("A's own counter (for /metrics) is %d, want 2", ia)
+	}
+	if err := a.Delete("t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Create(context.Background(), trigger.Config{Name: "t", Queue: "q", Target: trigger.Target{URL: url}, BatchSize: 1, Enabled: new(bool)}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := b.Get("t"); err == nil && s.Stats.Invocations > 1 {
+		t.Errorf("the trigger created again shows the old one's %d invocations from A", s.Stats.Invocations)
+	}
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// often, so that other nodes' changes are seen (and, on the node that
 	// leads, run) within it.
 	Reload time.Duration
+	// NodeID, with several nodes, names this node: its counters are then
+	// shared with the others' (sharedstats.go).
+	NodeID string
 }
 
 // Manager owns the triggers of one broker: it validates, persists, starts
@@ -75,6 +78,7 @@ type Manager struct {
 	// reg keeps the triggers durably, in o.Store; it is written under mu,
 	// before the change is made in triggers.
 	reg      Registry
+	kv       storage.Store // o.Store's Namespace: the counters' shares
 	mu       sync.Mutex
 	triggers map[string]*runner
 	started  bool
@@ -127,7 +131,8 @@ func NewManager(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{o: o, log: o.Logger, reg: newKVRegistry(o.Store), triggers: make(map[string]*runner), stop: make(chan struct{}),
+	reg := newKVRegistry(o.Store)
+	m := &Manager{o: o, log: o.Logger, reg: reg, kv: reg.kv, triggers: make(map[string]*runner), stop: make(chan struct{}),
 		invalidated: make(chan struct{}, 1)}
 	m.invokeCtx, m.cancelInvoke = context.WithCancel(context.Background())
 	cfgs, err := m.reg.LoadTriggers()
@@ -151,6 +156,9 @@ func (m *Manager) Start() {
 	m.started = true
 	if m.o.Reload > 0 {
 		go m.reloadLoop()
+	}
+	if m.o.NodeID != "" {
+		go m.statsLoop()
 	}
 	if m.o.Follow {
 		return // Lead starts them
@@ -455,21 +463,27 @@ func patchConfig(cur *Config, name string, patch []byte) (*Config, error) {
 // Get returns one trigger's status.
 func (m *Manager) Get(name string) (*Status, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, ok := m.triggers[name]
 	if !ok {
+		m.mu.Unlock()
 		return nil, &NotFoundError{Name: name}
 	}
-	return r.status(), nil
+	s := r.status()
+	m.mu.Unlock()
+	m.sharedStatus(s)
+	return s, nil
 }
 
 // List returns every trigger's status, by name.
 func (m *Manager) List() []*Status {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := make([]*Status, 0, len(m.triggers))
 	for _, r := range m.triggers {
 		out = append(out, r.status())
+	}
+	m.mu.Unlock()
+	for _, s := range out {
+		m.sharedStatus(s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -112,6 +112,19 @@ func (r kvRegistry) UpdateTrigger(name string, f func(cur *Config) (*Config, err
 		if err != nil {
 			return err
 		}
+		if cur == nil || next == nil { // created or deleted: no counters yet
+			var old [][]byte
+			err := tx.Scan(statsPrefix(name), func(k, _ []byte) error {
+				old = append(old, append([]byte(nil), k...))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, k := range old {
+				tx.Delete(k)
+			}
+		}
 		if next == nil {
 			tx.Delete(triggerKey(name))
 			return nil

@@ -272,7 +272,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, cl != nil, log)
+	trg, err := startTriggers(eng, shared.Share(), obs.metrics.Registry(), o, cl.nodeID(), log)
 	if err != nil {
 		eng.Close()
 		return err

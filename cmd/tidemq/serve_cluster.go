@@ -149,6 +149,14 @@ func (c *cluster) watch(trg *trigger.Manager, topics *topicstore.Service) {
 	}()
 }
 
+// nodeID names this node, or is "" without a cluster.
+func (c *cluster) nodeID() string {
+	if c == nil {
+		return ""
+	}
+	return c.node
+}
+
 // alive reports whether node holds its node lease.
 func (c *cluster) alive(ctx context.Context, node string) (bool, error) {
 	return c.leases.Alive(ctx, postgres.NodeLease(node))
