@@ -251,9 +251,17 @@ func (s *store) deleteTopic(arn string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		t, err := v.Topic(arn)
+		if err != nil {
+			return RegistryChange{}, err
+		}
 		subs, err := v.Subscriptions(arn)
 		if err != nil {
 			return RegistryChange{}, err
+		}
+		if t == nil && len(subs) == 0 { // gone already: nothing to write or announce
+			mem.DeleteTopics = append(mem.DeleteTopics, arn)
+			return RegistryChange{}, nil
 		}
 		c := RegistryChange{DeleteTopics: []string{arn}}
 		for _, sub := range subs {
