@@ -211,9 +211,10 @@ func (b *Broker) Close() error {
 }
 
 // Healthy reports nil while the database answers, the node's LISTEN
-// connection is up and its schema is in place (schemacheck.go), or why not. After PostgreSQL restarts, the pool
-// replaces its broken connections and the listener reconnects by itself;
-// Healthy turns nil again once both have.
+// connection is up and its schema is in place (schemacheck.go), or why
+// not. After PostgreSQL restarts, the pool replaces its broken connections
+// and the listener reconnects by itself; Healthy turns nil again once both
+// have.
 func (b *Broker) Healthy() error {
 	if b.closed.Load() {
 		return errors.New("broker closed")

@@ -12,7 +12,8 @@
 // is logged and counted (stats.go). FIFO topics deduplicate publishes
 // (dedup.go).
 //
-// Lock order: a topic's FIFO lock (topicLock), then dedupMu, then the
+// Lock order: a topic's FIFO locks (topicLock, then the Outbox's: fifo.go),
+// then dedupMu, then the
 // topic store's mutex. closeMu is held for reading by every operation that
 // writes the outbox, and for writing only by Close.
 package sns
