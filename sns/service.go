@@ -13,9 +13,8 @@
 // (dedup.go).
 //
 // Lock order: a topic's FIFO locks (topicLock, then the Outbox's: fifo.go),
-// then dedupMu, then the
-// topic store's mutex. closeMu is held for reading by every operation that
-// writes the outbox, and for writing only by Close.
+// then dedupMu, then the topic store's mutex. closeMu is held for reading
+// by every operation that writes the outbox, and for writing only by Close.
 package sns
 
 import (
