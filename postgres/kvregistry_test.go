@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq/postgres"
 	"github.com/tidemq/tidemq/storage"
@@ -75,5 +77,71 @@ func TestMigrationKeepsOneOfDuplicateSubscriptions(t *testing.T) {
 	err = kv.Scan([]byte("sns/s/"), func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
 	if err != nil || len(keys) != 1 || keys[0] != "sns/s/"+topic+":a" {
 		t.Fatalf("after the migration: %v (%v), want the first key only", keys, err)
+	}
+}
+
+// KV.Lock excludes another process's Lock and Update of the same name (two
+// KVs with their own pools stand for two nodes), not of another name, and
+// unlock lets the waiter in.
+func TestKVLockExcludesOtherNodes(t *testing.T) {
+	ctx := context.Background()
+	dsn, _, shared := sharedKV(t)
+	defer shared.Close()
+	other := func() *postgres.KV {
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kv.Close() })
+		return kv
+	}
+	a, b := other(), other()
+	unlock, err := a.Lock("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := b.Lock("y"); err != nil {
+		t.Fatalf("another name: %v", err)
+	} else {
+		u()
+	}
+	got := make(chan string, 2)
+	go func() {
+		u, err := b.Lock("x")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- "lock"
+		u()
+	}()
+	go func() {
+		err := b.Update("x", func(tx storage.Txn) error { tx.Set([]byte("k"), []byte("v")); return nil })
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- "update"
+	}()
+	select {
+	case g := <-got:
+		t.Fatalf("%s went through while another node held the lock", g)
+	case <-time.After(300 * time.Millisecond):
+	}
+	unlock()
+	for i := 0; i < 2; i++ {
+		select {
+		case g := <-got:
+			if g != "lock" && g != "update" {
+				t.Fatal(g)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waiters were not let in after unlock")
+		}
 	}
 }
