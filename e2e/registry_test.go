@@ -216,20 +216,20 @@ func publishUntil(s *server, topic string, attrs []string, stop <-chan struct{},
 	}
 }
 
-// window runs publishes on b while act runs on a, and for 1.5 s after act
+// window runs publishes on b while act runs on a, and for 2 s after act
 // was acknowledged; changed tells whether publish i shows act's effect.
 // It fails the test if a publish that began later than bound after the
 // acknowledgement does not, and returns the window: how long after the
 // acknowledgement the last publish that did not began.
 func window(t *testing.T, what string, b *server, topic string, attrs []string, act func(), changed func(run publishRun, i int) bool) time.Duration {
 	t.Helper()
-	const bound = 500 * time.Millisecond
+	const bound = time.Second
 	stop, done := make(chan struct{}), make(chan publishRun, 1)
 	go publishUntil(b, topic, attrs, stop, done)
 	time.Sleep(200 * time.Millisecond)
 	act()
 	acked := time.Now()
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	close(stop)
 	run := <-done
 	var win time.Duration
