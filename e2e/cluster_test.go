@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +17,20 @@ import (
 	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
-// triggerInvocations reads a trigger's Invocations counter on s (each node
-// counts what it ran).
+// localInvocations reads a trigger's invocations counter in s's /metrics:
+// what s itself ran.
+func (s *server) localInvocations(t *testing.T, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^tidemq_trigger_invocations_total\{[^}]*trigger="` + regexp.QuoteMeta(name) + `"[^}]*\} (\d+)`).FindStringSubmatch(s.metrics(t))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// triggerInvocations reads a trigger's Invocations counter on s, in its
+// Status: every node's, shared.
 func (s *server) triggerInvocations(t *testing.T, name string) int {
 	t.Helper()
 	var st struct{ Stats struct{ Invocations int } }
@@ -119,12 +133,15 @@ func TestServePostgresClusterSharesTopicsAndRunsTriggersOnce(t *testing.T) {
 	}
 	var ia, ib int
 	eventuallyE2E(t, "the invocations counted", func() bool { // counted once the answer is handled
-		ia, ib = a.triggerInvocations(t, "jobs-fn"), b.triggerInvocations(t, "jobs-fn")
+		ia, ib = a.localInvocations(t, "jobs-fn"), b.localInvocations(t, "jobs-fn")
 		return ia+ib >= 3
 	})
 	if ia+ib != 3 || (ia != 0 && ib != 0) {
-		t.Fatalf("invocations: A %d, B %d; want 3 on one node", ia, ib)
+		t.Fatalf("invocations in /metrics: A %d, B %d; want 3 on one node", ia, ib)
 	}
+	eventuallyE2E(t, "both nodes show the cluster's counters", func() bool {
+		return a.triggerInvocations(t, "jobs-fn") == 3 && b.triggerInvocations(t, "jobs-fn") == 3
+	})
 	leader, survivor := a, b
 	if ib > 0 {
 		leader, survivor = b, a
@@ -139,9 +156,10 @@ func TestServePostgresClusterSharesTopicsAndRunsTriggersOnce(t *testing.T) {
 		t.Errorf("an extra invocation: %+v", in)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if n := survivor.triggerInvocations(t, "jobs-fn"); n != 1 {
+	if n := survivor.localInvocations(t, "jobs-fn"); n != 1 {
 		t.Errorf("the survivor ran %d invocations, want 1", n)
 	}
+	eventuallyE2E(t, "the survivor shows every node's invocations", func() bool { return survivor.triggerInvocations(t, "jobs-fn") == 4 })
 }
 
 // kill ends s with SIGKILL, as a crash: no lease is released.

@@ -224,10 +224,11 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// Healthy reports nil while the database answers and the node's LISTEN
-// connection is up, or why not. After PostgreSQL restarts, the pool
-// replaces its broken connections and the listener reconnects by itself;
-// Healthy turns nil again once both have.
+// Healthy reports nil while the database answers, the node's LISTEN
+// connection is up and its schema is in place (schemacheck.go), or why
+// not. After PostgreSQL restarts, the pool replaces its broken connections
+// and the listener reconnects by itself; Healthy turns nil again once both
+// have.
 func (b *Broker) Healthy() error {
 	if b.closed.Load() {
 		return errors.New("broker closed")
@@ -240,7 +241,7 @@ func (b *Broker) Healthy() error {
 	if e := b.listenErr.Load(); e != nil {
 		return fmt.Errorf("postgres: LISTEN connection down, reconnecting: %w", e.err)
 	}
-	return nil
+	return b.checkSchema(ctx) // schemacheck.go
 }
 
 // refusal is the error of a request to a closed broker.

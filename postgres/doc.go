@@ -88,5 +88,11 @@
 // else here. A move task resumed by several nodes needs none: it is
 // stepped by each in turn on its row lock, which keeps its count exact.
 // KV (kv.go) holds what the nodes share besides queues: topics, the SNS
-// outbox and triggers; RecordIDs (ids.go) numbers the outbox records.
+// outbox and triggers; RecordIDs (ids.go) numbers the outbox records. The
+// registries in it change only through KV.Update, an advisory-locked
+// read-modify-write that announces itself (NOTIFY) to KV.Watch on every
+// node; KV.Lock holds a lock across work that is not one transaction (a
+// FIFO topic's publish): kvupdate.go. A node checks at every health probe
+// that its schema is still there, and re-creates it if not
+// (schemacheck.go).
 package postgres

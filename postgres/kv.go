@@ -24,9 +24,20 @@ type KV struct {
 	pool    *pgxpool.Pool
 	ownPool bool
 	mu      sync.Mutex // serialises commits
+	// channel is the NOTIFY channel of this schema's registry changes
+	// (kvupdate.go).
+	channel string
+	// lockConn holds the session advisory locks of Lock (kvupdate.go),
+	// used under lockMu; nil until the first Lock or after it broke.
+	lockMu   sync.Mutex
+	lockConn *pgx.Conn
 }
 
-var _ storage.Store = (*KV)(nil)
+var (
+	_ storage.Store   = (*KV)(nil)
+	_ storage.Updater = (*KV)(nil)
+	_ storage.Locker  = (*KV)(nil)
+)
 
 // kvScanPage is how many keys a Scan reads per query; no connection is
 // held while the callback runs.
@@ -50,11 +61,23 @@ func OpenKV(ctx context.Context, o Options) (*KV, error) {
 		kv.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	var schema string
+	if err := kv.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		kv.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	kv.channel = registryChannel(schema)
 	return kv, nil
 }
 
 // Close releases the pool if OpenKV opened it.
 func (kv *KV) Close() error {
+	kv.lockMu.Lock()
+	if kv.lockConn != nil {
+		kv.lockConn.Close(context.Background())
+		kv.lockConn = nil
+	}
+	kv.lockMu.Unlock()
 	if kv.ownPool {
 		kv.pool.Close()
 	}

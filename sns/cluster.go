@@ -9,8 +9,12 @@ import (
 )
 
 // Several nodes can share one Store (`tidemq serve --store postgres://`).
-// Each keeps topics and subscriptions in memory and reloads them every
-// Options.Reload, so another node's change is seen within that bound.
+// Each answers from topics and subscriptions in memory, and changes them
+// only through the Registry's UpdateRegistry, against the registry's
+// current state (store.go). Every change is announced to the other nodes
+// (PostgreSQL NOTIFY, postgres/kvupdate.go), whose Invalidate reloads at
+// once; they also reload every Options.Reload, a safety net for an
+// announcement lost while their LISTEN connection was down.
 // A publish is delivered by the node that received it: its SQS
 // deliveries before it answers, its HTTP/HTTPS deliveries and retries in
 // the background. Each outbox record names that node (Options.NodeID),
@@ -20,13 +24,32 @@ import (
 // node running Redeliver (the holder of a lease), once that node is no
 // longer alive.
 
-// reloadLoop reloads topics and subscriptions every Options.Reload until
-// Close.
+// reloadLoop reloads topics and subscriptions every Options.Reload, and
+// when invalidated, until Close.
 func (s *Service) reloadLoop() {
-	for s.sleep(s.opt.Reload) {
+	for {
+		t := s.opt.Clock.NewTimer(s.opt.Reload)
+		select {
+		case <-t.C():
+		case <-s.store.invalidated:
+			t.Stop()
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		}
 		if err := s.store.reload(); err != nil {
 			s.log.Warn("sns: reload topics and subscriptions", "err", err)
 		}
+	}
+}
+
+// Invalidate tells the service that another node changed the registry:
+// it reloads at once (in the background; calls while a reload is pending
+// make one reload). It does nothing unless Options.Reload is set.
+func (s *Service) Invalidate() {
+	select {
+	case s.store.invalidated <- struct{}{}:
+	default:
 	}
 }
 

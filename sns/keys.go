@@ -17,6 +17,9 @@ const Namespace = "sns/"
 //	m/<id>                          outbox record: a publish with deliveries left (record, JSON)
 //	d/<id><index>                   outbox delivery still to be done → subscription ARN
 //	y/<expiry><dedup key>           FIFO deduplication entry (JSON: message id, sequence, expiry)
+//	x/<dedup key>0<expiry>          the same entry, found by its key: how a node finds the
+//	                                entries other nodes wrote (fifo.go)
+//	f/<topic ARN>                   a FIFO topic's last sequence number (20 digits)
 //	imported                        the files of an older release were imported (upgrade.go)
 //
 // <id> is 8 bytes big endian, numbered in publish order, so records sort
@@ -43,6 +46,8 @@ const (
 	prefixRecord       = "m/"
 	prefixDelivery     = "d/"
 	prefixDedup        = "y/"
+	prefixDedupByKey   = "x/"
+	prefixFIFOSequence = "f/"
 	keyImported        = "imported"
 )
 
@@ -54,6 +59,11 @@ func recordKey(id uint64) []byte {
 
 func deliveryKey(id uint64, index uint32) []byte {
 	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64([]byte(prefixDelivery), id), index)
+}
+
+// dedupByKey is the x/ key of a dedup entry.
+func dedupByKey(key string, expires int64) []byte {
+	return binary.BigEndian.AppendUint64(append(append([]byte(prefixDedupByKey), key...), 0), uint64(expires))
 }
 
 func dedupStoreKey(key string, expires int64) []byte {

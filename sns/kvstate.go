@@ -26,7 +26,9 @@ var (
 func newKVState(st storage.Store) kvState { return kvState{kv: storage.Prefix(st, Namespace)} }
 
 // scanJSON decodes every value under prefix into a new T.
-func scanJSON[T any](kv storage.Store, prefix string, add func(*T)) error {
+func scanJSON[T any](kv interface {
+	Scan([]byte, func(k, v []byte) error) error
+}, prefix string, add func(*T)) error {
 	return kv.Scan([]byte(prefix), func(k, v []byte) error {
 		x := new(T)
 		if err := json.Unmarshal(v, x); err != nil {
@@ -49,16 +51,66 @@ func (s kvState) LoadRegistry() (Registrations, error) {
 	return r, err
 }
 
-func (s kvState) ApplyRegistry(c RegistryChange) error {
-	b := s.kv.NewBatch()
-	if err := putRegistry(b, c); err != nil {
-		return err
-	}
-	return storage.CommitSync(b)
+// RegistryLock is the storage.Update lock of every registry change: a
+// store shared by several nodes announces changes under this name.
+const RegistryLock = "sns"
+
+func (s kvState) UpdateRegistry(fn func(RegistryView) (RegistryChange, error)) error {
+	return storage.Update(s.kv, RegistryLock, func(tx storage.Txn) error {
+		c, err := fn(txView{tx})
+		if err != nil {
+			return err
+		}
+		return putRegistry(tx, c)
+	})
 }
 
-// putRegistry adds c to b.
-func putRegistry(b storage.Batch, c RegistryChange) error {
+// txView is a RegistryView of a storage.Txn.
+type txView struct{ tx storage.Txn }
+
+// getJSON decodes the value of key into a new T, or returns nil.
+func getJSON[T any](tx storage.Txn, key []byte) (*T, error) {
+	v, ok, err := tx.Get(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	x := new(T)
+	if err := json.Unmarshal(v, x); err != nil {
+		return nil, fmt.Errorf("sns: %s%q: %w", Namespace, key, err)
+	}
+	return x, nil
+}
+
+func (v txView) Topic(arn string) (*Topic, error) {
+	return getJSON[Topic](v.tx, stringKey(prefixTopic, arn))
+}
+
+func (v txView) Subscription(arn string) (*Subscription, error) {
+	return getJSON[Subscription](v.tx, stringKey(prefixSubscription, arn))
+}
+
+func (v txView) Unsubscribed(token string) (*Subscription, error) {
+	return getJSON[Subscription](v.tx, stringKey(prefixUnsubscribed, token))
+}
+
+// Subscriptions scans the subscriptions whose ARN begins with the topic's
+// ARN and a colon: a subscription's ARN is its topic's and a UUID, and a
+// topic name has no colon, so these are exactly the topic's.
+func (v txView) Subscriptions(topicARN string) ([]*Subscription, error) {
+	var out []*Subscription
+	err := scanJSON(v.tx, prefixSubscription+topicARN+":", func(sub *Subscription) {
+		if sub.TopicARN == topicARN {
+			out = append(out, sub)
+		}
+	})
+	return out, err
+}
+
+// putRegistry adds c to b (a storage.Batch or storage.Txn).
+func putRegistry(b interface {
+	Set(k, v []byte)
+	Delete(k []byte)
+}, c RegistryChange) error {
 	for _, arn := range c.DeleteTopics {
 		b.Delete(stringKey(prefixTopic, arn))
 	}
@@ -110,10 +162,49 @@ func putOutbox(b storage.Batch, w OutboxWrite) {
 	for _, e := range w.Dedup {
 		v, _ := json.Marshal(e) // strings and a number: cannot fail
 		b.Set(dedupStoreKey(e.Key, e.Expires), v)
+		b.Set(dedupByKey(e.Key, e.Expires), v)
 	}
 	for _, e := range w.Expired {
 		b.Delete(dedupStoreKey(e.Key, e.Expires))
+		b.Delete(dedupByKey(e.Key, e.Expires))
 	}
+	for topic, seq := range w.Sequences {
+		b.Set(stringKey(prefixFIFOSequence, topic), []byte(seq))
+	}
+}
+
+func (s kvState) LockFIFO(topicARN string) (func(), error) {
+	return storage.Lock(s.kv, "sns-fifo/"+topicARN)
+}
+
+func (s kvState) FindDedup(key string, nowMs int64) (DedupEntry, bool, error) {
+	prefix := append(append([]byte(prefixDedupByKey), key...), 0)
+	var found DedupEntry
+	ok := false
+	err := s.kv.Scan(prefix, func(k, v []byte) error {
+		if len(k) != len(prefix)+8 { // another key's, with this one as its prefix
+			return nil
+		}
+		var e DedupEntry
+		if json.Unmarshal(v, &e) == nil && e.Expires > nowMs && (!ok || e.Expires > found.Expires) {
+			e.Key = key
+			found, ok = e, true
+		}
+		return nil
+	})
+	return found, ok, err
+}
+
+func (s kvState) LastSequence(topicARN string) (string, error) {
+	key := stringKey(prefixFIFOSequence, topicARN)
+	var seq string
+	err := s.kv.Scan(key, func(k, v []byte) error {
+		if string(k) == string(key) {
+			seq = string(v)
+		}
+		return nil
+	})
+	return seq, err
 }
 
 func (s kvState) DeliveryDone(id uint64, index uint32, last bool) error {
@@ -171,6 +262,15 @@ func (s kvState) scanOutbox(nowMs int64, clean bool) ([]OutboxEntry, []DedupEntr
 		}
 		e.Key = string(k[len(prefixDedup)+8:])
 		dedup = append(dedup, e)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.kv.Scan([]byte(prefixDedupByKey), func(k, v []byte) error {
+		if len(k) < len(prefixDedupByKey)+9 || int64(binary.BigEndian.Uint64(k[len(k)-8:])) <= nowMs {
+			cleanup.Delete(append([]byte(nil), k...)) // expired: whichever node wrote it
+		}
 		return nil
 	})
 	if err != nil {

@@ -93,6 +93,12 @@ func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
 		if r.dedupKey != "" {
 			w.Dedup = append(w.Dedup, r.dedupEntry())
 		}
+		if r.Sequence != "" { // the last of a FIFO topic's, in order
+			if w.Sequences == nil {
+				w.Sequences = map[string]string{}
+			}
+			w.Sequences[r.TopicARN] = r.Sequence
+		}
 	}
 	for _, it := range expired {
 		w.Expired = append(w.Expired, DedupEntry{Key: it.key, Expires: it.expires})

@@ -118,13 +118,14 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 		delete(all, k)
 	}
 	want := []string{Namespace + prefixTopic + std.ARN, Namespace + prefixTopic + fifo.ARN, Namespace + prefixSubscription + sub.ARN,
-		Namespace + keySigning, string(Namespace + string(recordKey(1))), string(Namespace + string(deliveryKey(1, 0)))}
+		Namespace + keySigning, string(Namespace + string(recordKey(1))), string(Namespace + string(deliveryKey(1, 0))),
+		Namespace + prefixFIFOSequence + fifo.ARN}
 	for _, k := range want {
 		if _, ok := all[k]; !ok {
 			t.Errorf("no key %q", k)
 		}
 	}
-	dedupKeys := 0
+	dedupKeys, byKey := 0, 0
 	for k := range all {
 		if !strings.HasPrefix(k, Namespace) {
 			t.Errorf("key %q is outside the namespace", k)
@@ -132,9 +133,12 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 		if strings.HasPrefix(k, Namespace+prefixDedup) {
 			dedupKeys++
 		}
+		if strings.HasPrefix(k, Namespace+prefixDedupByKey) {
+			byKey++
+		}
 	}
-	if dedupKeys != 1 || len(all) != len(want)+1 {
-		t.Errorf("the namespace holds %d keys (%d dedup entries), want %d", len(all), dedupKeys, len(want)+1)
+	if dedupKeys != 1 || byKey != 1 || len(all) != len(want)+2 {
+		t.Errorf("the namespace holds %d keys (%d dedup entries, %d by key), want %d", len(all), dedupKeys, byKey, len(want)+2)
 	}
 
 	broker.mu.Lock()

@@ -239,10 +239,17 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	}
 	defer leave()
 	if t.FIFO {
-		// FIFO publishes are deduplicated, numbered and delivered in order.
-		mu := s.topicLock(t.ARN)
-		mu.Lock()
-		defer mu.Unlock()
+		// FIFO publishes are deduplicated, numbered and delivered in order,
+		// across the nodes (fifo.go).
+		unlock, err := s.lockFIFO(t.ARN)
+		if err == nil {
+			defer unlock()
+			err = s.raiseSequence(t.ARN)
+		}
+		if err != nil {
+			s.log.Error("sns: take a FIFO topic's lock", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
 	}
 	now := s.opt.Now()
 	nowMs := now.UnixMilli()
@@ -267,9 +274,11 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		var key string
 		if t.FIFO {
 			key = dedupKey(t, in.MessageGroupID, in.MessageDeduplicationID)
-			s.dedupMu.Lock()
-			e, dup := s.dedup.lookup(key, nowMs)
-			s.dedupMu.Unlock()
+			e, dup, err := s.findDedup(key, nowMs)
+			if err != nil {
+				s.log.Error("sns: look a deduplication id up", "topic", t.ARN, "err", err)
+				return nil, nil, InternalError("The publish could not be recorded durably.")
+			}
 			if dup {
 				results[i] = PublishResult{MessageID: e.MessageID, SequenceNumber: e.Sequence}
 				s.stats.duplicates.Add(1)

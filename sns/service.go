@@ -12,9 +12,9 @@
 // is logged and counted (stats.go). FIFO topics deduplicate publishes
 // (dedup.go).
 //
-// Lock order: a topic's FIFO lock (topicLock), then dedupMu, then the
-// topic store's mutex. closeMu is held for reading by every operation that
-// writes the outbox, and for writing only by Close.
+// Lock order: a topic's FIFO locks (topicLock, then the Outbox's: fifo.go),
+// then dedupMu, then the topic store's mutex. closeMu is held for reading
+// by every operation that writes the outbox, and for writing only by Close.
 package sns
 
 import (
@@ -349,15 +349,6 @@ func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topi
 	if len(tags) > MaxTags {
 		return nil, TagLimitExceeded()
 	}
-	if old, ok := s.store.getTopic(s.TopicARN(name)); ok {
-		// Idempotent, unless the call asks for tags the topic lacks.
-		for k, v := range tags {
-			if w, ok := old.Tags[k]; !ok || w != v {
-				return nil, InvalidParameter("Tags", "Topic already exists with different tags")
-			}
-		}
-		return old, nil
-	}
 	t := &Topic{Name: name, ARN: s.TopicARN(name), FIFO: fifo, Tags: copyMap(tags)}
 	for k, v := range attrs {
 		if k == "FifoTopic" {
@@ -371,16 +362,17 @@ func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topi
 		}
 		t.Attributes[k] = v
 	}
-	return s.store.createTopic(t)
+	// Idempotent, unless the call asks for attributes or tags the topic
+	// (as the registry has it) lacks.
+	return s.store.createTopic(t, func(old *Topic) error { return sameTopic(old, fifo, attrs, tags) })
 }
 
 // DeleteTopic deletes a topic and its subscriptions. Deleting a missing
 // topic succeeds.
 func (s *Service) DeleteTopic(arn string) error {
-	if _, err := s.topic("TopicArn", arn); err != nil {
-		if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
-			return nil
-		}
+	// A topic this node has not seen yet may exist on another's: the
+	// registry decides.
+	if _, err := s.topic("TopicArn", arn); err != nil && !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 		return err
 	}
 	s.locks.Delete(arn)

@@ -13,9 +13,23 @@ package sns
 type Registry interface {
 	// LoadRegistry returns everything the registry holds.
 	LoadRegistry() (Registrations, error)
-	// ApplyRegistry applies a change atomically (deletes before puts) and
-	// returns once it is durable. It does not keep or modify the values.
-	ApplyRegistry(RegistryChange) error
+	// UpdateRegistry runs fn against the registry as it is now (not as
+	// some node cached it), exclusively of every other UpdateRegistry on
+	// every node sharing the registry, and applies the change fn returns
+	// atomically (deletes before puts), returning once it is durable. When
+	// fn fails nothing changes and its error is returned. It does not keep
+	// or modify the values.
+	UpdateRegistry(fn func(RegistryView) (RegistryChange, error)) error
+}
+
+// RegistryView is what UpdateRegistry's function reads: the registry's
+// current state. Each getter returns nil when there is no such entry.
+type RegistryView interface {
+	Topic(arn string) (*Topic, error)
+	Subscription(arn string) (*Subscription, error)
+	// Subscriptions returns a topic's subscriptions, ordered by ARN.
+	Subscriptions(topicARN string) ([]*Subscription, error)
+	Unsubscribed(token string) (*Subscription, error)
 }
 
 // Registrations is what a Registry holds.
@@ -54,6 +68,16 @@ type Outbox interface {
 	// and the deduplication entries that expire after nowMs, in expiry
 	// order; it drops what is left of the others.
 	LoadOutbox(nowMs int64) ([]OutboxEntry, []DedupEntry, error)
+
+	// What keeps a FIFO topic's deduplication and order across the nodes
+	// sharing the Outbox (fifo.go). LockFIFO holds the topic's lock
+	// across the nodes (nothing more on a store one process owns) until
+	// unlock is called; FindDedup returns the entry of key that expires
+	// after nowMs, whichever node wrote it; LastSequence returns the last
+	// sequence number given to a publish of the topic, or "".
+	LockFIFO(topicARN string) (unlock func(), err error)
+	FindDedup(key string, nowMs int64) (DedupEntry, bool, error)
+	LastSequence(topicARN string) (string, error)
 }
 
 // OutboxWrite is one atomic write of an Outbox.
@@ -64,6 +88,8 @@ type OutboxWrite struct {
 	// only if both its Key and its Expires match, so that deleting an
 	// expired entry never deletes a fresh one for the same id.
 	Expired []DedupEntry
+	// Sequences are FIFO topics' last sequence numbers, by topic ARN.
+	Sequences map[string]string
 }
 
 // OutboxEntry is a publish in an Outbox.

@@ -1,6 +1,7 @@
 package sns
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -8,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/tidemq/tidemq"
 )
 
 // Topic is an SNS topic.
@@ -49,17 +52,26 @@ type Subscription struct {
 func (s *Subscription) IsHTTP() bool { return s.Protocol == "http" || s.Protocol == "https" }
 
 // store keeps topics and subscriptions in memory, for answering, and in
-// its Registry: a change is written to the Registry, durably, before it is
-// made in memory, so that what the service answers from has always been
-// acknowledged by the Registry.
+// its Registry, which is the truth: every change is computed by
+// Registry.UpdateRegistry from the registry's current state (never from
+// this memory, which another node's change may have made stale) and made
+// in memory once it is durable. So a node whose memory is stale can answer
+// a read from it (until the change is announced and reloaded, cluster.go),
+// but can never write it back: a deletion is final, a change of one
+// attribute keeps every other attribute as the registry has it, and two
+// Subscribes of one (topic, protocol, endpoint) on two nodes get one
+// subscription.
 type store struct {
-	// mu is held for writing across the Registry write, so that changes
-	// reach the Registry in the order they are made in memory.
+	// mu is held for writing across a registry update and its copy into
+	// memory, and across a reload, so that a reload cannot fall between
+	// the two and bring back what the update changed.
 	mu           sync.RWMutex
 	reg          Registry
 	topics       map[string]*Topic        // by ARN
 	subs         map[string]*Subscription // by ARN
 	unsubscribed map[string]*Subscription // by token
+	// invalidated asks the reload loop to reload now (Invalidate).
+	invalidated chan struct{}
 }
 
 func openStore(reg Registry) (*store, error) {
@@ -67,7 +79,8 @@ func openStore(reg Registry) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sns: load topics and subscriptions: %w", err)
 	}
-	s := &store{reg: reg, topics: map[string]*Topic{}, subs: map[string]*Subscription{}, unsubscribed: map[string]*Subscription{}}
+	s := &store{reg: reg, topics: map[string]*Topic{}, subs: map[string]*Subscription{}, unsubscribed: map[string]*Subscription{},
+		invalidated: make(chan struct{}, 1)}
 	for _, t := range r.Topics {
 		s.topics[t.ARN] = t
 	}
@@ -80,14 +93,48 @@ func openStore(reg Registry) (*store, error) {
 	return s, nil
 }
 
-// applyLocked writes c to the Registry and, once it is durable, to memory.
-// The values put become the store's own. The caller holds mu for writing.
-func (s *store) applyLocked(c RegistryChange) error {
-	if err := s.reg.ApplyRegistry(c); err != nil {
-		return err
+// updateLocked runs f in Registry.UpdateRegistry and, once its change is
+// durable, makes the change in memory, then mem: what f learnt about the
+// registry (entries it found gone, or newer than memory) even when f
+// failed. The values put become the store's own. The caller holds mu for
+// writing.
+func (s *store) updateLocked(f func(v RegistryView, mem *RegistryChange) (RegistryChange, error)) error {
+	var mem RegistryChange
+	err := s.reg.UpdateRegistry(func(v RegistryView) (RegistryChange, error) {
+		mem = RegistryChange{}
+		c, err := f(v, &mem)
+		if err == nil {
+			mem = mergeChange(c, mem)
+		}
+		return c, err
+	})
+	var refused *tidemq.Error // f read the registry, and refused the change
+	if err == nil || errors.As(err, &refused) {
+		s.applyMemLocked(mem)
 	}
+	return err
+}
+
+// mergeChange is a then b.
+func mergeChange(a, b RegistryChange) RegistryChange {
+	a.DeleteTopics = append(a.DeleteTopics, b.DeleteTopics...)
+	a.DeleteSubscriptions = append(a.DeleteSubscriptions, b.DeleteSubscriptions...)
+	a.DeleteUnsubscribed = append(a.DeleteUnsubscribed, b.DeleteUnsubscribed...)
+	a.PutTopics = append(a.PutTopics, b.PutTopics...)
+	a.PutSubscriptions = append(a.PutSubscriptions, b.PutSubscriptions...)
+	a.PutUnsubscribed = append(a.PutUnsubscribed, b.PutUnsubscribed...)
+	return a
+}
+
+// applyMemLocked makes c in memory: deletes, then puts.
+func (s *store) applyMemLocked(c RegistryChange) {
 	for _, arn := range c.DeleteTopics {
 		delete(s.topics, arn)
+		for k, sub := range s.subs {
+			if sub.TopicARN == arn {
+				delete(s.subs, k)
+			}
+		}
 	}
 	for _, arn := range c.DeleteSubscriptions {
 		delete(s.subs, arn)
@@ -104,7 +151,27 @@ func (s *store) applyLocked(c RegistryChange) error {
 	for _, sub := range c.PutUnsubscribed {
 		s.unsubscribed[sub.Token] = sub
 	}
-	return nil
+}
+
+// topicIn returns the topic from v, noting in mem when it is gone.
+func topicIn(v RegistryView, mem *RegistryChange, arn string) (*Topic, error) {
+	t, err := v.Topic(arn)
+	if err == nil && t == nil {
+		mem.DeleteTopics = append(mem.DeleteTopics, arn)
+		err = NotFound("Topic does not exist")
+	}
+	return t, err
+}
+
+// subscriptionIn returns the subscription from v, noting in mem when it
+// is gone.
+func subscriptionIn(v RegistryView, mem *RegistryChange, arn string) (*Subscription, error) {
+	sub, err := v.Subscription(arn)
+	if err == nil && sub == nil {
+		mem.DeleteSubscriptions = append(mem.DeleteSubscriptions, arn)
+		err = NotFound("Subscription does not exist")
+	}
+	return sub, err
 }
 
 var topicNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
@@ -157,47 +224,68 @@ func (s *store) getTopic(arn string) (*Topic, bool) {
 }
 
 // createTopic creates t unless a topic of that ARN exists, in which case it
-// returns the existing one (CreateTopic is idempotent).
-func (s *store) createTopic(t *Topic) (*Topic, error) {
+// returns the existing one (CreateTopic is idempotent) if same accepts it,
+// and same's error if not.
+func (s *store) createTopic(t *Topic, same func(old *Topic) error) (*Topic, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.topics[t.ARN]; ok {
-		return old.clone(), nil
-	}
-	if err := s.applyLocked(RegistryChange{PutTopics: []*Topic{t}}); err != nil {
+	got := t
+	err := s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		old, err := v.Topic(t.ARN)
+		if err != nil || old == nil {
+			return RegistryChange{PutTopics: []*Topic{t}}, err
+		}
+		got = old
+		mem.PutTopics = append(mem.PutTopics, old)
+		return RegistryChange{}, same(old.clone())
+	})
+	if err != nil {
 		return nil, err
 	}
-	return t.clone(), nil
+	return got.clone(), nil
 }
 
+// deleteTopic deletes a topic and its subscriptions, as the registry has
+// them. Deleting a missing topic succeeds.
 func (s *store) deleteTopic(arn string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.topics[arn]; !ok {
-		return nil // DeleteTopic of a missing topic succeeds
-	}
-	c := RegistryChange{DeleteTopics: []string{arn}}
-	for k, sub := range s.subs {
-		if sub.TopicARN == arn {
-			c.DeleteSubscriptions = append(c.DeleteSubscriptions, k)
+	return s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		t, err := v.Topic(arn)
+		if err != nil {
+			return RegistryChange{}, err
 		}
-	}
-	return s.applyLocked(c)
+		subs, err := v.Subscriptions(arn)
+		if err != nil {
+			return RegistryChange{}, err
+		}
+		if t == nil && len(subs) == 0 { // gone already: nothing to write or announce
+			mem.DeleteTopics = append(mem.DeleteTopics, arn)
+			return RegistryChange{}, nil
+		}
+		c := RegistryChange{DeleteTopics: []string{arn}}
+		for _, sub := range subs {
+			c.DeleteSubscriptions = append(c.DeleteSubscriptions, sub.ARN)
+		}
+		return c, nil
+	})
 }
 
-// updateTopic applies f to a copy of the topic and stores it.
+// updateTopic applies f to the topic as the registry has it and stores
+// the result.
 func (s *store) updateTopic(arn string, f func(t *Topic) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.topics[arn]
-	if !ok {
-		return NotFound("Topic does not exist")
-	}
-	t := old.clone()
-	if err := f(t); err != nil {
-		return err
-	}
-	return s.applyLocked(RegistryChange{PutTopics: []*Topic{t}})
+	return s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		t, err := topicIn(v, mem, arn)
+		if err != nil {
+			return RegistryChange{}, err
+		}
+		if err := f(t); err != nil {
+			return RegistryChange{}, err
+		}
+		return RegistryChange{PutTopics: []*Topic{t}}, nil
+	})
 }
 
 func (s *store) listTopics() []*Topic {
@@ -213,22 +301,36 @@ func (s *store) listTopics() []*Topic {
 
 // subscribe adds a subscription, or returns the existing one for the same
 // topic, protocol and endpoint. It reports whether the subscription existed.
+// The registry is the judge of both: the topic must exist there, and the
+// existing subscription is looked for there, so that two nodes subscribing
+// the same endpoint at once make one subscription.
 func (s *store) subscribe(sub *Subscription) (*Subscription, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.topics[sub.TopicARN]; !ok {
-		return nil, false, NotFound("Topic does not exist")
-	}
-	for _, old := range s.subs {
-		if old.TopicARN == sub.TopicARN && old.Protocol == sub.Protocol && old.Endpoint == sub.Endpoint {
-			return old.clone(), true, nil
+	got, existed := sub, false
+	err := s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		got, existed = sub, false
+		if _, err := topicIn(v, mem, sub.TopicARN); err != nil {
+			return RegistryChange{}, err
 		}
-	}
-	sub.ARN = sub.TopicARN + ":" + uuid.NewString()
-	if err := s.applyLocked(RegistryChange{PutSubscriptions: []*Subscription{sub}}); err != nil {
+		subs, err := v.Subscriptions(sub.TopicARN)
+		if err != nil {
+			return RegistryChange{}, err
+		}
+		for _, old := range subs {
+			if old.Protocol == sub.Protocol && old.Endpoint == sub.Endpoint {
+				got, existed = old, true
+				mem.PutSubscriptions = append(mem.PutSubscriptions, old)
+				return RegistryChange{}, nil
+			}
+		}
+		sub.ARN = sub.TopicARN + ":" + uuid.NewString()
+		return RegistryChange{PutSubscriptions: []*Subscription{sub}}, nil
+	})
+	if err != nil {
 		return nil, false, err
 	}
-	return sub.clone(), false, nil
+	return got.clone(), existed, nil
 }
 
 // unsubscribe deletes a subscription. A non-nil tombstone (the deleted
@@ -237,14 +339,16 @@ func (s *store) subscribe(sub *Subscription) (*Subscription, bool, error) {
 func (s *store) unsubscribe(arn string, tombstone *Subscription) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.subs[arn]; !ok {
-		return NotFound("Subscription does not exist")
-	}
-	c := RegistryChange{DeleteSubscriptions: []string{arn}}
-	if tombstone != nil {
-		c.PutUnsubscribed = []*Subscription{tombstone}
-	}
-	return s.applyLocked(c)
+	return s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		if _, err := subscriptionIn(v, mem, arn); err != nil {
+			return RegistryChange{}, err
+		}
+		c := RegistryChange{DeleteSubscriptions: []string{arn}}
+		if tombstone != nil {
+			c.PutUnsubscribed = []*Subscription{tombstone}
+		}
+		return c, nil
+	})
 }
 
 // confirm confirms the subscription to topicARN that token was sent for,
@@ -253,64 +357,102 @@ func (s *store) unsubscribe(arn string, tombstone *Subscription) error {
 func (s *store) confirm(topicARN, token string, nowMs int64, anonymous, authOnUnsubscribe bool) (*Subscription, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.topics[topicARN]; !ok {
-		return nil, NotFound("Topic does not exist")
-	}
 	var found *Subscription
-	var c RegistryChange
-	for _, sub := range s.subs {
-		if sub.Token == token && sub.TopicARN == topicARN {
-			found = sub.clone()
-			break
+	err := s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		found = nil
+		var c RegistryChange
+		if _, err := topicIn(v, mem, topicARN); err != nil {
+			return c, err
 		}
-	}
-	if found == nil {
-		if t, ok := s.unsubscribed[token]; ok && t.TopicARN == topicARN && t.TokenExpires >= nowMs {
-			found = t.clone()
-			found.Pending = true
-			for _, old := range s.subs { // subscribed again meanwhile
-				if old.TopicARN == t.TopicARN && old.Protocol == t.Protocol && old.Endpoint == t.Endpoint {
-					c.DeleteSubscriptions = append(c.DeleteSubscriptions, old.ARN)
-				}
+		subs, err := v.Subscriptions(topicARN)
+		if err != nil {
+			return c, err
+		}
+		for _, sub := range subs {
+			if sub.Token == token {
+				found = sub
+				break
 			}
-			c.DeleteUnsubscribed = []string{token}
 		}
-	}
-	if found == nil || found.TokenExpires < nowMs {
-		return nil, InvalidParameter("Token", "")
-	}
-	if !found.Pending {
-		return found, nil
-	}
-	found.Pending = false
-	found.ConfirmedAnonymously = anonymous
-	found.AuthenticateOnUnsubscribe = authOnUnsubscribe && !anonymous
-	c.PutSubscriptions = []*Subscription{found}
-	if err := s.applyLocked(c); err != nil {
+		if found == nil {
+			t, err := v.Unsubscribed(token)
+			if err != nil {
+				return c, err
+			}
+			if t != nil && t.TopicARN == topicARN && t.TokenExpires >= nowMs {
+				found = t.clone()
+				found.Pending = true
+				for _, old := range subs { // subscribed again meanwhile
+					if old.Protocol == t.Protocol && old.Endpoint == t.Endpoint {
+						c.DeleteSubscriptions = append(c.DeleteSubscriptions, old.ARN)
+					}
+				}
+				c.DeleteUnsubscribed = []string{token}
+			}
+		}
+		if found == nil || found.TokenExpires < nowMs {
+			return RegistryChange{}, InvalidParameter("Token", "")
+		}
+		if !found.Pending {
+			mem.PutSubscriptions = append(mem.PutSubscriptions, found)
+			return RegistryChange{}, nil
+		}
+		found.Pending = false
+		found.ConfirmedAnonymously = anonymous
+		found.AuthenticateOnUnsubscribe = authOnUnsubscribe && !anonymous
+		c.PutSubscriptions = []*Subscription{found}
+		return c, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return found.clone(), nil
 }
 
 // purgeExpired drops pending subscriptions and unsubscribe tombstones whose
-// token has expired.
+// token has expired: those memory holds, as the registry has them (one
+// confirmed meanwhile on another node is kept).
 func (s *store) purgeExpired(nowMs int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var c RegistryChange
+	var subs, toks []string
 	for arn, sub := range s.subs {
 		if sub.Pending && sub.TokenExpires < nowMs {
-			c.DeleteSubscriptions = append(c.DeleteSubscriptions, arn)
+			subs = append(subs, arn)
 		}
 	}
 	for tok, sub := range s.unsubscribed {
 		if sub.TokenExpires < nowMs {
-			c.DeleteUnsubscribed = append(c.DeleteUnsubscribed, tok)
+			toks = append(toks, tok)
 		}
 	}
-	if len(c.DeleteSubscriptions)+len(c.DeleteUnsubscribed) > 0 {
-		_ = s.applyLocked(c) // tried again by the next purge if it fails
+	if len(subs)+len(toks) == 0 {
+		return
 	}
+	_ = s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		var c RegistryChange
+		for _, arn := range subs {
+			sub, err := v.Subscription(arn)
+			if err != nil {
+				return c, err
+			}
+			if sub == nil || sub.Pending && sub.TokenExpires < nowMs {
+				c.DeleteSubscriptions = append(c.DeleteSubscriptions, arn)
+			} else {
+				mem.PutSubscriptions = append(mem.PutSubscriptions, sub)
+			}
+		}
+		for _, tok := range toks {
+			t, err := v.Unsubscribed(tok)
+			if err != nil {
+				return c, err
+			}
+			if t == nil || t.TokenExpires < nowMs {
+				c.DeleteUnsubscribed = append(c.DeleteUnsubscribed, tok)
+			}
+		}
+		return c, nil
+	}) // tried again by the next purge if it fails
 }
 
 func (s *store) getSubscription(arn string) (*Subscription, bool) {
@@ -323,18 +465,21 @@ func (s *store) getSubscription(arn string) (*Subscription, bool) {
 	return sub.clone(), true
 }
 
+// updateSubscription applies f to the subscription as the registry has it
+// and stores the result.
 func (s *store) updateSubscription(arn string, f func(sub *Subscription) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.subs[arn]
-	if !ok {
-		return NotFound("Subscription does not exist")
-	}
-	sub := old.clone()
-	if err := f(sub); err != nil {
-		return err
-	}
-	return s.applyLocked(RegistryChange{PutSubscriptions: []*Subscription{sub}})
+	return s.updateLocked(func(v RegistryView, mem *RegistryChange) (RegistryChange, error) {
+		sub, err := subscriptionIn(v, mem, arn)
+		if err != nil {
+			return RegistryChange{}, err
+		}
+		if err := f(sub); err != nil {
+			return RegistryChange{}, err
+		}
+		return RegistryChange{PutSubscriptions: []*Subscription{sub}}, nil
+	})
 }
 
 // listSubscriptions lists the subscriptions of one topic, or of all topics

@@ -14,7 +14,10 @@
 //
 // A new user takes a prefix that neither begins nor is the beginning of
 // any of these, adds it here, and works through Prefix so that it cannot
-// stray. Share lets the users each close the store they are given.
+// stray. Share lets the users each close the store they are given. Update
+// and Lock (update.go) are how users keep data that several processes
+// share (a PostgreSQL store) consistent: a read-modify-write under a named
+// lock, and a lock held across other work.
 package storage
 
 import "context"

@@ -204,7 +204,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		cp = c
 	}
 	server.Mount(door, server.Routes{
-		Health:        server.Health(s.eng),
+		Health:        server.Health(s.eng, false, log),
 		Metrics:       met.Handler(),
 		Queues:        server.Queues(s.eng.Snapshot),
 		Alarms:        server.Alarms(s.Alarms),

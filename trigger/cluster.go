@@ -7,9 +7,12 @@ import (
 )
 
 // Several nodes can share one Store (`tidemq serve --store postgres://`).
-// Each keeps every trigger in memory, to answer the admin API, and reloads
-// them every Options.Reload, so that a change made on another node is seen
-// within that bound. With Options.Follow the triggers run only inside
+// Each keeps every trigger in memory, to answer the admin API, but changes
+// a trigger only against the store's current state (Registry.UpdateTrigger).
+// Every change is announced to the other nodes (PostgreSQL NOTIFY), whose
+// Invalidate reloads at once; they also reload every Options.Reload, a
+// safety net for an announcement lost while their LISTEN connection was
+// down. With Options.Follow the triggers run only inside
 // Lead, which `tidemq serve` calls on the node holding the lease: one node
 // polls, and the others take over when it stops or loses the lease. One
 // lease for all the triggers rather than one each: the alarms about
@@ -55,7 +58,8 @@ func (m *Manager) Lead(ctx context.Context) {
 	m.log.Info("triggers stopped: this node no longer holds their lease", "count", len(old))
 }
 
-// reloadLoop reloads every Options.Reload until Close.
+// reloadLoop reloads every Options.Reload, and when invalidated, until
+// Close.
 func (m *Manager) reloadLoop() {
 	t := time.NewTicker(m.o.Reload)
 	defer t.Stop()
@@ -64,6 +68,7 @@ func (m *Manager) reloadLoop() {
 		case <-m.stop:
 			return
 		case <-t.C:
+		case <-m.invalidated:
 		}
 		if err := m.Reload(); err != nil {
 			m.log.Warn("trigger: reload the triggers", "err", err)
@@ -119,4 +124,14 @@ func sameConfig(a, b *Config) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// Invalidate tells the manager that another node changed the triggers: it
+// reloads at once (in the background; calls while a reload is pending make
+// one reload). It does nothing unless Options.Reload is set.
+func (m *Manager) Invalidate() {
+	select {
+	case m.invalidated <- struct{}{}:
+	default:
+	}
 }

@@ -8,6 +8,7 @@ const Namespace = "trg/"
 // Key layout under Namespace. This is the one place it is written down.
 //
 //	t/<name>      a trigger's settings, the secrets of its target included (Config, JSON)
+//	n/<name>0<node>  one node's share of the trigger's counters (sharedstats.go, JSON)
 //	imported      the triggers.json of an older release was imported (upgrade.go)
 //
 // A trigger's value is the JSON of its Config, as each element of the
@@ -15,6 +16,7 @@ const Namespace = "trg/"
 // kept in the data directory.
 const (
 	prefixTrigger = "t/"
+	prefixStats   = "n/"
 	keyImported   = "imported"
 )
 

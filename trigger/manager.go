@@ -56,6 +56,9 @@ type Options struct {
 	// often, so that other nodes' changes are seen (and, on the node that
 	// leads, run) within it.
 	Reload time.Duration
+	// NodeID, with several nodes, names this node: its counters are then
+	// shared with the others' (sharedstats.go).
+	NodeID string
 }
 
 // Manager owns the triggers of one broker: it validates, persists, starts
@@ -75,12 +78,15 @@ type Manager struct {
 	// reg keeps the triggers durably, in o.Store; it is written under mu,
 	// before the change is made in triggers.
 	reg      Registry
+	kv       storage.Store // o.Store's Namespace: the counters' shares
 	mu       sync.Mutex
 	triggers map[string]*runner
 	started  bool
 	leading  bool // the triggers run here: Start without Follow, or inside Lead
 	closed   bool
 	stop     chan struct{} // closed by Close: ends reloadLoop
+	// invalidated asks reloadLoop to reload now (Invalidate).
+	invalidated chan struct{}
 
 	// invokeCtx is cancelled only when Close gives up waiting: stopping a
 	// trigger ends its polls at once but lets invocations finish.
@@ -125,7 +131,9 @@ func NewManager(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{o: o, log: o.Logger, reg: newKVRegistry(o.Store), triggers: make(map[string]*runner), stop: make(chan struct{})}
+	reg := newKVRegistry(o.Store)
+	m := &Manager{o: o, log: o.Logger, reg: reg, kv: reg.kv, triggers: make(map[string]*runner), stop: make(chan struct{}),
+		invalidated: make(chan struct{}, 1)}
 	m.invokeCtx, m.cancelInvoke = context.WithCancel(context.Background())
 	cfgs, err := m.reg.LoadTriggers()
 	if err != nil {
@@ -148,6 +156,9 @@ func (m *Manager) Start() {
 	m.started = true
 	if m.o.Reload > 0 {
 		go m.reloadLoop()
+	}
+	if m.o.NodeID != "" {
+		go m.statsLoop()
 	}
 	if m.o.Follow {
 		return // Lead starts them
@@ -284,17 +295,21 @@ func (m *Manager) Create(ctx context.Context, c Config) (*Status, error) {
 	if c.Name == "" {
 		c.Name = uuid.NewString()
 	}
-	if _, ok := m.triggers[c.Name]; ok {
-		return nil, &ExistsError{Name: c.Name}
-	}
 	cfg := c.clone()
 	facts, arn, warnings, fs, err := m.check(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.reg.PutTrigger(cfg); err != nil {
+	err = m.reg.UpdateTrigger(cfg.Name, func(cur *Config) (*Config, error) {
+		if cur != nil { // created on another node
+			return nil, &ExistsError{Name: cfg.Name}
+		}
+		return cfg, nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	m.dropLocked(cfg.Name) // one this node had not yet seen deleted
 	r := m.newRunner(cfg, facts, arn, fs)
 	r.warnings = warnings
 	m.triggers[cfg.Name] = r
@@ -318,46 +333,35 @@ func (m *Manager) Update(ctx context.Context, name string, patch []byte) (*Statu
 	if m.closed {
 		return nil, errClosed
 	}
+	// The patch applies to the trigger as stored, not as this node last
+	// loaded it: another node may have changed or deleted it.
+	var cfg *Config
+	var facts QueueFacts
+	var arn string
+	var warnings []string
+	var fs filters
+	err := m.reg.UpdateTrigger(name, func(cur *Config) (*Config, error) {
+		if cur == nil {
+			return nil, &NotFoundError{Name: name}
+		}
+		var err error
+		cfg, err = patchConfig(cur, name, patch)
+		if err != nil {
+			return nil, err
+		}
+		facts, arn, warnings, fs, err = m.check(ctx, cfg)
+		return cfg, err
+	})
+	var nf *NotFoundError
+	if errors.As(err, &nf) {
+		m.dropLocked(name) // deleted on another node
+	}
+	if err != nil {
+		return nil, err
+	}
 	old, ok := m.triggers[name]
-	if !ok {
-		return nil, &NotFoundError{Name: name}
-	}
-	cfg := old.cfg.clone()
-	headersGiven, err := patchGivesHeaders(patch)
-	if err != nil {
-		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
-	}
-	if headersGiven {
-		cfg.Target.Headers = nil // replaced as a whole, not merged
-	}
-	functionGiven, err := patchGivesFunction(patch)
-	if err != nil {
-		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
-	}
-	if functionGiven {
-		cfg.Target.Function = nil // replaced as a whole, not merged
-	}
-	if err := json.Unmarshal(patch, cfg); err != nil {
-		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
-	}
-	if err := cfg.Target.keepSecrets(&old.cfg.Target, headersGiven); err != nil {
-		return nil, err
-	}
-	if err := cfg.Target.keepEnvironment(&old.cfg.Target); err != nil {
-		return nil, err
-	}
-	if cfg.Name != name {
-		return nil, invalid("a trigger cannot be renamed")
-	}
-	if cfg.Queue != old.cfg.Queue {
-		return nil, invalid("a trigger's queue cannot change: delete it and create another")
-	}
-	facts, arn, warnings, fs, err := m.check(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.reg.PutTrigger(cfg); err != nil {
-		return nil, err
+	if !ok { // created on another node, not loaded here yet
+		old = m.newRunner(cfg, QueueFacts{}, "", nil)
 	}
 	r := m.newRunner(cfg, facts, arn, fs)
 	r.warnings = warnings
@@ -401,37 +405,89 @@ func (m *Manager) Delete(name string) error {
 	if m.closed {
 		return errClosed
 	}
-	r, ok := m.triggers[name]
-	if !ok {
-		return &NotFoundError{Name: name}
-	}
-	if err := m.reg.DeleteTrigger(name); err != nil {
+	err := m.reg.UpdateTrigger(name, func(cur *Config) (*Config, error) {
+		if cur == nil {
+			return nil, &NotFoundError{Name: name}
+		}
+		return nil, nil
+	})
+	var nf *NotFoundError
+	if err != nil && !errors.As(err, &nf) {
 		return err
 	}
-	delete(m.triggers, name)
-	r.stopPolling()
-	r.wait()
-	return nil
+	m.dropLocked(name)
+	return err
+}
+
+// dropLocked stops and forgets a trigger the registry no longer has.
+// Called with mu held.
+func (m *Manager) dropLocked(name string) {
+	if r, ok := m.triggers[name]; ok {
+		delete(m.triggers, name)
+		r.stopPolling()
+		r.wait()
+	}
+}
+
+// patchConfig returns cur with patch merged in (see Update).
+func patchConfig(cur *Config, name string, patch []byte) (*Config, error) {
+	cfg := cur.clone()
+	headersGiven, err := patchGivesHeaders(patch)
+	if err != nil {
+		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if headersGiven {
+		cfg.Target.Headers = nil // replaced as a whole, not merged
+	}
+	functionGiven, err := patchGivesFunction(patch)
+	if err != nil {
+		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if functionGiven {
+		cfg.Target.Function = nil // replaced as a whole, not merged
+	}
+	if err := json.Unmarshal(patch, cfg); err != nil {
+		return nil, invalid("the update is not a JSON object of trigger settings: %v", err)
+	}
+	if err := cfg.Target.keepSecrets(&cur.Target, headersGiven); err != nil {
+		return nil, err
+	}
+	if err := cfg.Target.keepEnvironment(&cur.Target); err != nil {
+		return nil, err
+	}
+	if cfg.Name != name {
+		return nil, invalid("a trigger cannot be renamed")
+	}
+	if cfg.Queue != cur.Queue {
+		return nil, invalid("a trigger's queue cannot change: delete it and create another")
+	}
+	return cfg, nil
 }
 
 // Get returns one trigger's status.
 func (m *Manager) Get(name string) (*Status, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, ok := m.triggers[name]
 	if !ok {
+		m.mu.Unlock()
 		return nil, &NotFoundError{Name: name}
 	}
-	return r.status(), nil
+	s := r.status()
+	m.mu.Unlock()
+	m.sharedStatus(s)
+	return s, nil
 }
 
 // List returns every trigger's status, by name.
 func (m *Manager) List() []*Status {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := make([]*Status, 0, len(m.triggers))
 	for _, r := range m.triggers {
 		out = append(out, r.status())
+	}
+	m.mu.Unlock()
+	for _, s := range out {
+		m.sharedStatus(s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -270,7 +270,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer obs.stop()
-	trg, err := startTriggers(cl.leaderBroker(eng), shared.Share(), obs.metrics.Registry(), o, cl != nil, log)
+	trg, err := startTriggers(cl.leaderBroker(eng), shared.Share(), obs.metrics.Registry(), o, cl.nodeID(), log)
 	if err != nil {
 		eng.Close()
 		return err
@@ -288,6 +288,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	obs.metrics.RegisterTopics(server.TopicMetrics(topics))
 	if cl != nil {
 		cl.lead(trg.m, obs.leaderHook, topics)
+		cl.watch(trg.m, topics)
 	}
 	if config != nil {
 		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
@@ -299,7 +300,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
 	server.Mount(door, server.Routes{
-		Health:        server.Health(eng),
+		Health:        server.Health(eng, o.auth && !open["health"], log),
 		Metrics:       obs.metrics.Handler(),
 		Queues:        obs.queuesHandler,
 		Alarms:        obs.alarmsHandler,

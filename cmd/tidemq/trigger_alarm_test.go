@@ -56,7 +56,7 @@ func TestTriggerErrorsAlarmCountsFailedItems(t *testing.T) {
 	defer fn.Close()
 
 	reg := prometheus.NewRegistry()
-	trg, err := startTriggers(eng, mem.New(), reg, &serveOptions{inMemory: true}, false, log)
+	trg, err := startTriggers(eng, mem.New(), reg, &serveOptions{inMemory: true}, "", log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,10 +40,12 @@ type triggers struct {
 // that kept them in DATA_DIR/triggers.json, that file is imported first
 // and renamed triggers.json.imported (see trigger.ImportFile).
 //
-// shared (--store postgres): the store is shared with other nodes; the
-// triggers run only while this node leads (cluster.lead) and are reloaded
-// every --cluster-reload.
-func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Registerer, o *serveOptions, shared bool, log *slog.Logger) (*triggers, error) {
+// node ("" for none) names this node when the store is shared with other
+// nodes (--store postgres): the triggers run only while this node leads
+// (cluster.lead), are reloaded every --cluster-reload and when another
+// node changed them (cluster.watch), and their counters are shared.
+func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Registerer, o *serveOptions, node string, log *slog.Logger) (*triggers, error) {
+	shared := node != ""
 	if !o.inMemory && !shared {
 		if err := trigger.ImportFile(store, legacyTriggersFile(o), log); err != nil {
 			store.Close()
@@ -53,7 +55,7 @@ func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Register
 	to := trigger.Options{Broker: b, Store: store, AllowCommands: o.triggers.allowCommands, Logger: log,
 		HomeRegion: o.region, RequestRegion: sigv4.ScopeRegion}
 	if shared {
-		to.Follow, to.Reload = true, o.cluster.reload
+		to.Follow, to.Reload, to.NodeID = true, o.cluster.reload, node
 	}
 	m, err := trigger.NewManager(to)
 	if err != nil {

@@ -29,7 +29,7 @@ func startShared(t *testing.T, o *serveOptions) (*engine.Engine, *triggers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trg, err := startTriggers(eng, shared.Share(), nil, o, false, log)
+	trg, err := startTriggers(eng, shared.Share(), nil, o, "", log)
 	if err != nil {
 		eng.Close()
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestStartTriggersInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	trg, err := startTriggers(eng, mem.New(), nil, o, false, slog.New(slog.DiscardHandler))
+	trg, err := startTriggers(eng, mem.New(), nil, o, "", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestStartTriggersRegistersMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	trg, err := startTriggers(eng, mem.New(), reg, &serveOptions{inMemory: true}, false, log)
+	trg, err := startTriggers(eng, mem.New(), reg, &serveOptions{inMemory: true}, "", log)
 	if err != nil {
 		t.Fatal(err)
 	}

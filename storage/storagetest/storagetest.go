@@ -135,6 +135,86 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *tes
 			t.Fatalf("%d keys, want 400", n)
 		}
 	})
+	t.Run("Update is a read-modify-write that never loses a change", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		const workers, each = 4, 20
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*each)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					errs <- storage.Update(s, "counter", func(tx storage.Txn) error {
+						v, _, err := tx.Get([]byte("c/n"))
+						if err != nil {
+							return err
+						}
+						n := 0
+						if len(v) > 0 {
+							fmt.Sscan(string(v), &n)
+						}
+						tx.Set([]byte("c/n"), []byte(fmt.Sprint(n+1)))
+						tx.Set([]byte(fmt.Sprintf("c/log/%04d", n)), nil)
+						return nil
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := scan(t, s, "c/n"), fmt.Sprintf("c/n=%d", workers*each); got != want {
+			t.Fatalf("after %d concurrent increments: %q, want %q", workers*each, got, want)
+		}
+		n := 0
+		err := storage.Update(s, "counter", func(tx storage.Txn) error {
+			return tx.Scan([]byte("c/log/"), func(k, v []byte) error { n++; return nil })
+		})
+		if err != nil || n != workers*each {
+			t.Fatalf("Scan in Update saw %d log keys (%v), want %d", n, err, workers*each)
+		}
+	})
+	t.Run("a failed Update writes nothing", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		boom := fmt.Errorf("refused")
+		err := storage.Update(s, "l", func(tx storage.Txn) error {
+			tx.Set([]byte("x"), []byte("1"))
+			return boom
+		})
+		if err != boom {
+			t.Fatalf("Update returned %v, want fn's error", err)
+		}
+		if got := scan(t, s, "x"); got != "" {
+			t.Fatalf("a failed Update wrote %q", got)
+		}
+		err = storage.Update(s, "l", func(tx storage.Txn) error {
+			if _, ok, err := tx.Get([]byte("x")); ok || err != nil {
+				return fmt.Errorf("Get of a missing key: %v %v", ok, err)
+			}
+			tx.Set([]byte("x"), []byte{})
+			tx.Delete([]byte("y"))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = storage.Update(s, "l", func(tx storage.Txn) error {
+			if v, ok, err := tx.Get([]byte("x")); !ok || len(v) != 0 || err != nil {
+				return fmt.Errorf("Get of an empty value: %q %v %v", v, ok, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("scan stops on error", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
