@@ -54,7 +54,10 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			switch {
 			case err == nil:
 				s.stats.delivered.Add(1)
-				s.done(d)
+				// The delivery is durable in its queue; forgetting it in
+				// the outbox need not hold the publish's answer (a crash
+				// before that write only repeats it: at-least-once).
+				s.spawn(func() { s.done(d) })
 			case permanent:
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:

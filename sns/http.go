@@ -58,8 +58,13 @@ func (s *Service) post(endpoint, contentType string, headers map[string]string, 
 	if err != nil {
 		return err
 	}
+	// The headers AWS's agent sends (an HTTP/1.1 client asking to keep the
+	// connection and accepting gzip or deflate); Go's own "Accept-Encoding:
+	// gzip" is replaced, and the answer is read only to be discarded.
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("Connection", "Keep-Alive")
+	req.Header.Set("Accept-Encoding", "gzip,deflate")
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
@@ -118,10 +123,14 @@ func (s *Service) sendConfirmation(t *Topic, sub *Subscription, typ string) {
 	}
 	policy, contentType := s.httpPolicy(t.Attributes["DeliveryPolicy"], sub.Attributes["DeliveryPolicy"])
 	headers := map[string]string{
-		"x-amz-sns-message-type":     typ,
-		"x-amz-sns-message-id":       messageID,
-		"x-amz-sns-topic-arn":        sub.TopicARN,
-		"x-amz-sns-subscription-arn": sub.ARN,
+		"x-amz-sns-message-type": typ,
+		"x-amz-sns-message-id":   messageID,
+		"x-amz-sns-topic-arn":    sub.TopicARN,
+	}
+	if typ != typeSubscriptionConfirmation {
+		// AWS names the subscription on notifications and unsubscribe
+		// confirmations, not on the confirmation of a pending one.
+		headers["x-amz-sns-subscription-arn"] = sub.ARN
 	}
 	s.spawn(func() {
 		for n := 0; ; n++ {

@@ -48,6 +48,7 @@ type record struct {
 	deliveries       []*delivery          // set while building or recovering
 	dedupKey         string               // FIFO: the cache key to remember
 	dedupExpires     int64                // and when it expires (Unix ms)
+	sigs             signatures           // computed once, shared by the deliveries (sign.go)
 }
 
 // delivery is one subscription's share of a record.

@@ -317,7 +317,17 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		recs = append(recs, r)
 		results[i] = PublishResult{MessageID: r.MessageID, SequenceNumber: r.Sequence}
 	}
-	if err := s.commitRecords(recs, expired); err != nil {
+	// Sign while the outbox write is made durable (sign.go).
+	protocols := make(map[string]string, len(subs))
+	for _, sub := range subs {
+		if sub.Attributes["RawMessageDelivery"] != "true" {
+			protocols[sub.ARN] = sub.Protocol
+		}
+	}
+	signed := s.presign(recs, func(sub string) string { return protocols[sub] })
+	err = s.commitRecords(recs, expired)
+	signed()
+	if err != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
 		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}

@@ -84,6 +84,11 @@ type Options struct {
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
 
+	// Signing says which notification envelopes carry a signature: every
+	// one of a standard topic (SignAll, the default, as AWS), or only those
+	// posted to HTTP/HTTPS endpoints (SignHTTPOnly; sign.go).
+	Signing SignMode
+
 	// Several nodes on one shared Store (cluster.go). NodeID names this
 	// node in the outbox records it writes; when it is set, Open does not
 	// deliver what the outbox holds (the records of live nodes are theirs,
@@ -119,6 +124,7 @@ type Service struct {
 	dedup      *dedupCache
 	stats      counters
 	posts      chan struct{} // semaphore of HTTP requests in flight
+	signPool   signPool      // semaphore of signatures computed at once
 
 	ctx     context.Context // canceled by Close
 	cancel  context.CancelFunc
@@ -173,6 +179,9 @@ func open(o Options) (*Service, error) {
 	if o.Store == nil {
 		o.Store = mem.New()
 	}
+	if o.Signing == "" {
+		o.Signing = SignAll
+	}
 	state := newKVState(o.Store)
 	st, err := openStore(state)
 	if err != nil {
@@ -183,7 +192,8 @@ func open(o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{opt: o, state: state, store: st, signer: sg, log: o.Logger, outbox: state, dedup: newDedupCache(),
-		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts)}
+		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts),
+		signPool: newSignPool()}
 	if o.HTTPRetry != nil {
 		s.httpRetry = *o.HTTPRetry
 	}

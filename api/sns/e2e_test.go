@@ -3,6 +3,7 @@ package sns_test
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -252,7 +253,8 @@ func verifySignature(t *testing.T, n map[string]any) {
 	verifySigned(t, n, []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"})
 }
 
-// verifySigned verifies m's SHA1withRSA Signature over keys (those present,
+// verifySigned verifies m's SHA1withRSA (SignatureVersion 1) or
+// SHA256withRSA (2) Signature over keys (those present,
 // in this order, as "key\nvalue\n") with the certificate served at
 // SigningCertURL.
 func verifySigned(t *testing.T, m map[string]any, keys []string) {
@@ -278,8 +280,15 @@ func verifySigned(t *testing.T, m map[string]any, keys []string) {
 		}
 	}
 	sig, _ := base64.StdEncoding.DecodeString(m["Signature"].(string))
-	h := sha1.Sum([]byte(sts.String()))
-	if err := rsa.VerifyPKCS1v15(cert.PublicKey.(*rsa.PublicKey), crypto.SHA1, h[:], sig); err != nil {
+	var err2 error
+	if m["SignatureVersion"] == "2" { // SHA256withRSA
+		h := sha256.Sum256([]byte(sts.String()))
+		err2 = rsa.VerifyPKCS1v15(cert.PublicKey.(*rsa.PublicKey), crypto.SHA256, h[:], sig)
+	} else {
+		h := sha1.Sum([]byte(sts.String()))
+		err2 = rsa.VerifyPKCS1v15(cert.PublicKey.(*rsa.PublicKey), crypto.SHA1, h[:], sig)
+	}
+	if err := err2; err != nil {
 		t.Fatalf("%s signature does not verify: %v", m["Type"], err)
 	}
 }
