@@ -29,6 +29,8 @@ import (
 // whole retry policy).
 func (s *Service) deliverRecord(r *record, wait bool) {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var delivered []*delivery // forgotten in the outbox in one write
 	for _, d := range r.deliveries {
 		sub, ok := s.store.getSubscription(d.sub)
 		if !ok {
@@ -43,21 +45,24 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			}
 			s.spawn(func() {
 				defer s.releaseHTTPSlot(sub.ARN)
-				s.retryLoop(d, 0, nil)
+				if r.recorded() {
+					s.retryLoop(d, 0, nil)
+				}
 			})
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		deliver := func() {
 			defer wg.Done()
 			err, permanent := s.attempt(sub, d)
 			switch {
 			case err == nil:
 				s.stats.delivered.Add(1)
-				// The delivery is durable in its queue; forgetting it in
-				// the outbox need not hold the publish's answer (a crash
-				// before that write only repeats it: at-least-once).
-				s.spawn(func() { s.done(d) })
+				mu.Lock()
+				delivered = append(delivered, d)
+				mu.Unlock()
+			case !r.recorded():
+				// The publish failed and was answered so: no retry.
 			case permanent:
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:
@@ -79,9 +84,20 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			default:
 				s.spawn(func() { s.retryLoop(d, 1, err) })
 			}
-		}()
+		}
+		if len(r.deliveries) == 1 {
+			deliver() // no goroutine to wait for
+		} else {
+			go deliver()
+		}
 	}
 	wg.Wait()
+	// The deliveries are durable in their queues; forgetting them in the
+	// outbox need not hold the publish's answer (a crash before that write
+	// only repeats them: at-least-once).
+	if len(delivered) > 0 {
+		s.spawn(func() { s.doneAll(r, delivered) })
+	}
 }
 
 // takeHTTPSlot counts a delivery to an HTTP subscription in, unless

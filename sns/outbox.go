@@ -18,8 +18,14 @@ import (
 // with the last one. At Open, whatever the Outbox still holds is delivered
 // again, oldest first, before the service answers anything.
 //
-// So a crash never drops a fan-out half way: it can only repeat deliveries
-// whose entry was not yet deleted (at-least-once). FIFO queues deduplicate
+// So a crash never drops the fan-out of an acknowledged publish half way:
+// it can only repeat deliveries whose entry was not yet deleted
+// (at-least-once). The one exception to "recorded first": a standard
+// topic's publish with a single delivery makes it while the record is
+// being written (publish.go), since one delivery cannot be left half way;
+// if the record then fails, the publish is answered with an error although
+// its queue may hold it, as a publish that timed out may have been
+// delivered. FIFO queues deduplicate
 // the repeats, because a repeat carries the original deduplication id.
 //
 // The Outbox also keeps the FIFO deduplication entries (dedup.go), written
@@ -49,6 +55,25 @@ type record struct {
 	dedupKey         string               // FIFO: the cache key to remember
 	dedupExpires     int64                // and when it expires (Unix ms)
 	sigs             signatures           // computed once, shared by the deliveries (sign.go)
+	durable          *durability          // nil once the record is known durable (recovered)
+}
+
+// durability is the outcome of an outbox write that deliveries may
+// overtake: done is closed once it is durable or failed (err).
+type durability struct {
+	done chan struct{}
+	err  error
+}
+
+// recorded waits until r is durable in the outbox and reports whether it
+// is: false means its write failed, and the publish was answered with an
+// error, so what is left of its deliveries is abandoned.
+func (r *record) recorded() bool {
+	if r.durable == nil {
+		return true
+	}
+	<-r.durable.done
+	return r.durable.err == nil
 }
 
 // delivery is one subscription's share of a record.
@@ -105,12 +130,23 @@ func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
 }
 
 // done removes a finished delivery from the outbox, and its record with the
-// last one.
-func (s *Service) done(d *delivery) {
-	last := d.rec.remaining.Add(-1) == 0
-	if err := s.outbox.DeliveryDone(d.rec.ID, d.index, last); err != nil {
-		// The delivery happened; at worst it is repeated after a restart.
-		s.log.Error("sns: remove a finished delivery from the outbox", "message_id", d.rec.MessageID, "subscription", d.sub, "err", err)
+// last one, once the record is there.
+func (s *Service) done(d *delivery) { s.doneAll(d.rec, []*delivery{d}) }
+
+// doneAll removes finished deliveries of r from the outbox in one write,
+// and r with the last ones.
+func (s *Service) doneAll(r *record, ds []*delivery) {
+	if len(ds) == 0 || !r.recorded() {
+		return
+	}
+	last := r.remaining.Add(-int32(len(ds))) == 0
+	indexes := make([]uint32, len(ds))
+	for i, d := range ds {
+		indexes[i] = d.index
+	}
+	if err := s.outbox.DeliveryDone(r.ID, indexes, last); err != nil {
+		// The deliveries happened; at worst they are repeated after a restart.
+		s.log.Error("sns: remove finished deliveries from the outbox", "message_id", r.MessageID, "deliveries", len(ds), "err", err)
 	}
 }
 

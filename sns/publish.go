@@ -317,28 +317,51 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		recs = append(recs, r)
 		results[i] = PublishResult{MessageID: r.MessageID, SequenceNumber: r.Sequence}
 	}
-	// Sign while the outbox write is made durable (sign.go).
-	protocols := make(map[string]string, len(subs))
-	for _, sub := range subs {
-		if sub.Attributes["RawMessageDelivery"] != "true" {
-			protocols[sub.ARN] = sub.Protocol
-		}
-	}
-	signed := s.presign(recs, func(sub string) string { return protocols[sub] })
-	err = s.commitRecords(recs, expired)
-	signed()
-	if err != nil {
-		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
-	}
 	if t.FIFO {
+		// In order: recorded with its dedup entries, then delivered.
+		if err := s.commitRecords(recs, expired); err != nil {
+			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
 		s.dedupMu.Lock()
 		for _, r := range recs {
 			s.dedup.add(r.dedupEntry())
 		}
 		s.dedupMu.Unlock()
+		for _, r := range recs {
+			s.deliverRecord(r, true)
+		}
+		return results, errs, nil
 	}
+	// A standard topic's publish with a single delivery makes it (and signs
+	// it, sign.go) while its outbox write is being made durable: on one
+	// store the two share a group commit. The answer still waits for both,
+	// so an acknowledged publish is recorded; and a crash cannot leave such
+	// a fan-out half way, as it has no half. A publish whose record fails
+	// is answered with an error even if its queue got it (the client
+	// retries: at-least-once). Its HTTP delivery, retries and dead-letter
+	// wait for the record (durability). A publish with several deliveries
+	// is recorded first, so that a crash can only repeat its deliveries.
+	dur := &durability{done: make(chan struct{})}
+	go func() {
+		dur.err = s.commitRecords(recs, nil)
+		close(dur.done)
+	}()
+	var fanouts []*record
 	for _, r := range recs {
+		if len(r.deliveries) != 1 {
+			fanouts = append(fanouts, r)
+			continue
+		}
+		r.durable = dur
+		s.deliverRecord(r, true)
+	}
+	<-dur.done
+	if dur.err != nil {
+		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", dur.err)
+		return nil, nil, InternalError("The publish could not be recorded durably.")
+	}
+	for _, r := range fanouts {
 		s.deliverRecord(r, true)
 	}
 	return results, errs, nil

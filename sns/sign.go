@@ -15,10 +15,12 @@ import (
 // HTTP subscribers different texts) and per SignatureVersion, and every
 // envelope of the record reuses that signature.
 //
-// A publish signs its records on the signing pool while its outbox write is
-// being made durable, so RSA's cost overlaps the fsync instead of following
-// it; deliveries start once both are done. A record recovered from the
-// outbox is signed when its first delivery needs it.
+// The first delivery of a record that needs the signature computes it
+// (the others wait for it on the record's lock), at most GOMAXPROCS at a
+// time (signPool). The single delivery of a standard topic's publish
+// starts while the publish's outbox write is being made durable
+// (publish.go), so its signature costs no extra wait: RSA runs beside the
+// fsync.
 
 // SignMode says which envelopes carry a signature.
 type SignMode string
@@ -70,8 +72,10 @@ func (s *Service) signature(r *record, msg string) (string, error) {
 	if sig, ok := r.sigs.sig[msg]; ok {
 		return sig, nil
 	}
+	s.signPool <- struct{}{}
 	sig, err := s.signer.sign(signatureVersion(r.SignatureVersion),
 		stringToSign(msg, r.MessageID, r.Subject, r.Timestamp, r.TopicARN, typeNotification))
+	<-s.signPool
 	if err != nil {
 		return "", err
 	}
@@ -87,36 +91,3 @@ func (s *Service) signature(r *record, msg string) (string, error) {
 type signPool chan struct{}
 
 func newSignPool() signPool { return make(signPool, runtime.GOMAXPROCS(0)) }
-
-// presign signs, on the pool, every distinct message text that recs'
-// deliveries to subs will need, and returns a function that waits for
-// them. A signing error is not reported here: the delivery that needs the
-// signature computes it again and fails as it would have.
-func (s *Service) presign(recs []*record, protocolOf func(sub string) string) (wait func()) {
-	var wg sync.WaitGroup
-	for _, r := range recs {
-		if r.FIFO {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, d := range r.deliveries {
-			p := protocolOf(d.sub)
-			if p == "" || !s.signs(r, p) {
-				continue
-			}
-			msg := r.message(p)
-			if seen[msg] {
-				continue
-			}
-			seen[msg] = true
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.signPool <- struct{}{}
-				defer func() { <-s.signPool }()
-				_, _ = s.signature(r, msg)
-			}()
-		}
-	}
-	return wg.Wait
-}
