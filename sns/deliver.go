@@ -212,6 +212,14 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 	queue := a.Resource
 	msg := r.message(sub.Protocol)
 	entry := tidemq.SendEntry{ID: "0", MessageGroupID: r.GroupID}
+	if r.FIFO && !strings.HasSuffix(queue, ".fifo") {
+		// A FIFO topic's group is for its FIFO queues; a standard queue
+		// subscribed to it gets the message without one, as on AWS.
+		entry.MessageGroupID = ""
+	}
+	if r.TraceHeader != "" {
+		entry.SystemAttributes = map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: r.TraceHeader}}
+	}
 	if strings.HasSuffix(queue, ".fifo") {
 		entry.MessageDeduplicationID = r.DedupID
 		if entry.MessageDeduplicationID == "" {

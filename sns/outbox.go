@@ -49,6 +49,7 @@ type record struct {
 	GroupID          string               `json:"g,omitempty"`
 	DedupID          string               `json:"d,omitempty"`
 	BaseURL          string               `json:"b,omitempty"`
+	TraceHeader      string               `json:"x,omitempty"` // the publish's X-Ray header: AWSTraceHeader in SQS
 	Client           tidemq.ClientInfo    `json:"c"`
 	remaining        atomic.Int32         // deliveries not yet done
 	deliveries       []*delivery          // set while building or recovering

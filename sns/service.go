@@ -426,9 +426,9 @@ func (s *Service) GetTopicAttributes(arn string) (map[string]string, error) {
 		"EffectiveDeliveryPolicy": defaultDeliveryPolicy,
 	}
 	if t.FIFO {
+		// FifoThroughputScope is shown only once set, as AWS does.
 		out["FifoTopic"] = "true"
 		out["ContentBasedDeduplication"] = "false"
-		out["FifoThroughputScope"] = "Topic"
 	}
 	for k, v := range t.Attributes {
 		out[k] = v
@@ -473,7 +473,7 @@ var settableSubAttrs = map[string]bool{
 
 // checkSubAttrs validates subscription attributes after a change (for a
 // subscription to t) and normalises RawMessageDelivery.
-func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
+func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]string) error {
 	for k, v := range attrs {
 		if !settableSubAttrs[k] {
 			return InvalidParameter("AttributeName", "Invalid attribute name: "+k)
@@ -488,7 +488,9 @@ func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
 			}
 		case "RedrivePolicy":
 			if v != "" {
-				if _, err := s.checkRedrivePolicy(v, t.FIFO); err != nil {
+				// A FIFO topic's subscription needs a FIFO dead-letter
+				// queue only when its own queue is FIFO.
+				if _, err := s.checkRedrivePolicy(v, t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
 					return err
 				}
 			}
@@ -509,6 +511,11 @@ func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
 	}
 	return nil
 }
+
+// awsProtocols are the subscription protocols AWS knows; tidemq answers
+// sqs, http and https.
+var awsProtocols = map[string]bool{"sqs": true, "http": true, "https": true, "email": true, "email-json": true,
+	"sms": true, "application": true, "lambda": true, "firehose": true}
 
 // SubscribeInput is a subscription request.
 type SubscribeInput struct {
@@ -555,7 +562,8 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region and account")
 		}
 		if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
-			return nil, InvalidParameter("Endpoint", "FIFO SQS Queues can not be subscribed to standard SNS topics")
+			// AWS's wording, "Invalid parameter: " twice.
+			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics"}
 		}
 	case "http", "https":
 		if t.FIFO {
@@ -572,13 +580,16 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 			sub.BaseURL = strings.TrimRight(s.opt.PublicURL, "/")
 		}
 	default:
+		if !awsProtocols[in.Protocol] {
+			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Amazon SNS does not support this protocol string: " + in.Protocol}
+		}
 		return nil, InvalidParameter("Protocol", "tidemq supports the sqs, http and https protocols, not "+in.Protocol)
 	}
 	attrs := copyMap(in.Attributes)
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
-	if err := s.checkSubAttrs(t, attrs); err != nil {
+	if err := s.checkSubAttrs(t, in.Endpoint, attrs); err != nil {
 		return nil, err
 	}
 	for k, v := range attrs {
@@ -595,13 +606,28 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	if existed && !sameMap(got.Attributes, attrs) {
+	if existed && len(in.Attributes) > 0 && !sameMap(withoutDefaults(got.Attributes), withoutDefaults(attrs)) {
 		return nil, InvalidParameter("Attributes", "Subscription already exists with different attributes")
 	}
 	if got.Pending {
 		s.sendConfirmation(t, got, typeSubscriptionConfirmation)
 	}
 	return got, nil
+}
+
+// withoutDefaults returns subscription attributes without those whose
+// value is the default (RawMessageDelivery "false", FilterPolicyScope
+// MessageAttributes): AWS takes a Subscribe that repeats them, or leaves
+// them out, for the same subscription.
+func withoutDefaults(attrs map[string]string) map[string]string {
+	out := make(map[string]string, len(attrs))
+	for k, v := range attrs {
+		if v == "" || (k == "RawMessageDelivery" && v == "false") || (k == "FilterPolicyScope" && v == ScopeMessageAttributes) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func sameMap(a, b map[string]string) bool {
@@ -645,6 +671,9 @@ func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
 	}
 	defer leave()
 	sub, err := s.subscription(arn)
+	if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		return nil // AWS answers a second Unsubscribe (or one of an unknown subscription) with success
+	}
 	if err != nil {
 		return err
 	}
@@ -673,14 +702,50 @@ func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
 // token of its UnsubscribeConfirmation) and returns it. anonymous says
 // that the request carried no AWS signature; authenticateOnUnsubscribe
 // (honoured only when it did) forbids anonymous unsubscribes.
+//
+// As on AWS: a token that is not of a token's shape is answered "Invalid
+// token"; a valid token confirms its subscription even when the TopicArn
+// names a topic of this region that does not exist; any other unknown
+// token is InvalidParameter Token (400, not NotFound).
 func (s *Service) ConfirmSubscription(topicARN, token string, anonymous, authenticateOnUnsubscribe bool) (*Subscription, error) {
-	if _, err := s.topic("TopicArn", topicARN); err != nil {
-		return nil, err
-	}
 	if token == "" {
 		return nil, InvalidParameter("Token", "")
 	}
+	if !tokenShaped(token) {
+		return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid token"}
+	}
+	_, err := s.topic("TopicArn", topicARN)
+	if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		a, ok := tidemq.ParseARN(topicARN)
+		if !ok || a.Region != s.opt.Region {
+			return nil, InvalidParameter("Token", "")
+		}
+		for _, sub := range s.store.listSubscriptions("") {
+			if sub.Token == token {
+				return s.store.confirm(sub.TopicARN, token, s.opt.Now().UnixMilli(), anonymous, authenticateOnUnsubscribe)
+			}
+		}
+		return nil, InvalidParameter("Token", "")
+	}
+	if err != nil {
+		return nil, err
+	}
 	return s.store.confirm(topicARN, token, s.opt.Now().UnixMilli(), anonymous, authenticateOnUnsubscribe)
+}
+
+// tokenShaped reports whether a confirmation token has the shape of one:
+// at least 64 hexadecimal digits (tidemq's are 256, AWS's about as many).
+func tokenShaped(token string) bool {
+	if len(token) < 64 {
+		return false
+	}
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // ListSubscriptions lists the subscriptions of a topic, or of every topic
@@ -712,11 +777,11 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 		"RawMessageDelivery":           "false",
 		"SubscriptionPrincipal":        "arn:aws:iam::" + s.opt.AccountID + ":root",
 	}
+	// AWS shows EffectiveDeliveryPolicy only for HTTP/HTTPS subscriptions,
+	// and FilterPolicyScope only with a FilterPolicy.
 	if sub.IsHTTP() {
 		policy, contentType := s.httpPolicy(s.topicDeliveryPolicy(sub.TopicARN), sub.Attributes["DeliveryPolicy"])
 		out["EffectiveDeliveryPolicy"] = effectiveDeliveryPolicy(policy, contentType)
-	} else {
-		out["EffectiveDeliveryPolicy"] = defaultDeliveryPolicy
 	}
 	for k, v := range sub.Attributes {
 		out[k] = v
@@ -725,6 +790,8 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 		if _, ok := sub.Attributes["FilterPolicyScope"]; !ok {
 			out["FilterPolicyScope"] = ScopeMessageAttributes
 		}
+	} else {
+		delete(out, "FilterPolicyScope")
 	}
 	return out, nil
 }
@@ -749,7 +816,7 @@ func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
 			attrs = map[string]string{}
 		}
 		attrs[name] = value
-		if err := s.checkSubAttrs(t, attrs); err != nil {
+		if err := s.checkSubAttrs(t, sub.Endpoint, attrs); err != nil {
 			return err
 		}
 		if value == "" {
