@@ -181,7 +181,8 @@ func (s *Service) sleep(d time.Duration) bool {
 // cannot help (the queue does not exist, the message is not acceptable).
 func (s *Service) attempt(sub *Subscription, d *delivery) (err error, permanent bool) {
 	if sub.IsHTTP() {
-		return s.postNotification(sub, d.rec), false
+		err := s.postNotification(sub, d.rec)
+		return err, clientSide(err)
 	}
 	queue, err := s.sendToQueue(sub, d.rec, sub.Endpoint)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -81,9 +81,27 @@ func (s *Service) post(endpoint, contentType string, headers map[string]string, 
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the endpoint answered %s", resp.Status)
+		return &statusError{code: resp.StatusCode, status: resp.Status}
 	}
 	return nil
+}
+
+// statusError is an endpoint's answer other than 2xx.
+type statusError struct {
+	code   int
+	status string
+}
+
+func (e *statusError) Error() string { return "the endpoint answered " + e.status }
+
+// clientSide reports whether an HTTP delivery failed for a client-side
+// reason, which AWS does not retry (the message goes to the dead-letter
+// queue at once): the endpoint answered 4xx, other than 429 Too Many
+// Requests. Server errors, 429 and connection failures are retried by the
+// delivery policy (by default three times, 20 seconds apart).
+func clientSide(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code >= 400 && se.code < 500 && se.code != http.StatusTooManyRequests
 }
 
 // postNotification makes one attempt to deliver r to an HTTP/HTTPS
