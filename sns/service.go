@@ -20,6 +20,7 @@ package sns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -484,7 +485,7 @@ func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]stri
 			case "true", "false":
 				attrs[k] = strings.ToLower(v)
 			default:
-				return InvalidParameter("Attributes", "RawMessageDelivery: Invalid value ["+v+"]. Must be true or false.")
+				return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: RawMessageDelivery: Invalid value [" + v + "]. Must be true or false."}
 			}
 		case "RedrivePolicy":
 			if v != "" {
@@ -590,7 +591,7 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 		attrs = map[string]string{}
 	}
 	if err := s.checkSubAttrs(t, in.Endpoint, attrs); err != nil {
-		return nil, err
+		return nil, subscribeAttributeError(err)
 	}
 	for k, v := range attrs {
 		if v == "" {
@@ -613,6 +614,25 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 		s.sendConfirmation(t, got, typeSubscriptionConfirmation)
 	}
 	return got, nil
+}
+
+// subscribeAttributeError words a FilterPolicy or RawMessageDelivery
+// problem for Subscribe as AWS does: what SetSubscriptionAttributes
+// answers "Invalid parameter: X", Subscribe answers "Invalid parameter:
+// Attributes Reason: X". (A RedrivePolicy problem is worded the same by
+// both.)
+func subscribeAttributeError(err error) error {
+	const p = "Invalid parameter: "
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code != tidemq.ErrSNSInvalidParameter {
+		return err
+	}
+	for _, attr := range []string{"FilterPolicy:", "Filter policy scope", "RawMessageDelivery:"} {
+		if strings.HasPrefix(e.Message, p+attr) {
+			return &tidemq.Error{Code: e.Code, Message: p + "Attributes Reason: " + strings.TrimPrefix(e.Message, p)}
+		}
+	}
+	return err
 }
 
 // withoutDefaults returns subscription attributes without those whose
