@@ -45,9 +45,7 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			}
 			s.spawn(func() {
 				defer s.releaseHTTPSlot(sub.ARN)
-				if r.recorded() {
-					s.retryLoop(d, 0, nil)
-				}
+				s.retryLoop(d, 0, nil)
 			})
 			continue
 		}
@@ -61,8 +59,6 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 				mu.Lock()
 				delivered = append(delivered, d)
 				mu.Unlock()
-			case !r.recorded():
-				// The publish failed and was answered so: no retry.
 			case permanent:
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:
@@ -98,6 +94,37 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 	if len(delivered) > 0 {
 		s.spawn(func() { s.doneAll(r, delivered) })
 	}
+}
+
+// deliverDirect makes the one SQS delivery of r, which is not in the
+// outbox. If it succeeds, nothing is written but the message in its queue.
+// If it fails, r is recorded in the outbox first (an error here fails the
+// publish) and the failure is handled as deliverRecord does: retried in the
+// background, or dead-lettered.
+func (s *Service) deliverDirect(r *record) error {
+	d := r.deliveries[0]
+	sub, ok := s.store.getSubscription(d.sub)
+	if !ok {
+		s.stats.unsubscribed.Add(1)
+		return nil
+	}
+	err, permanent := s.attempt(sub, d)
+	if err == nil {
+		s.stats.delivered.Add(1)
+		return nil
+	}
+	if cerr := s.commitRecords([]*record{r}, nil); cerr != nil {
+		return cerr
+	}
+	switch {
+	case permanent:
+		s.deadLetter(sub, d, err)
+	case s.ctx.Err() != nil:
+		// Closing: the delivery stays in the outbox.
+	default:
+		s.spawn(func() { s.retryLoop(d, 1, err) })
+	}
+	return nil
 }
 
 // takeHTTPSlot counts a delivery to an HTTP subscription in, unless

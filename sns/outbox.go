@@ -21,11 +21,10 @@ import (
 // So a crash never drops the fan-out of an acknowledged publish half way:
 // it can only repeat deliveries whose entry was not yet deleted
 // (at-least-once). The one exception to "recorded first": a standard
-// topic's publish with a single delivery makes it while the record is
-// being written (publish.go), since one delivery cannot be left half way;
-// if the record then fails, the publish is answered with an error although
-// its queue may hold it, as a publish that timed out may have been
-// delivered. FIFO queues deduplicate
+// topic's publish whose one delivery goes to an SQS queue is delivered
+// first and recorded only if that fails (publish.go): a single delivery
+// cannot be left half way, and one that is durable in its queue needs no
+// record. FIFO queues deduplicate
 // the repeats, because a repeat carries the original deduplication id.
 //
 // The Outbox also keeps the FIFO deduplication entries (dedup.go), written
@@ -56,25 +55,6 @@ type record struct {
 	dedupKey         string               // FIFO: the cache key to remember
 	dedupExpires     int64                // and when it expires (Unix ms)
 	sigs             signatures           // computed once, shared by the deliveries (sign.go)
-	durable          *durability          // nil once the record is known durable (recovered)
-}
-
-// durability is the outcome of an outbox write that deliveries may
-// overtake: done is closed once it is durable or failed (err).
-type durability struct {
-	done chan struct{}
-	err  error
-}
-
-// recorded waits until r is durable in the outbox and reports whether it
-// is: false means its write failed, and the publish was answered with an
-// error, so what is left of its deliveries is abandoned.
-func (r *record) recorded() bool {
-	if r.durable == nil {
-		return true
-	}
-	<-r.durable.done
-	return r.durable.err == nil
 }
 
 // delivery is one subscription's share of a record.
@@ -131,13 +111,13 @@ func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
 }
 
 // done removes a finished delivery from the outbox, and its record with the
-// last one, once the record is there.
+// last one.
 func (s *Service) done(d *delivery) { s.doneAll(d.rec, []*delivery{d}) }
 
 // doneAll removes finished deliveries of r from the outbox in one write,
 // and r with the last ones.
 func (s *Service) doneAll(r *record, ds []*delivery) {
-	if len(ds) == 0 || !r.recorded() {
+	if len(ds) == 0 {
 		return
 	}
 	last := r.remaining.Add(-int32(len(ds))) == 0

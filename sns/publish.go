@@ -389,38 +389,45 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		}
 		return results, errs, nil
 	}
-	// A standard topic's publish with a single delivery makes it (and signs
-	// it, sign.go) while its outbox write is being made durable: on one
-	// store the two share a group commit. The answer still waits for both,
-	// so an acknowledged publish is recorded; and a crash cannot leave such
-	// a fan-out half way, as it has no half. A publish whose record fails
-	// is answered with an error even if its queue got it (the client
-	// retries: at-least-once). Its HTTP delivery, retries and dead-letter
-	// wait for the record (durability). A publish with several deliveries
-	// is recorded first, so that a crash can only repeat its deliveries.
-	dur := &durability{done: make(chan struct{})}
-	go func() {
-		dur.err = s.commitRecords(recs, nil)
-		close(dur.done)
-	}()
-	var fanouts []*record
+	// A standard topic's publish whose one delivery goes to an SQS queue
+	// is delivered at once, without the outbox: once the queue has it
+	// durably there is no fan-out left to lose, and a crash before that
+	// loses only a publish that was not acknowledged. Only if that attempt
+	// fails is the publish recorded, before it is answered, so that its
+	// retries and dead-lettering survive a crash. Any other publish is
+	// recorded first, so that a crash can only repeat its deliveries.
+	var recorded, direct []*record
 	for _, r := range recs {
-		if len(r.deliveries) != 1 {
-			fanouts = append(fanouts, r)
-			continue
+		if len(r.deliveries) == 1 && protocolOf(subs, r.deliveries[0].sub) == "sqs" {
+			direct = append(direct, r)
+		} else {
+			recorded = append(recorded, r)
 		}
-		r.durable = dur
-		s.deliverRecord(r, true)
 	}
-	<-dur.done
-	if dur.err != nil {
-		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", dur.err)
+	if err := s.commitRecords(recorded, nil); err != nil {
+		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
 		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}
-	for _, r := range fanouts {
+	for _, r := range direct {
+		if err := s.deliverDirect(r); err != nil {
+			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
+	}
+	for _, r := range recorded {
 		s.deliverRecord(r, true)
 	}
 	return results, errs, nil
+}
+
+// protocolOf returns the protocol of the subscription arn among subs.
+func protocolOf(subs []*Subscription, arn string) string {
+	for _, sub := range subs {
+		if sub.ARN == arn {
+			return sub.Protocol
+		}
+	}
+	return ""
 }
 
 // newRecordID numbers outbox records in publish order: from

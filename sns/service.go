@@ -5,7 +5,8 @@
 // Topics and subscriptions are kept in memory and written through to the
 // service's store (state.go: what is kept; keys.go: where). Publishing is
 // crash-safe: a publish is first recorded durably in an outbox
-// (outbox.go), then delivered — to SQS queues before Publish
+// (outbox.go; a standard topic's publish whose one delivery goes to a queue
+// needs no record unless that delivery fails), then delivered — to SQS queues before Publish
 // answers, to HTTP/HTTPS endpoints in the background with retries
 // (retry.go) — and removed from the outbox delivery by delivery. What cannot
 // be delivered goes to the subscription's dead-letter queue (redrive.go) or

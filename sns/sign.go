@@ -17,10 +17,8 @@ import (
 //
 // The first delivery of a record that needs the signature computes it
 // (the others wait for it on the record's lock), at most GOMAXPROCS at a
-// time (signPool). The single delivery of a standard topic's publish
-// starts while the publish's outbox write is being made durable
-// (publish.go), so its signature costs no extra wait: RSA runs beside the
-// fsync.
+// time (signPool), in parallel with the other deliveries' sends and
+// fsyncs.
 
 // SignMode says which envelopes carry a signature.
 type SignMode string
