@@ -90,9 +90,14 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 	wg.Wait()
 	// The deliveries are durable in their queues; forgetting them in the
 	// outbox need not hold the publish's answer (a crash before that write
-	// only repeats them: at-least-once).
-	if len(delivered) > 0 {
+	// only repeats them: at-least-once). Recovery has no answer to give:
+	// it forgets them before it goes on.
+	switch {
+	case len(delivered) == 0:
+	case wait:
 		s.spawn(func() { s.doneAll(r, delivered) })
+	default:
+		s.doneAll(r, delivered)
 	}
 }
 
