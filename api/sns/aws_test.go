@@ -28,8 +28,9 @@ func attributeNames(m map[string]string) string {
 // (recorded on AWS): no EffectiveDeliveryPolicy for an SQS subscription,
 // FilterPolicyScope only with a FilterPolicy, no FifoThroughputScope on a
 // FIFO topic that never set it.
-func TestAttributeShapes(t *testing.T) {
-	e := newEnv(t)
+func TestAttributeShapes(t *testing.T) { checkAttributeShapes(t, newEnv(t)) }
+
+func checkAttributeShapes(t *testing.T, e *env) {
 	topic := e.topic("shapes", nil)
 	fifo := e.topic("shapes.fifo", map[string]string{"FifoTopic": "true"})
 	_, qARN := e.queue("shapes", nil)
@@ -70,8 +71,9 @@ func TestAttributeShapes(t *testing.T) {
 // TestSubscribeIdempotent: subscribing the same endpoint again with the
 // attributes left out, empty or at their defaults returns the same
 // subscription; different attributes are refused.
-func TestSubscribeIdempotent(t *testing.T) {
-	e := newEnv(t)
+func TestSubscribeIdempotent(t *testing.T) { checkSubscribeIdempotent(t, newEnv(t)) }
+
+func checkSubscribeIdempotent(t *testing.T, e *env) {
 	topic := e.topic("idem", nil)
 	_, qARN := e.queue("idem", nil)
 	first := e.subscribe(topic, qARN, map[string]string{"FilterPolicy": `{"a":["b"]}`})
@@ -94,9 +96,10 @@ func TestSubscribeIdempotent(t *testing.T) {
 // TestTraceHeaderAndFIFOToStandard: the publish's X-Ray header reaches SQS
 // as AWSTraceHeader; a standard queue subscribed to a FIFO topic may have
 // a standard dead-letter queue and gets no MessageGroupId.
-func TestTraceHeaderAndFIFOToStandard(t *testing.T) {
+func TestTraceHeaderAndFIFOToStandard(t *testing.T) { checkTraceHeaderAndFIFOToStandard(t, newEnv(t)) }
+
+func checkTraceHeaderAndFIFOToStandard(t *testing.T, e *env) {
 	const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
-	e := newEnv(t)
 	fifo := e.topic("mixed.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 	qURL, qARN := e.queue("mixed-std", nil)
 	_, dlqARN := e.queue("mixed-std-dlq", nil)
@@ -124,8 +127,9 @@ func TestTraceHeaderAndFIFOToStandard(t *testing.T) {
 
 // TestConfirmOnMissingTopic: a valid token confirms its subscription even
 // when the TopicArn names a topic of this region that does not exist.
-func TestConfirmOnMissingTopic(t *testing.T) {
-	e := newEnv(t)
+func TestConfirmOnMissingTopic(t *testing.T) { checkConfirmOnMissingTopic(t, newEnv(t)) }
+
+func checkConfirmOnMissingTopic(t *testing.T, e *env) {
 	h := newHook(t, nil)
 	topic := e.topic("confirm-missing", nil)
 	if _, err := e.sns.Subscribe(e.ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("http"),
@@ -145,8 +149,9 @@ func TestConfirmOnMissingTopic(t *testing.T) {
 
 // TestPermissions: AddPermission and RemovePermission are SNS actions that
 // edit the topic's Policy.
-func TestPermissions(t *testing.T) {
-	e := newEnv(t)
+func TestPermissions(t *testing.T) { checkPermissions(t, newEnv(t)) }
+
+func checkPermissions(t *testing.T, e *env) {
 	topic := e.topic("perm", nil)
 	if _, err := e.sns.AddPermission(e.ctx, &awssns.AddPermissionInput{TopicArn: aws.String(topic), Label: aws.String("pub"),
 		AWSAccountId: []string{"111122223333"}, ActionName: []string{"Publish"}}); err != nil {
@@ -191,4 +196,12 @@ func addHeader(k, v string) func(*middleware.Stack) error {
 			return next.HandleBuild(ctx, in)
 		}), middleware.After)
 	}
+}
+
+// storeChecks are the checks of this file whose behaviour goes through the
+// store or the broker: they run on PostgreSQL too (postgres_test.go).
+var storeChecks = map[string]func(*testing.T, *env){
+	"AttributeShapes": checkAttributeShapes, "SubscribeIdempotent": checkSubscribeIdempotent,
+	"TraceHeaderAndFIFOToStandard": checkTraceHeaderAndFIFOToStandard, "ConfirmOnMissingTopic": checkConfirmOnMissingTopic,
+	"Permissions": checkPermissions,
 }

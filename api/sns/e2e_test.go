@@ -30,10 +30,12 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/tidemq/tidemq"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/sns"
+	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 )
 
@@ -58,7 +60,15 @@ func newEnvWith(t *testing.T, opt func(*sns.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := sns.Options{Broker: eng, Region: "us-east-1", AccountID: account, Logger: log}
+	return newEnvOn(t, eng, nil, opt)
+}
+
+// newEnvOn serves broker and a topic service on store (nil: in memory).
+// The env closes both.
+func newEnvOn(t *testing.T, eng tidemq.Broker, store storage.Store, opt func(*sns.Options)) *env {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	o := sns.Options{Broker: eng, Region: "us-east-1", AccountID: account, Logger: log, Store: store}
 	if opt != nil {
 		opt(&o)
 	}
