@@ -404,6 +404,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 			recorded = append(recorded, r)
 		}
 	}
+	s.presign(recorded, subs) // signed while the record is made durable
 	if err := s.commitRecords(recorded, nil); err != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
 		return nil, nil, InternalError("The publish could not be recorded durably.")

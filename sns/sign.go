@@ -15,10 +15,11 @@ import (
 // HTTP subscribers different texts) and per SignatureVersion, and every
 // envelope of the record reuses that signature.
 //
-// The first delivery of a record that needs the signature computes it
-// (the others wait for it on the record's lock), at most GOMAXPROCS at a
-// time (signPool), in parallel with the other deliveries' sends and
-// fsyncs.
+// A fan-out's signatures are started on the signing pool (at most
+// GOMAXPROCS at a time) before its outbox write, and computed while that
+// write is made durable (presign); otherwise the first delivery that needs
+// the signature computes it and the others wait for it on the record's
+// lock.
 
 // SignMode says which envelopes carry a signature.
 type SignMode string
@@ -89,3 +90,30 @@ func (s *Service) signature(r *record, msg string) (string, error) {
 type signPool chan struct{}
 
 func newSignPool() signPool { return make(signPool, runtime.GOMAXPROCS(0)) }
+
+// presign starts signing, on the pool, every distinct message text that
+// recs' deliveries will need, so that a fan-out's signature is computed
+// while its outbox write is made durable rather than after it; a delivery
+// that needs a signature still being computed waits for it on the record's
+// lock (signature). subs are the topic's subscriptions.
+func (s *Service) presign(recs []*record, subs []*Subscription) {
+	bySub := make(map[string]*Subscription, len(subs))
+	for _, sub := range subs {
+		bySub[sub.ARN] = sub
+	}
+	for _, r := range recs {
+		seen := map[string]bool{}
+		for _, d := range r.deliveries {
+			sub := bySub[d.sub]
+			if sub == nil || sub.Attributes["RawMessageDelivery"] == "true" || !s.signs(r, sub.Protocol) {
+				continue
+			}
+			msg := r.message(sub.Protocol)
+			if seen[msg] {
+				continue
+			}
+			seen[msg] = true
+			go func() { _, _ = s.signature(r, msg) }()
+		}
+	}
+}
