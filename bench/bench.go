@@ -62,6 +62,11 @@ type Result struct {
 	// Skipped counts the sends the mixed scenario's pacer skipped because
 	// every producer was busy: the endpoint did not keep up with the rate.
 	Skipped int64 `json:"skipped,omitempty"`
+	// Deliveries and DeliveriesPerSecond count, for the SNS scenarios, the
+	// messages the subscriptions received: publishes × subscriptions, over
+	// the publish phase.
+	Deliveries          int64   `json:"deliveries,omitempty"`
+	DeliveriesPerSecond float64 `json:"deliveries_per_second,omitempty"`
 }
 
 // OK reports whether the run moved every message exactly once without errors.
@@ -173,11 +178,6 @@ func body(id string, size int) string {
 	return id + " " + strings.Repeat("x", size-len(id)-1)
 }
 
-func idOf(b string) string {
-	id, _, _ := strings.Cut(b, " ")
-	return id
-}
-
 // Run runs one scenario against client and returns what it measured.
 func Run(ctx context.Context, client Client, cfg Config) (Result, error) {
 	if cfg.Clients <= 0 {
@@ -213,8 +213,15 @@ func Run(ctx context.Context, client Client, cfg Config) (Result, error) {
 		return b.mixed(ctx)
 	case "depth":
 		return b.depth(ctx)
+	case "sns":
+		return b.sns(ctx, 1, 1)
+	case "sns-fanout":
+		return b.sns(ctx, 10, 1)
+	case "sns-batch":
+		return b.sns(ctx, 1, 10)
 	}
-	return Result{}, fmt.Errorf("unknown scenario %q (known: %s)", cfg.Scenario, strings.Join(append(Scenarios, MoreScenarios...), ", "))
+	known := append(append(append([]string{}, Scenarios...), MoreScenarios...), SNSScenarios...)
+	return Result{}, fmt.Errorf("unknown scenario %q (known: %s)", cfg.Scenario, strings.Join(known, ", "))
 }
 
 type runner struct {

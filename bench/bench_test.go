@@ -20,7 +20,9 @@ import (
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/storage/mem"
 
+	apisns "github.com/tidemq/tidemq/api/sns"
 	apisqs "github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/sns"
 )
 
 // newServer is the SQS API over an in-memory engine, for the test's life.
@@ -218,5 +220,44 @@ func TestRunGivesUpWhenReceivesKeepFailing(t *testing.T) {
 	res, err := bench.Run(context.Background(), client, bench.Config{Scenario: "mixed", Clients: 2, Rate: 50, Duration: 300 * time.Millisecond})
 	if err == nil && res.OK() {
 		t.Errorf("mixed with failing receives passed: %+v", res)
+	}
+}
+
+// TestSNSScenarios runs the SNS scenarios, small, against an in-process
+// server with topics: every publish must reach every subscription once.
+func TestSNSScenarios(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := engine.Open(engine.Options{Store: mem.New(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, err := sns.Open(sns.Options{Broker: e, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, Logger: quiet}),
+		apisqs.NewHandler(apisqs.Config{Broker: e, Logger: quiet})))
+	t.Cleanup(func() { srv.Close(); topics.Close(); e.Close() })
+	client := bench.NewRawClient(srv.URL, 8)
+	for _, s := range bench.SNSScenarios {
+		res, err := bench.Run(context.Background(), client, bench.Config{Scenario: s, Clients: 4, Count: 100})
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		subs := int64(1)
+		if s == "sns-fanout" {
+			subs = 10
+		}
+		if !res.OK() || res.Messages != 100 || res.Deliveries != 100*subs {
+			t.Errorf("%s: %+v", s, res)
+		}
+	}
+	if topics.Stats().Delivered != 1200 {
+		t.Errorf("the topic service delivered %d messages, want 1200", topics.Stats().Delivered)
+	}
+	sdk := bench.SDKClient{C: sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})}
+	if _, err := bench.Run(context.Background(), sdk, bench.Config{Scenario: "sns", Count: 1}); err == nil {
+		t.Error("the SDK client ran an SNS scenario it cannot speak")
 	}
 }

@@ -32,6 +32,9 @@ type RawClient struct {
 	// add a SigV4 signature; without it requests are unsigned, which
 	// tidemq accepts unless it runs with --auth.
 	Sign func(ctx context.Context, r *http.Request, body []byte) error
+	// SignSNS is Sign for the SNS requests of the SNS scenarios (signed
+	// for the service "sns").
+	SignSNS func(ctx context.Context, r *http.Request, body []byte) error
 
 	pool *connPool // for http:// endpoints; nil: use HTTP
 }

@@ -29,6 +29,8 @@ import (
 // whole retry policy).
 func (s *Service) deliverRecord(r *record, wait bool) {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var delivered []*delivery // forgotten in the outbox in one write
 	for _, d := range r.deliveries {
 		sub, ok := s.store.getSubscription(d.sub)
 		if !ok {
@@ -48,13 +50,15 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		deliver := func() {
 			defer wg.Done()
 			err, permanent := s.attempt(sub, d)
 			switch {
 			case err == nil:
 				s.stats.delivered.Add(1)
-				s.done(d)
+				mu.Lock()
+				delivered = append(delivered, d)
+				mu.Unlock()
 			case permanent:
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:
@@ -76,9 +80,56 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			default:
 				s.spawn(func() { s.retryLoop(d, 1, err) })
 			}
-		}()
+		}
+		if len(r.deliveries) == 1 {
+			deliver() // no goroutine to wait for
+		} else {
+			go deliver()
+		}
 	}
 	wg.Wait()
+	// The deliveries are durable in their queues; forgetting them in the
+	// outbox need not hold the publish's answer (a crash before that write
+	// only repeats them: at-least-once). Recovery has no answer to give:
+	// it forgets them before it goes on.
+	switch {
+	case len(delivered) == 0:
+	case wait:
+		s.spawn(func() { s.doneAll(r, delivered) })
+	default:
+		s.doneAll(r, delivered)
+	}
+}
+
+// deliverDirect makes the one SQS delivery of r, which is not in the
+// outbox. If it succeeds, nothing is written but the message in its queue.
+// If it fails, r is recorded in the outbox first (an error here fails the
+// publish) and the failure is handled as deliverRecord does: retried in the
+// background, or dead-lettered.
+func (s *Service) deliverDirect(r *record) error {
+	d := r.deliveries[0]
+	sub, ok := s.store.getSubscription(d.sub)
+	if !ok {
+		s.stats.unsubscribed.Add(1)
+		return nil
+	}
+	err, permanent := s.attempt(sub, d)
+	if err == nil {
+		s.stats.delivered.Add(1)
+		return nil
+	}
+	if cerr := s.commitRecords([]*record{r}, nil); cerr != nil {
+		return cerr
+	}
+	switch {
+	case permanent:
+		s.deadLetter(sub, d, err)
+	case s.ctx.Err() != nil:
+		// Closing: the delivery stays in the outbox.
+	default:
+		s.spawn(func() { s.retryLoop(d, 1, err) })
+	}
+	return nil
 }
 
 // takeHTTPSlot counts a delivery to an HTTP subscription in, unless
@@ -162,7 +213,8 @@ func (s *Service) sleep(d time.Duration) bool {
 // cannot help (the queue does not exist, the message is not acceptable).
 func (s *Service) attempt(sub *Subscription, d *delivery) (err error, permanent bool) {
 	if sub.IsHTTP() {
-		return s.postNotification(sub, d.rec), false
+		err := s.postNotification(sub, d.rec)
+		return err, clientSide(err)
 	}
 	queue, err := s.sendToQueue(sub, d.rec, sub.Endpoint)
 	if err != nil {
@@ -193,6 +245,14 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 	queue := a.Resource
 	msg := r.message(sub.Protocol)
 	entry := tidemq.SendEntry{ID: "0", MessageGroupID: r.GroupID}
+	if r.FIFO && !strings.HasSuffix(queue, ".fifo") {
+		// A FIFO topic's group is for its FIFO queues; a standard queue
+		// subscribed to it gets the message without one, as on AWS.
+		entry.MessageGroupID = ""
+	}
+	if r.TraceHeader != "" {
+		entry.SystemAttributes = map[string]tidemq.MessageAttributeValue{"AWSTraceHeader": {DataType: "String", StringValue: r.TraceHeader}}
+	}
 	if strings.HasSuffix(queue, ".fifo") {
 		entry.MessageDeduplicationID = r.DedupID
 		if entry.MessageDeduplicationID == "" {

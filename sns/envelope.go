@@ -3,7 +3,6 @@ package sns
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
 	"sort"
 )
 
@@ -52,6 +51,7 @@ func signatureVersion(v string) string {
 }
 
 // envelope builds the JSON notification of r for sub in AWS's field order.
+// Its signature is the record's, shared by every subscription (sign.go).
 func (s *Service) envelope(r *record, sub *Subscription, msg string) (string, error) {
 	o := newJSONObject()
 	o.field("Type", typeNotification)
@@ -65,17 +65,19 @@ func (s *Service) envelope(r *record, sub *Subscription, msg string) (string, er
 	}
 	o.field("Message", msg)
 	o.field("Timestamp", r.Timestamp)
-	if !r.FIFO {
-		version := signatureVersion(r.SignatureVersion)
-		sig, err := s.signer.sign(version, stringToSign(msg, r.MessageID, r.Subject, r.Timestamp, r.TopicARN, typeNotification))
+	if s.signs(r, sub.Protocol) {
+		sig, err := s.signature(r, msg)
 		if err != nil {
 			return "", err
 		}
-		o.field("SignatureVersion", version)
+		o.field("SignatureVersion", signatureVersion(r.SignatureVersion))
 		o.field("Signature", sig)
 		o.field("SigningCertURL", r.BaseURL+CertPath)
 	}
-	o.field("UnsubscribeURL", r.BaseURL+"/?Action=Unsubscribe&SubscriptionArn="+url.QueryEscape(sub.ARN))
+	// AWS writes the subscription ARN plain, not percent-encoded: its
+	// characters (letters, digits, ':', '-', '_', '.') need no escaping
+	// in a query string.
+	o.field("UnsubscribeURL", r.BaseURL+"/?Action=Unsubscribe&SubscriptionArn="+sub.ARN)
 	if len(r.Attributes) > 0 {
 		names := make([]string, 0, len(r.Attributes))
 		for name := range r.Attributes {

@@ -30,6 +30,7 @@ type policyNode struct {
 
 type clause struct {
 	key    string
+	body   bool          // MessageBody scope: a dotted key is a path, arrays of objects are looked into
 	conds  []condition   // OR'ed; a leaf
 	nested *policyNode   // MessageBody scope: a nested object
 	or     []*policyNode // "$or"
@@ -68,13 +69,14 @@ func CompileFilterPolicy(policy, scope string) (*FilterPolicy, error) {
 	if len(obj) == 0 {
 		return nil, filterError("Filter policy must not be empty")
 	}
+	// At most five keys, counting a nested policy's parent keys only.
+	if len(obj) > 5 {
+		return nil, filterError("Filter policy can not have more than 5 keys")
+	}
 	c := &compiler{body: scope == ScopeMessageBody}
-	root, combos, err := c.node(obj, 0)
+	root, combos, err := c.node(obj, 1, 1)
 	if err != nil {
 		return nil, err
-	}
-	if c.keys > 5 && !c.body {
-		return nil, filterError("Filter policy can not have more than 5 keys")
 	}
 	if combos > 150 {
 		return nil, filterError("Filter policy is too complex")
@@ -84,15 +86,19 @@ func CompileFilterPolicy(policy, scope string) (*FilterPolicy, error) {
 
 type compiler struct {
 	body bool
-	keys int
 }
 
-func (c *compiler) node(obj map[string]any, depth int) (*policyNode, int, error) {
+// node compiles a policy object at nesting depth (1 for the top) and
+// returns the number of value combinations as AWS counts them for its
+// limit of 150: each array multiplies the count by its length and by its
+// depth (AWS's example: four values three levels deep and three values two
+// levels deep make 3 × 4 × 2 × 3 = 72), and the branches of "$or" add up,
+// each counted from what precedes it.
+func (c *compiler) node(obj map[string]any, depth, combos int) (*policyNode, int, error) {
 	if depth > 10 {
 		return nil, 0, filterError("Filter policy is nested too deeply")
 	}
 	n := &policyNode{}
-	combos := 1
 	for key, v := range obj {
 		if key == "$or" {
 			arr, ok := v.([]any)
@@ -106,7 +112,7 @@ func (c *compiler) node(obj map[string]any, depth int) (*policyNode, int, error)
 				if !ok {
 					return nil, 0, filterError("$or must be an array of objects")
 				}
-				sn, sc, err := c.node(sub, depth+1)
+				sn, sc, err := c.node(sub, depth, combos)
 				if err != nil {
 					return nil, 0, err
 				}
@@ -114,16 +120,15 @@ func (c *compiler) node(obj map[string]any, depth int) (*policyNode, int, error)
 				sum += sc
 			}
 			n.clauses = append(n.clauses, cl)
-			combos *= sum
+			combos = sum
 			continue
 		}
 		switch v := v.(type) {
 		case []any:
-			c.keys++
 			if len(v) == 0 {
 				return nil, 0, filterError("Empty arrays are not allowed")
 			}
-			cl := clause{key: key}
+			cl := clause{key: key, body: c.body}
 			for _, e := range v {
 				cond, err := c.condition(e)
 				if err != nil {
@@ -132,17 +137,18 @@ func (c *compiler) node(obj map[string]any, depth int) (*policyNode, int, error)
 				cl.conds = append(cl.conds, cond)
 			}
 			n.clauses = append(n.clauses, cl)
-			combos *= len(v)
+			combos *= len(v) * depth
 		case map[string]any:
 			if !c.body {
-				return nil, 0, filterError("Filter policy scope MessageAttributes does not support nested filter policy")
+				return nil, 0, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter,
+					Message: "Invalid parameter: Filter policy scope MessageAttributes does not support nested filter policy"}
 			}
-			sn, sc, err := c.node(v, depth+1)
+			sn, sc, err := c.node(v, depth+1, combos)
 			if err != nil {
 				return nil, 0, err
 			}
-			n.clauses = append(n.clauses, clause{key: key, nested: sn})
-			combos *= sc
+			n.clauses = append(n.clauses, clause{key: key, nested: sn, body: c.body})
+			combos = sc
 		default:
 			return nil, 0, filterError("\"%s\" must be an object or an array", key)
 		}
@@ -382,13 +388,37 @@ func (cl clause) match(obj map[string]any) bool {
 		return false
 	}
 	v, present := obj[cl.key]
-	if cl.nested != nil {
-		sub, ok := v.(map[string]any)
-		if !ok {
-			// a missing object still lets exists:false match below it
-			sub = map[string]any{}
+	if !present && cl.body && strings.Contains(cl.key, ".") {
+		// In a message body a dotted key names a nested path: {"a.b":[1]}
+		// is {"a":{"b":[1]}}.
+		var found []any
+		walkPath(obj, strings.Split(cl.key, "."), &found)
+		if len(found) > 0 {
+			v, present = found, true
 		}
-		return cl.nested.match(sub)
+	}
+	if cl.nested != nil {
+		switch sub := v.(type) {
+		case map[string]any:
+			return cl.nested.match(sub)
+		case []any:
+			// An array of objects: the policy below matches if it matches
+			// one of them.
+			objects := false
+			for _, e := range sub {
+				if m, ok := e.(map[string]any); ok {
+					objects = true
+					if cl.nested.match(m) {
+						return true
+					}
+				}
+			}
+			if objects {
+				return false
+			}
+		}
+		// a missing object still lets exists:false match below it
+		return cl.nested.match(map[string]any{})
 	}
 	values := []any{v}
 	if arr, ok := v.([]any); ok && present {
@@ -406,6 +436,33 @@ func (cl clause) match(obj map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// walkPath adds to found the values at path below v, looking into arrays
+// on the way (an array of objects holds the path in each object).
+func walkPath(v any, path []string, found *[]any) {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			walkPath(e, path, found)
+		}
+	case map[string]any:
+		if len(path) == 0 {
+			*found = append(*found, x)
+			return
+		}
+		if next, ok := x[path[0]]; ok {
+			if len(path) == 1 {
+				if arr, ok := next.([]any); ok {
+					*found = append(*found, arr...)
+				} else {
+					*found = append(*found, next)
+				}
+				return
+			}
+			walkPath(next, path[1:], found)
+		}
+	}
 }
 
 // MatchAttributes reports whether message attributes match the policy

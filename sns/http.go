@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -58,8 +58,13 @@ func (s *Service) post(endpoint, contentType string, headers map[string]string, 
 	if err != nil {
 		return err
 	}
+	// The headers AWS's agent sends (an HTTP/1.1 client asking to keep the
+	// connection and accepting gzip or deflate); Go's own "Accept-Encoding:
+	// gzip" is replaced, and the answer is read only to be discarded.
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("Connection", "Keep-Alive")
+	req.Header.Set("Accept-Encoding", "gzip,deflate")
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
@@ -76,9 +81,27 @@ func (s *Service) post(endpoint, contentType string, headers map[string]string, 
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the endpoint answered %s", resp.Status)
+		return &statusError{code: resp.StatusCode, status: resp.Status}
 	}
 	return nil
+}
+
+// statusError is an endpoint's answer other than 2xx.
+type statusError struct {
+	code   int
+	status string
+}
+
+func (e *statusError) Error() string { return "the endpoint answered " + e.status }
+
+// clientSide reports whether an HTTP delivery failed for a client-side
+// reason, which AWS does not retry (the message goes to the dead-letter
+// queue at once): the endpoint answered 4xx, other than 429 Too Many
+// Requests. Server errors, 429 and connection failures are retried by the
+// delivery policy (by default three times, 20 seconds apart).
+func clientSide(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code >= 400 && se.code < 500 && se.code != http.StatusTooManyRequests
 }
 
 // postNotification makes one attempt to deliver r to an HTTP/HTTPS
@@ -118,10 +141,14 @@ func (s *Service) sendConfirmation(t *Topic, sub *Subscription, typ string) {
 	}
 	policy, contentType := s.httpPolicy(t.Attributes["DeliveryPolicy"], sub.Attributes["DeliveryPolicy"])
 	headers := map[string]string{
-		"x-amz-sns-message-type":     typ,
-		"x-amz-sns-message-id":       messageID,
-		"x-amz-sns-topic-arn":        sub.TopicARN,
-		"x-amz-sns-subscription-arn": sub.ARN,
+		"x-amz-sns-message-type": typ,
+		"x-amz-sns-message-id":   messageID,
+		"x-amz-sns-topic-arn":    sub.TopicARN,
+	}
+	if typ != typeSubscriptionConfirmation {
+		// AWS names the subscription on notifications and unsubscribe
+		// confirmations, not on the confirmation of a pending one.
+		headers["x-amz-sns-subscription-arn"] = sub.ARN
 	}
 	s.spawn(func() {
 		for n := 0; ; n++ {

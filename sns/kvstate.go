@@ -207,9 +207,11 @@ func (s kvState) LastSequence(topicARN string) (string, error) {
 	return seq, err
 }
 
-func (s kvState) DeliveryDone(id uint64, index uint32, last bool) error {
+func (s kvState) DeliveryDone(id uint64, indexes []uint32, last bool) error {
 	b := s.kv.NewBatch()
-	b.Delete(deliveryKey(id, index))
+	for _, index := range indexes {
+		b.Delete(deliveryKey(id, index))
+	}
 	if last {
 		b.Delete(recordKey(id))
 	}

@@ -18,8 +18,13 @@ import (
 // with the last one. At Open, whatever the Outbox still holds is delivered
 // again, oldest first, before the service answers anything.
 //
-// So a crash never drops a fan-out half way: it can only repeat deliveries
-// whose entry was not yet deleted (at-least-once). FIFO queues deduplicate
+// So a crash never drops the fan-out of an acknowledged publish half way:
+// it can only repeat deliveries whose entry was not yet deleted
+// (at-least-once). The one exception to "recorded first": a standard
+// topic's publish whose one delivery goes to an SQS queue is delivered
+// first and recorded only if that fails (publish.go): a single delivery
+// cannot be left half way, and one that is durable in its queue needs no
+// record. FIFO queues deduplicate
 // the repeats, because a repeat carries the original deduplication id.
 //
 // The Outbox also keeps the FIFO deduplication entries (dedup.go), written
@@ -43,11 +48,13 @@ type record struct {
 	GroupID          string               `json:"g,omitempty"`
 	DedupID          string               `json:"d,omitempty"`
 	BaseURL          string               `json:"b,omitempty"`
+	TraceHeader      string               `json:"x,omitempty"` // the publish's X-Ray header: AWSTraceHeader in SQS
 	Client           tidemq.ClientInfo    `json:"c"`
 	remaining        atomic.Int32         // deliveries not yet done
 	deliveries       []*delivery          // set while building or recovering
 	dedupKey         string               // FIFO: the cache key to remember
 	dedupExpires     int64                // and when it expires (Unix ms)
+	sigs             signatures           // computed once, shared by the deliveries (sign.go)
 }
 
 // delivery is one subscription's share of a record.
@@ -111,11 +118,22 @@ func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
 
 // done removes a finished delivery from the outbox, and its record with the
 // last one.
-func (s *Service) done(d *delivery) {
-	last := d.rec.remaining.Add(-1) == 0
-	if err := s.outbox.DeliveryDone(d.rec.ID, d.index, last); err != nil {
-		// The delivery happened; at worst it is repeated after a restart.
-		s.log.Error("sns: remove a finished delivery from the outbox", "message_id", d.rec.MessageID, "subscription", d.sub, "err", err)
+func (s *Service) done(d *delivery) { s.doneAll(d.rec, []*delivery{d}) }
+
+// doneAll removes finished deliveries of r from the outbox in one write,
+// and r with the last ones.
+func (s *Service) doneAll(r *record, ds []*delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	last := r.remaining.Add(-int32(len(ds))) == 0
+	indexes := make([]uint32, len(ds))
+	for i, d := range ds {
+		indexes[i] = d.index
+	}
+	if err := s.outbox.DeliveryDone(r.ID, indexes, last); err != nil {
+		// The deliveries happened; at worst they are repeated after a restart.
+		s.log.Error("sns: remove finished deliveries from the outbox", "message_id", r.MessageID, "deliveries", len(ds), "err", err)
 	}
 }
 

@@ -30,6 +30,13 @@ type PublishInput struct {
 	// e.g. "http://localhost:9324".
 	BaseURL string
 	Client  tidemq.ClientInfo
+	// TraceHeader is the request's X-Amzn-Trace-Id (X-Ray) header: SQS
+	// deliveries carry it as their AWSTraceHeader system attribute. One
+	// that is not a valid trace header is ignored.
+	TraceHeader string
+	// SubjectSet says that the request had a Subject parameter, even an
+	// empty one (which AWS refuses).
+	SubjectSet bool
 }
 
 // PublishResult is the outcome of a publish.
@@ -61,8 +68,8 @@ func (s *Service) checkPublish(t *Topic, in *PublishInput) (map[string]string, e
 	if size > MaxMessageSize {
 		return nil, InvalidParameter("Message too long", "")
 	}
-	if in.Subject != "" {
-		if len(in.Subject) >= 100 || strings.ContainsAny(in.Subject, "\r\n") {
+	if in.Subject != "" || in.SubjectSet {
+		if in.Subject == "" || len(in.Subject) >= 100 || strings.ContainsAny(in.Subject, "\r\n") {
 			return nil, InvalidParameter("Subject", "")
 		}
 	}
@@ -116,36 +123,76 @@ func (s *Service) checkPublish(t *Topic, in *PublishInput) (map[string]string, e
 }
 
 func checkAttribute(name string, a Attribute) error {
-	bad := func(reason string) error {
-		return InvalidParameter("MessageAttributes", "The message attribute '"+name+"' "+reason)
+	invalid := func(msg string) error {
+		return &tidemq.Error{Code: tidemq.ErrSNSParameterValueInvalid, Message: msg}
 	}
-	if name == "" || len(name) > 256 {
-		return InvalidParameter("MessageAttributes", "message attribute name is invalid")
+	bad := func(reason string) error { return invalid("The message attribute '" + name + "' " + reason) }
+	if problem := attributeNameProblem(name); problem != "" {
+		return invalid(problem)
 	}
 	switch {
 	case a.DataType == "":
 		return bad("must contain non-empty message attribute type.")
 	case strings.HasPrefix(a.DataType, "Binary"):
+		if a.StringValue != "" {
+			return bad("with type 'Binary' must use field 'Binary'.")
+		}
 		if len(a.BinaryValue) == 0 {
-			return bad("must contain non-empty message attribute value for message attribute type '" + a.DataType + "'.")
+			return bad("must contain non-empty message attribute value for message attribute type 'Binary'.")
 		}
-	case strings.HasPrefix(a.DataType, "String.Array"):
-		var arr []any
-		if json.Unmarshal([]byte(a.StringValue), &arr) != nil {
-			return bad("has an invalid message attribute value for type String.Array.")
+	case strings.HasPrefix(a.DataType, "String") || strings.HasPrefix(a.DataType, "Number"):
+		typ := "String"
+		if strings.HasPrefix(a.DataType, "Number") {
+			typ = "Number"
 		}
-	case strings.HasPrefix(a.DataType, "Number"):
-		if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
-			return bad("has an invalid message attribute value for type Number.")
+		if len(a.BinaryValue) > 0 {
+			return bad("with type '" + typ + "' must use field 'String'.")
 		}
-	case strings.HasPrefix(a.DataType, "String"):
 		if a.StringValue == "" {
-			return bad("must contain non-empty message attribute value for message attribute type 'String'.")
+			return bad("must contain non-empty message attribute value for message attribute type '" + typ + "'.")
+		}
+		switch {
+		case strings.HasPrefix(a.DataType, "String.Array"):
+			var arr []any
+			if json.Unmarshal([]byte(a.StringValue), &arr) != nil {
+				return bad("has an invalid message attribute value for type String.Array.")
+			}
+		case typ == "Number":
+			if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
+				return bad("has an invalid message attribute value for type Number.")
+			}
 		}
 	default:
 		return bad("has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.")
 	}
 	return nil
+}
+
+// attributeNameProblem checks a message attribute name as AWS does: under
+// 256 bytes, of letters, digits, '-', '_' and '.', not beginning or ending
+// with '.' nor holding two in a row. It returns AWS's wording of the
+// problem, or "".
+func attributeNameProblem(name string) string {
+	if name == "" {
+		return "The message attribute name must not be empty."
+	}
+	if len(name) >= 256 {
+		return "Length of message attribute name must be less than 256 bytes."
+	}
+	for _, r := range name {
+		if !(r == '-' || r == '_' || r == '.' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return fmt.Sprintf("Invalid non-alphanumeric character '#x%X' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.", r)
+		}
+	}
+	switch {
+	case strings.HasPrefix(name, "."):
+		return "Invalid message attribute name starting with character '.' was found."
+	case strings.HasSuffix(name, "."):
+		return "Invalid message attribute name ending with character '.' was found."
+	case strings.Contains(name, ".."):
+		return "Message attribute name can not have successive '.' character."
+	}
+	return ""
 }
 
 // nextSequence returns a FIFO sequence number, increasing across the
@@ -202,8 +249,8 @@ type PublishBatchResult struct {
 }
 
 // PublishBatch publishes entries in order, recording them in the outbox in
-// one batch. Entry problems are reported per entry; the caller checks the
-// batch itself (ids, count, total size).
+// one batch. An entry that is not valid fails the whole request, as on AWS;
+// the caller checks the batch itself (ids, count, total size).
 func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []PublishBatchEntry) ([]PublishBatchResult, error) {
 	t, err := s.topic("TopicArn", topicARN)
 	if err != nil {
@@ -213,6 +260,12 @@ func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []P
 	for i, e := range entries {
 		ins[i] = e.PublishInput
 		ins[i].TopicARN = topicARN
+		// AWS rejects the whole request for an entry that is not valid
+		// (its MessageGroupId, Subject, attributes...), not that entry.
+		check := ins[i]
+		if _, err := s.checkPublish(t, &check); err != nil {
+			return nil, err
+		}
 	}
 	res, errs, err := s.publish(ctx, t, ins)
 	if err != nil {
@@ -303,6 +356,9 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 			GroupID: in.MessageGroupID, DedupID: in.MessageDeduplicationID,
 			BaseURL: strings.TrimRight(in.BaseURL, "/"), Client: in.Client,
 		}
+		if in.TraceHeader != "" && tidemq.ValidateTraceHeader(in.TraceHeader) == nil {
+			r.TraceHeader = in.TraceHeader
+		}
 		if r.BaseURL == "" {
 			r.BaseURL = strings.TrimRight(s.opt.PublicURL, "/")
 		}
@@ -326,21 +382,62 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		recs = append(recs, r)
 		results[i] = PublishResult{MessageID: r.MessageID, SequenceNumber: r.Sequence}
 	}
-	if err := s.commitRecords(recs, expired); err != nil {
-		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
-	}
 	if t.FIFO {
+		// In order: recorded with its dedup entries, then delivered.
+		if err := s.commitRecords(recs, expired); err != nil {
+			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
 		s.dedupMu.Lock()
 		for _, r := range recs {
 			s.dedup.add(r.dedupEntry())
 		}
 		s.dedupMu.Unlock()
+		for _, r := range recs {
+			s.deliverRecord(r, true)
+		}
+		return results, errs, nil
 	}
+	// A standard topic's publish whose one delivery goes to an SQS queue
+	// is delivered at once, without the outbox: once the queue has it
+	// durably there is no fan-out left to lose, and a crash before that
+	// loses only a publish that was not acknowledged. Only if that attempt
+	// fails is the publish recorded, before it is answered, so that its
+	// retries and dead-lettering survive a crash. Any other publish is
+	// recorded first, so that a crash can only repeat its deliveries.
+	var recorded, direct []*record
 	for _, r := range recs {
+		if len(r.deliveries) == 1 && protocolOf(subs, r.deliveries[0].sub) == "sqs" {
+			direct = append(direct, r)
+		} else {
+			recorded = append(recorded, r)
+		}
+	}
+	s.presign(recorded, subs) // signed while the record is made durable
+	if err := s.commitRecords(recorded, nil); err != nil {
+		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+		return nil, nil, InternalError("The publish could not be recorded durably.")
+	}
+	for _, r := range direct {
+		if err := s.deliverDirect(r); err != nil {
+			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
+			return nil, nil, InternalError("The publish could not be recorded durably.")
+		}
+	}
+	for _, r := range recorded {
 		s.deliverRecord(r, true)
 	}
 	return results, errs, nil
+}
+
+// protocolOf returns the protocol of the subscription arn among subs.
+func protocolOf(subs []*Subscription, arn string) string {
+	for _, sub := range subs {
+		if sub.ARN == arn {
+			return sub.Protocol
+		}
+	}
+	return ""
 }
 
 // newRecordID numbers outbox records in publish order: from

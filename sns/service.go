@@ -5,7 +5,8 @@
 // Topics and subscriptions are kept in memory and written through to the
 // service's store (state.go: what is kept; keys.go: where). Publishing is
 // crash-safe: a publish is first recorded durably in an outbox
-// (outbox.go), then delivered — to SQS queues before Publish
+// (outbox.go; a standard topic's publish whose one delivery goes to a queue
+// needs no record unless that delivery fails), then delivered — to SQS queues before Publish
 // answers, to HTTP/HTTPS endpoints in the background with retries
 // (retry.go) — and removed from the outbox delivery by delivery. What cannot
 // be delivered goes to the subscription's dead-letter queue (redrive.go) or
@@ -20,6 +21,7 @@ package sns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -84,6 +86,11 @@ type Options struct {
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
 
+	// Signing says which notification envelopes carry a signature: every
+	// one of a standard topic (SignAll, the default, as AWS), or only those
+	// posted to HTTP/HTTPS endpoints (SignHTTPOnly; sign.go).
+	Signing SignMode
+
 	// Several nodes on one shared Store (cluster.go). NodeID names this
 	// node in the outbox records it writes; when it is set, Open does not
 	// deliver what the outbox holds (the records of live nodes are theirs,
@@ -119,6 +126,7 @@ type Service struct {
 	dedup      *dedupCache
 	stats      counters
 	posts      chan struct{} // semaphore of HTTP requests in flight
+	signPool   signPool      // semaphore of signatures computed at once
 
 	ctx     context.Context // canceled by Close
 	cancel  context.CancelFunc
@@ -173,6 +181,9 @@ func open(o Options) (*Service, error) {
 	if o.Store == nil {
 		o.Store = mem.New()
 	}
+	if o.Signing == "" {
+		o.Signing = SignAll
+	}
 	state := newKVState(o.Store)
 	st, err := openStore(state)
 	if err != nil {
@@ -183,7 +194,8 @@ func open(o Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{opt: o, state: state, store: st, signer: sg, log: o.Logger, outbox: state, dedup: newDedupCache(),
-		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts)}
+		httpRetry: DefaultHTTPRetryPolicy, sqsRetry: DefaultSQSRetryPolicy, posts: make(chan struct{}, o.MaxConcurrentPosts),
+		signPool: newSignPool()}
 	if o.HTTPRetry != nil {
 		s.httpRetry = *o.HTTPRetry
 	}
@@ -408,9 +420,9 @@ func (s *Service) GetTopicAttributes(arn string) (map[string]string, error) {
 		"EffectiveDeliveryPolicy": defaultDeliveryPolicy,
 	}
 	if t.FIFO {
+		// FifoThroughputScope is shown only once set, as AWS does.
 		out["FifoTopic"] = "true"
 		out["ContentBasedDeduplication"] = "false"
-		out["FifoThroughputScope"] = "Topic"
 	}
 	for k, v := range t.Attributes {
 		out[k] = v
@@ -455,7 +467,7 @@ var settableSubAttrs = map[string]bool{
 
 // checkSubAttrs validates subscription attributes after a change (for a
 // subscription to t) and normalises RawMessageDelivery.
-func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
+func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]string) error {
 	for k, v := range attrs {
 		if !settableSubAttrs[k] {
 			return InvalidParameter("AttributeName", "Invalid attribute name: "+k)
@@ -466,11 +478,13 @@ func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
 			case "true", "false":
 				attrs[k] = strings.ToLower(v)
 			default:
-				return InvalidParameter("Attributes", "RawMessageDelivery: Invalid value ["+v+"]. Must be true or false.")
+				return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: RawMessageDelivery: Invalid value [" + v + "]. Must be true or false."}
 			}
 		case "RedrivePolicy":
 			if v != "" {
-				if _, err := s.checkRedrivePolicy(v, t.FIFO); err != nil {
+				// A FIFO topic's subscription needs a FIFO dead-letter
+				// queue only when its own queue is FIFO.
+				if _, err := s.checkRedrivePolicy(v, t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
 					return err
 				}
 			}
@@ -491,6 +505,11 @@ func (s *Service) checkSubAttrs(t *Topic, attrs map[string]string) error {
 	}
 	return nil
 }
+
+// awsProtocols are the subscription protocols AWS knows; tidemq answers
+// sqs, http and https.
+var awsProtocols = map[string]bool{"sqs": true, "http": true, "https": true, "email": true, "email-json": true,
+	"sms": true, "application": true, "lambda": true, "firehose": true}
 
 // SubscribeInput is a subscription request.
 type SubscribeInput struct {
@@ -537,7 +556,8 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region and account")
 		}
 		if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
-			return nil, InvalidParameter("Endpoint", "FIFO SQS Queues can not be subscribed to standard SNS topics")
+			// AWS's wording, "Invalid parameter: " twice.
+			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics"}
 		}
 	case "http", "https":
 		if t.FIFO {
@@ -554,14 +574,17 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 			sub.BaseURL = strings.TrimRight(s.opt.PublicURL, "/")
 		}
 	default:
+		if !awsProtocols[in.Protocol] {
+			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Amazon SNS does not support this protocol string: " + in.Protocol}
+		}
 		return nil, InvalidParameter("Protocol", "tidemq supports the sqs, http and https protocols, not "+in.Protocol)
 	}
 	attrs := copyMap(in.Attributes)
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
-	if err := s.checkSubAttrs(t, attrs); err != nil {
-		return nil, err
+	if err := s.checkSubAttrs(t, in.Endpoint, attrs); err != nil {
+		return nil, subscribeAttributeError(err)
 	}
 	for k, v := range attrs {
 		if v == "" {
@@ -577,13 +600,47 @@ func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	if existed && !sameMap(got.Attributes, attrs) {
+	if existed && len(in.Attributes) > 0 && !sameMap(withoutDefaults(got.Attributes), withoutDefaults(attrs)) {
 		return nil, InvalidParameter("Attributes", "Subscription already exists with different attributes")
 	}
 	if got.Pending {
 		s.sendConfirmation(t, got, typeSubscriptionConfirmation)
 	}
 	return got, nil
+}
+
+// subscribeAttributeError words a FilterPolicy or RawMessageDelivery
+// problem for Subscribe as AWS does: what SetSubscriptionAttributes
+// answers "Invalid parameter: X", Subscribe answers "Invalid parameter:
+// Attributes Reason: X". (A RedrivePolicy problem is worded the same by
+// both.)
+func subscribeAttributeError(err error) error {
+	const p = "Invalid parameter: "
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code != tidemq.ErrSNSInvalidParameter {
+		return err
+	}
+	for _, attr := range []string{"FilterPolicy:", "Filter policy scope", "RawMessageDelivery:"} {
+		if strings.HasPrefix(e.Message, p+attr) {
+			return &tidemq.Error{Code: e.Code, Message: p + "Attributes Reason: " + strings.TrimPrefix(e.Message, p)}
+		}
+	}
+	return err
+}
+
+// withoutDefaults returns subscription attributes without those whose
+// value is the default (RawMessageDelivery "false", FilterPolicyScope
+// MessageAttributes): AWS takes a Subscribe that repeats them, or leaves
+// them out, for the same subscription.
+func withoutDefaults(attrs map[string]string) map[string]string {
+	out := make(map[string]string, len(attrs))
+	for k, v := range attrs {
+		if v == "" || (k == "RawMessageDelivery" && v == "false") || (k == "FilterPolicyScope" && v == ScopeMessageAttributes) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func sameMap(a, b map[string]string) bool {
@@ -627,6 +684,9 @@ func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
 	}
 	defer leave()
 	sub, err := s.subscription(arn)
+	if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		return nil // AWS answers a second Unsubscribe (or one of an unknown subscription) with success
+	}
 	if err != nil {
 		return err
 	}
@@ -655,14 +715,50 @@ func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
 // token of its UnsubscribeConfirmation) and returns it. anonymous says
 // that the request carried no AWS signature; authenticateOnUnsubscribe
 // (honoured only when it did) forbids anonymous unsubscribes.
+//
+// As on AWS: a token that is not of a token's shape is answered "Invalid
+// token"; a valid token confirms its subscription even when the TopicArn
+// names a topic of this region that does not exist; any other unknown
+// token is InvalidParameter Token (400, not NotFound).
 func (s *Service) ConfirmSubscription(topicARN, token string, anonymous, authenticateOnUnsubscribe bool) (*Subscription, error) {
-	if _, err := s.topic("TopicArn", topicARN); err != nil {
-		return nil, err
-	}
 	if token == "" {
 		return nil, InvalidParameter("Token", "")
 	}
+	if !tokenShaped(token) {
+		return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid token"}
+	}
+	_, err := s.topic("TopicArn", topicARN)
+	if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		a, ok := tidemq.ParseARN(topicARN)
+		if !ok || a.Region != s.opt.Region {
+			return nil, InvalidParameter("Token", "")
+		}
+		for _, sub := range s.store.listSubscriptions("") {
+			if sub.Token == token {
+				return s.store.confirm(sub.TopicARN, token, s.opt.Now().UnixMilli(), anonymous, authenticateOnUnsubscribe)
+			}
+		}
+		return nil, InvalidParameter("Token", "")
+	}
+	if err != nil {
+		return nil, err
+	}
 	return s.store.confirm(topicARN, token, s.opt.Now().UnixMilli(), anonymous, authenticateOnUnsubscribe)
+}
+
+// tokenShaped reports whether a confirmation token has the shape of one:
+// at least 64 hexadecimal digits (tidemq's are 256, AWS's about as many).
+func tokenShaped(token string) bool {
+	if len(token) < 64 {
+		return false
+	}
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // ListSubscriptions lists the subscriptions of a topic, or of every topic
@@ -694,11 +790,11 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 		"RawMessageDelivery":           "false",
 		"SubscriptionPrincipal":        "arn:aws:iam::" + s.opt.AccountID + ":root",
 	}
+	// AWS shows EffectiveDeliveryPolicy only for HTTP/HTTPS subscriptions,
+	// and FilterPolicyScope only with a FilterPolicy.
 	if sub.IsHTTP() {
 		policy, contentType := s.httpPolicy(s.topicDeliveryPolicy(sub.TopicARN), sub.Attributes["DeliveryPolicy"])
 		out["EffectiveDeliveryPolicy"] = effectiveDeliveryPolicy(policy, contentType)
-	} else {
-		out["EffectiveDeliveryPolicy"] = defaultDeliveryPolicy
 	}
 	for k, v := range sub.Attributes {
 		out[k] = v
@@ -707,6 +803,8 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 		if _, ok := sub.Attributes["FilterPolicyScope"]; !ok {
 			out["FilterPolicyScope"] = ScopeMessageAttributes
 		}
+	} else {
+		delete(out, "FilterPolicyScope")
 	}
 	return out, nil
 }
@@ -731,7 +829,7 @@ func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
 			attrs = map[string]string{}
 		}
 		attrs[name] = value
-		if err := s.checkSubAttrs(t, attrs); err != nil {
+		if err := s.checkSubAttrs(t, sub.Endpoint, attrs); err != nil {
 			return err
 		}
 		if value == "" {

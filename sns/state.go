@@ -61,9 +61,10 @@ type Outbox interface {
 	// PutOutbox records publishes and deduplication entries and deletes
 	// expired entries, atomically, and returns once that is durable.
 	PutOutbox(OutboxWrite) error
-	// DeliveryDone forgets delivery index of publish id, and the publish
-	// with it when last is true, and returns once that is durable.
-	DeliveryDone(id uint64, index uint32, last bool) error
+	// DeliveryDone forgets the deliveries indexes of publish id, and the
+	// publish with them when last is true, and returns once that is
+	// durable.
+	DeliveryDone(id uint64, indexes []uint32, last bool) error
 	// LoadOutbox returns the publishes with deliveries left, oldest first,
 	// and the deduplication entries that expire after nowMs, in expiry
 	// order; it drops what is left of the others.

@@ -14,10 +14,11 @@ type DeliveryStats struct {
 	Unsubscribed  uint64 // the subscription was deleted before delivery
 	Recovered     uint64 // deliveries found in the outbox at Open
 	Duplicates    uint64 // FIFO publishes dropped by topic deduplication
+	Signatures    uint64 // notification signatures computed (one per publish and message text; sign.go)
 }
 
 type counters struct {
-	delivered, retries, deadLettered, undeliverable, lost, unsubscribed, recovered, duplicates atomic.Uint64
+	delivered, retries, deadLettered, undeliverable, lost, unsubscribed, recovered, duplicates, signatures atomic.Uint64
 }
 
 // Stats returns the delivery counters.
@@ -26,6 +27,6 @@ func (s *Service) Stats() DeliveryStats {
 	return DeliveryStats{
 		Delivered: c.delivered.Load(), Retries: c.retries.Load(), DeadLettered: c.deadLettered.Load(),
 		Undeliverable: c.undeliverable.Load(), Lost: c.lost.Load(), Unsubscribed: c.unsubscribed.Load(),
-		Recovered: c.recovered.Load(), Duplicates: c.duplicates.Load(),
+		Recovered: c.recovered.Load(), Duplicates: c.duplicates.Load(), Signatures: c.signatures.Load(),
 	}
 }

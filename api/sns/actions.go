@@ -32,7 +32,13 @@ var actions = map[string]func(q *request) (any, error){
 	"TagResource":               tagResource,
 	"UntagResource":             untagResource,
 	"ListTagsForResource":       listTagsForResource,
+	"AddPermission":             addPermission,
+	"RemovePermission":          removePermission,
 }
+
+// sharedActions are action names SQS has too: a request for one is SNS's
+// when it names a topic (TopicArn), else SQS's.
+var sharedActions = map[string]bool{"AddPermission": true, "RemovePermission": true}
 
 // anonymousActions may be called without an AWS signature even with
 // authentication on: the token (ConfirmSubscription) or the subscription
@@ -40,10 +46,21 @@ var actions = map[string]func(q *request) (any, error){
 // credential, as on AWS.
 var anonymousActions = map[string]bool{"ConfirmSubscription": true, "Unsubscribe": true}
 
-// IsAction reports whether action is one of the SNS actions tidemq answers.
+// IsAction reports whether action is one of the SNS actions tidemq answers
+// and not also an SQS action (AddPermission, RemovePermission: see
+// isSNSAction).
 func IsAction(action string) bool {
 	_, ok := actions[action]
-	return ok
+	return ok && !sharedActions[action]
+}
+
+// isSNSAction reports whether a request of action is SNS's; param looks up
+// one of its parameters.
+func isSNSAction(action string, param func(string) string) bool {
+	if sharedActions[action] {
+		return param("TopicArn") != ""
+	}
+	return IsAction(action)
 }
 
 // SNS's maps and lists are not flattened: a map is name.entry.N.key /
@@ -55,9 +72,21 @@ func stringMap(n *awsquery.Node, name string) map[string]string {
 	return n.Child(name).StrMap("entry", "key", "value")
 }
 
-// tags reads Tags.member.N.Key / .Value.
-func (q *request) tags() map[string]string {
-	return q.params.Child("Tags").StrMap("member", "Key", "Value")
+// tags reads Tags.member.N.Key / .Value; a key given twice is refused, in
+// AWS's words.
+func (q *request) tags() (map[string]string, error) {
+	var m map[string]string
+	for _, it := range q.params.Child("Tags").Items("member") {
+		k := it.Str("Key")
+		if _, dup := m[k]; dup {
+			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Duplicated keys are not allowed."}
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = it.Str("Value")
+	}
+	return m, nil
 }
 
 // messageAttributes reads a message's MessageAttributes.entry.N.Name /
@@ -71,7 +100,7 @@ func messageAttributes(n *awsquery.Node) (map[string]sns.Attribute, error) {
 		if b64 := v.Str("BinaryValue"); b64 != "" {
 			b, err := base64.StdEncoding.DecodeString(b64)
 			if err != nil {
-				return nil, sns.InvalidParameter("MessageAttributes", "The message attribute '"+name+"' has an invalid binary value.")
+				return nil, &tidemq.Error{Code: tidemq.ErrSNSParameterValueInvalid, Message: "The message attribute '" + name + "' has an invalid binary value."}
 			}
 			a.BinaryValue = b
 		}
@@ -134,7 +163,11 @@ func createTopic(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := q.h.svc.CreateTopic(name, stringMap(q.params, "Attributes"), q.tags())
+	tags, err := q.tags()
+	if err != nil {
+		return nil, err
+	}
+	t, err := q.h.svc.CreateTopic(name, stringMap(q.params, "Attributes"), tags)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +286,11 @@ func tagResource(q *request) (any, error) {
 	if len(q.params.Child("Tags").Items("member")) > sns.MaxTags {
 		return nil, sns.TagLimitExceeded()
 	}
-	return emptyResult(q.h.svc.TagResource(arn, q.tags()))
+	tags, err := q.tags()
+	if err != nil {
+		return nil, err
+	}
+	return emptyResult(q.h.svc.TagResource(arn, tags))
 }
 
 // emptyResult is the answer of an action whose result element is present
@@ -377,6 +414,8 @@ func (q *request) publishInput(n *awsquery.Node) (sns.PublishInput, error) {
 		MessageDeduplicationID: n.Str("MessageDeduplicationId"),
 		BaseURL:                q.baseURL(),
 		Client:                 q.client,
+		TraceHeader:            q.r.Header.Get("X-Amzn-Trace-Id"),
+		SubjectSet:             n.Has("Subject"),
 	}, nil
 }
 
@@ -386,7 +425,8 @@ func publish(q *request) (any, error) {
 		return nil, err
 	}
 	in.TopicARN = q.str("TopicArn")
-	if in.TopicARN == "" {
+	target := in.TopicARN == "" && q.str("TargetArn") != ""
+	if target {
 		in.TopicARN = q.str("TargetArn")
 	}
 	if in.TopicARN == "" {
@@ -396,6 +436,10 @@ func publish(q *request) (any, error) {
 		return nil, sns.InvalidParameter("TopicArn or TargetArn", "One of PhoneNumber, TopicArn or TargetArn must be specified.")
 	}
 	res, err := q.h.svc.Publish(q.r.Context(), in)
+	if target && tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		// AWS's answer for a TargetArn that names nothing (400, not 404).
+		return nil, sns.InvalidParameter("TargetArn", "No endpoint found for the target arn specified")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +483,6 @@ func publishBatch(q *request) (any, error) {
 		return nil, tidemq.Errorf(tidemq.ErrSNSTooManyEntriesInBatchRequest, "The batch request contains more entries than permissible.")
 	}
 	var entries []sns.PublishBatchEntry
-	var failed []batchFailure
 	seen := map[string]bool{}
 	total := 0
 	for _, it := range items {
@@ -453,9 +496,7 @@ func publishBatch(q *request) (any, error) {
 		seen[id] = true
 		in, err := q.publishInput(it)
 		if err != nil {
-			e := sns.AsError(err)
-			failed = append(failed, failure(id, e))
-			continue
+			return nil, err // AWS rejects the request, not the entry
 		}
 		total += len(in.Message)
 		for name, a := range in.Attributes {
@@ -474,7 +515,7 @@ func publishBatch(q *request) (any, error) {
 		XMLName    xml.Name       `xml:"result"`
 		Successful []batchSuccess `xml:"Successful>member"`
 		Failed     []batchFailure `xml:"Failed>member"`
-	}{Failed: failed}
+	}{}
 	for _, r := range results {
 		if r.Err != nil {
 			out.Failed = append(out.Failed, failure(r.ID, r.Err))
@@ -483,4 +524,13 @@ func publishBatch(q *request) (any, error) {
 		out.Successful = append(out.Successful, batchSuccess{Id: r.ID, MessageId: r.MessageID, SequenceNumber: r.SequenceNumber})
 	}
 	return out, nil
+}
+
+func addPermission(q *request) (any, error) {
+	return nil, q.h.svc.AddPermission(q.str("TopicArn"), q.str("Label"),
+		q.params.Child("AWSAccountId").StrList("member"), q.params.Child("ActionName").StrList("member"))
+}
+
+func removePermission(q *request) (any, error) {
+	return nil, q.h.svc.RemovePermission(q.str("TopicArn"), q.str("Label"))
 }

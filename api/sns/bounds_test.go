@@ -186,14 +186,15 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		t.Errorf("%d messages were delivered", len(msgs))
 	}
 
-	// In a batch, an entry whose message is not UTF-8 fails alone.
+	// In a batch, an entry whose message is not UTF-8 fails the request,
+	// as AWS rejects a batch with an entry that is not valid.
 	a := e.postForm(form("Action", "PublishBatch", "TopicArn", topic,
 		"PublishBatchRequestEntries.member.1.Id", "good", "PublishBatchRequestEntries.member.1.Message", "café",
 		"PublishBatchRequestEntries.member.2.Id", "bad", "PublishBatchRequestEntries.member.2.Message", "\xff"))
-	if a.status != 200 || a.code != "InvalidParameter" || a.message != "Invalid parameter: Message Reason: Message must be valid UTF-8" {
+	if a.status != 400 || a.code != "InvalidParameter" || a.message != "Invalid parameter: Message Reason: Message must be valid UTF-8" {
 		t.Errorf("batch: %+v", a)
 	}
-	if msgs := e.receive(qURL, 10); len(msgs) != 1 || *msgs[0].Body != "café" {
+	if msgs := e.receive(qURL, 10); len(msgs) != 0 {
 		t.Errorf("delivered %v", msgs)
 	}
 }

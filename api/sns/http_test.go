@@ -130,7 +130,13 @@ func TestHTTPSubscriptionHandshake(t *testing.T) {
 	// The SubscriptionConfirmation: AWS's headers, fields, order, signature.
 	req := h.next(t)
 	c := jsonBody(t, req)
-	subARN := req.header.Get("x-amz-sns-subscription-arn")
+	if v, ok := req.header["X-Amz-Sns-Subscription-Arn"]; ok {
+		t.Errorf("a SubscriptionConfirmation names the subscription (x-amz-sns-subscription-arn: %v); AWS's does not", v)
+	}
+	var subARN string
+	if all, err := e.svc.ListSubscriptions(topic); err == nil && len(all) == 1 {
+		subARN = all[0].ARN
+	}
 	for k, want := range map[string]string{
 		"x-amz-sns-message-type": "SubscriptionConfirmation", "x-amz-sns-message-id": c["MessageId"].(string),
 		"x-amz-sns-topic-arn": topic, "Content-Type": "text/plain; charset=UTF-8",
@@ -483,4 +489,47 @@ func TestHTTPBacklogIsBounded(t *testing.T) {
 	if st := e.svc.Stats(); st.Undeliverable != 3 || st.Delivered != 0 {
 		t.Fatalf("stats = %+v", st)
 	}
+}
+
+// TestHTTPClientErrorIsNotRetried: an endpoint that answers 4xx (a
+// client-side error) is not retried, as on AWS: the message goes to the
+// dead-letter queue at once, without waiting for the retry schedule; a
+// 429 is retried like a server error.
+func TestHTTPClientErrorIsNotRetried(t *testing.T) {
+	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	topic := e.topic("web4xx", nil)
+	dlqURL, dlqARN := e.queue("web4xx-dlq", nil)
+	gone := newHook(t, func(int) int { return http.StatusNotFound })
+	e.confirmHTTP(topic, gone, map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + dlqARN + `"}`})
+	if _, err := e.sns.Publish(e.ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("lost?")}); err != nil {
+		t.Fatal(err)
+	}
+	gone.next(t)
+	out, err := e.sqs.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: aws.String(dlqURL), WaitTimeSeconds: 5})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("dead-letter queue, with the clock not moved: %+v %v", out, err)
+	}
+	gone.none(t)
+	if st := e.svc.Stats(); st.Retries != 0 {
+		t.Fatalf("a 404 was retried: %+v", st)
+	}
+
+	busy := newHook(t, func(n int) int {
+		if n == 1 {
+			return http.StatusTooManyRequests
+		}
+		return http.StatusOK
+	})
+	e.confirmHTTP(topic, busy, nil)
+	if _, err := e.sns.Publish(e.ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("again")}); err != nil {
+		t.Fatal(err)
+	}
+	busy.next(t)
+	gone.next(t) // the 404 endpoint gets this one too, once
+	if !clk.WaitForTimers(1, 5*time.Second) {
+		t.Fatal("no retry scheduled after a 429")
+	}
+	clk.Advance(20 * time.Second)
+	busy.next(t)
 }

@@ -54,7 +54,7 @@ func TestSQSDeadLetterQueue(t *testing.T) {
 		}
 		var n map[string]any
 		if err := json.Unmarshal([]byte(body), &n); err != nil || n["MessageId"] != aws.ToString(pub.MessageId) || n["Message"] != `{"id":7}` ||
-			!strings.HasSuffix(n["UnsubscribeURL"].(string), strings.ReplaceAll(sub, ":", "%3A")) {
+			!strings.HasSuffix(n["UnsubscribeURL"].(string), "SubscriptionArn="+sub) {
 			t.Fatalf("dead letter = %s (%v)", body, err)
 		}
 		envelope++

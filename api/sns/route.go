@@ -26,7 +26,7 @@ func IsSNSRequest(r *http.Request) (bool, *http.Request) {
 		return false, r
 	}
 	if a, _ := awsquery.Lookup(r.URL.RawQuery, "Action"); a != "" {
-		return IsAction(a), r
+		return isSNSAction(a, func(p string) string { v, _ := awsquery.Lookup(r.URL.RawQuery, p); return v }), r
 	}
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		return false, r
@@ -50,7 +50,7 @@ func IsSNSRequest(r *http.Request) (bool, *http.Request) {
 	// Only the Action is looked for: the SNS handler checks the rest, with
 	// the same bounds as SQS, and answers in SNS's words.
 	a, _ := awsquery.Lookup(form, "Action")
-	return IsAction(a), r2
+	return isSNSAction(a, func(p string) string { v, _ := awsquery.Lookup(form, p); return v }), r2
 }
 
 type readCloser struct {

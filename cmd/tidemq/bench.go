@@ -71,6 +71,11 @@ Run only when named:
   depth          receive (10) + DeleteMessageBatch of --count messages from a queue
                  that holds at least each of --depths messages throughout (it is
                  filled to depth + --count first): does the cost grow with the backlog?
+  sns            SNS Publish to a topic with one SQS subscription (envelope delivery)
+  sns-fanout     SNS Publish to a topic with ten SQS subscriptions: deliveries/s is
+                 publishes/s x 10 (Publish answers once its SQS deliveries are made)
+  sns-batch      SNS PublishBatch (10 per request), one SQS subscription
+                 Every subscription's queue is drained afterwards and checked.
 
 Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
 		Example: `  tidemq bench --count 20000
@@ -210,6 +215,9 @@ func printBenchTable(w io.Writer, results []bench.Result) {
 		if r.SendPerSecond > 0 {
 			fmt.Fprintf(w, "%s: its send phase ran at %.0f msgs/s\n", r.Scenario, r.SendPerSecond)
 		}
+		if r.DeliveriesPerSecond > 0 && r.Deliveries != r.Messages {
+			fmt.Fprintf(w, "%s: %.0f deliveries/s to its SQS subscriptions\n", r.Scenario, r.DeliveriesPerSecond)
+		}
 	}
 	var depths []bench.Result
 	for _, r := range results {
@@ -255,13 +263,16 @@ func rawBenchClient(sdk *sqs.Client, conns int, sign bool) *bench.RawClient {
 		return c
 	}
 	signer := v4.NewSigner()
-	c.Sign = func(ctx context.Context, r *http.Request, body []byte) error {
-		creds, err := opts.Credentials.Retrieve(ctx)
-		if err != nil {
-			return err
+	signFor := func(service string) func(ctx context.Context, r *http.Request, body []byte) error {
+		return func(ctx context.Context, r *http.Request, body []byte) error {
+			creds, err := opts.Credentials.Retrieve(ctx)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(body)
+			return signer.SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), service, opts.Region, time.Now())
 		}
-		sum := sha256.Sum256(body)
-		return signer.SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), "sqs", opts.Region, time.Now())
 	}
+	c.Sign, c.SignSNS = signFor("sqs"), signFor("sns")
 	return c
 }

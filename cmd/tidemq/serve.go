@@ -36,6 +36,7 @@ type serveOptions struct {
 	accountID       string
 	region          string
 	publicURL       string
+	snsSign         string
 	auth            bool
 	credentials     string
 	credentialsFile string
@@ -121,6 +122,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
 	f.BoolVar(&o.noLint, "no-lint", false, "apply --config without linting it first (by default an error finding stops the server before it opens the data directory; warnings are logged)")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
+	f.StringVar(&o.snsSign, "sns-sign", "all", "which SNS notification envelopes are signed: all (as AWS) or http-only (envelopes delivered to SQS queues go unsigned: faster fan-out, for consumers that never verify signatures)")
 	f.StringVar(&o.pprofListen, "pprof-listen", "", "serve Go's /debug/pprof profiling endpoints on this address, e.g. 127.0.0.1:6060 (off by default)")
 	bindEnv(cmd)
 	return cmd

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -39,9 +40,14 @@ func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, cl *
 			return nil, err
 		}
 	}
+	signing, serr := topicstore.ParseSignMode(o.snsSign)
+	if serr != nil {
+		store.Close()
+		return nil, fmt.Errorf("--sns-sign: %w", serr)
+	}
 	so := topicstore.Options{
 		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
-		PublicURL: public, Store: store,
+		PublicURL: public, Store: store, Signing: signing,
 	}
 	if cl == nil {
 		return topicstore.Open(so)
