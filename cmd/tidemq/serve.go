@@ -52,6 +52,9 @@ type serveOptions struct {
 	noLint          bool
 	pprofListen     string
 	door            doorOptions
+	// truncateCorruptWAL opens a store whose last write-ahead log is
+	// corrupt before its end, dropping what follows the damage.
+	truncateCorruptWAL bool
 }
 
 func newServeCommand() *cobra.Command {
@@ -105,6 +108,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
+	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")

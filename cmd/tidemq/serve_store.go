@@ -127,7 +127,7 @@ func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 		log.Warn("the data directory can be read by other users of this machine: it holds message bodies and secrets (chmod 700 it)",
 			"dir", o.dataDir, "mode", fi.Mode().Perm().String())
 	}
-	return pebble.Open(o.dataDir, pebble.Options{Logger: log})
+	return pebble.Open(o.dataDir, pebble.Options{Logger: log, TruncateCorruptWAL: o.truncateCorruptWAL})
 }
 
 // openBroker opens the queues' broker: the engine on shared (the local

@@ -49,6 +49,11 @@ type Options struct {
 	// FS is the file system the store is kept on. Default: the operating
 	// system's. Tests wrap it to inject faults (pebble/vfs/errorfs).
 	FS vfs.FS
+	// TruncateCorruptWAL opens a store whose last write-ahead log has a
+	// bad record followed by valid ones, dropping those (logged as an
+	// error); without it Open refuses with a *CorruptWALError (see
+	// walcheck.go).
+	TruncateCorruptWAL bool
 }
 
 // walFillAhead is how far ahead of the WAL writer the file is written
@@ -59,6 +64,13 @@ const walFillAhead = 1 << 20
 // Open opens (or creates) the database in dir.
 func Open(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, o: o}
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := checkWAL(fs, dir, o.TruncateCorruptWAL, o.Logger); err != nil {
+		return nil, err
+	}
 	db, err := pebble.Open(dir, s.options())
 	if err != nil {
 		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
