@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,12 +22,16 @@ import (
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// alarmOptions are the serve flags of the built-in alarms.
+// alarmOptions are the serve flags of the built-in alarms, and of the
+// metrics (both read the queues' snapshots).
 type alarmOptions struct {
 	off      bool
 	webhook  string
 	interval time.Duration
 	config   string
+	// queueSeries is --metrics-queue-series: how many queues get
+	// per-queue series in /metrics (-1: all, 0: none).
+	queueSeries int
 }
 
 func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
@@ -34,6 +39,18 @@ func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&a.webhook, "alarm-webhook", "", "URL that receives alarm transitions (Alertmanager webhook JSON)")
 	f.DurationVar(&a.interval, "alarm-interval", alarms.DefaultInterval, "how often the alarms are evaluated")
 	f.StringVar(&a.config, "alarms-config", "", "YAML or JSON file of alarm thresholds: defaults and per-queue overrides")
+	f.IntVar(&a.queueSeries, "metrics-queue-series", metrics.DefaultQueueSeries, "how many queues get per-queue series in /metrics, the deepest first (-1: every queue, 0: none); the tidemq_queues_* totals count every queue")
+}
+
+// metricsQueueSeries is --metrics-queue-series as metrics.Options.QueueSeries.
+func (a *alarmOptions) metricsQueueSeries() int {
+	switch {
+	case a.queueSeries < 0:
+		return metrics.AllQueueSeries
+	case a.queueSeries == 0:
+		return metrics.NoQueueSeries
+	}
+	return a.queueSeries
 }
 
 // observability is the server's metrics and alarms, running.
@@ -63,7 +80,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &observability{stop: cancel}
-	mo := metrics.Options{Snapshots: eng.Snapshot}
+	mo := metrics.Options{Snapshots: eng.Snapshot, QueueSeries: o.alarms.metricsQueueSeries()}
 	if ps, ok := store.(*pebble.Store); ok {
 		mo.Storage = func() metrics.StorageStats {
 			s := ps.Stats()
@@ -95,10 +112,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
-	obs.queuesHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"queues": eng.Snapshot()})
-	})
+	obs.queuesHandler = queuesHandler(eng)
 	obs.alarmsHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ev == nil {
 			w.Header().Set("Content-Type", "application/json")
@@ -210,4 +224,35 @@ func printAlarms(w io.Writer, as []alarms.Alarm, now time.Time, all bool) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.State, a.Queue, a.Alarm, now.Sub(a.Since).Round(time.Second), a.Summary)
 	}
 	return tw.Flush()
+}
+
+// queuesHandler serves GET /tidemq/queues: the queues' snapshots by name,
+// a page at a time (?limit=, default tidemq.SnapshotPageSize, at most
+// tidemq.MaxSnapshotPageSize; ?nextToken= from the previous page's
+// nextToken), so that 100,000 queues are not one 40 MB answer.
+func queuesHandler(eng tidemq.Snapshotter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		limit := tidemq.SnapshotPageSize
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > tidemq.MaxSnapshotPageSize {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf("limit must be 1 to %d", tidemq.MaxSnapshotPageSize)})
+				return
+			}
+			limit = n
+		}
+		page, next, err := tidemq.PageSnapshots(eng.Snapshot(), limit, r.URL.Query().Get("nextToken"))
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid nextToken"})
+			return
+		}
+		out := map[string]any{"queues": page}
+		if next != "" {
+			out["nextToken"] = next
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	})
 }
