@@ -313,3 +313,32 @@ func TestQueueNameForms(t *testing.T) {
 		}
 	}
 }
+
+// A region AWS does not serve is refused as AWS refuses it (it would make
+// a new namespace of queues); the operator's Regions replace AWS's list;
+// the home region is always served.
+func TestUnknownRegionRefused(t *testing.T) {
+	signedFor := func(region string) *http.Request {
+		r := jsonRequest("/", "CreateQueue", `{"QueueName":"q1"}`)
+		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20250101/"+region+"/sqs/aws4_request, SignedHeaders=host, Signature=00")
+		return r
+	}
+	b := &recordingBroker{}
+	h := NewHandler(Config{Broker: b, Logger: slog.New(slog.DiscardHandler)})
+	for region, want := range map[string]int{"eu-west-1": 200, "us-east-1": 200, "cn-north-1": 200, "zz-evil-9": 403, "aws-global": 403} {
+		rec := serve(h, signedFor(region))
+		if rec.Code != want {
+			t.Errorf("CreateQueue signed for %s: %d %s, want %d", region, rec.Code, rec.Body, want)
+		}
+		if want == 403 && (!strings.Contains(rec.Body.String(), "SignatureDoesNotMatch") ||
+			!strings.Contains(rec.Body.String(), "Credential should be scoped to a valid region, not '"+region+"'.")) {
+			t.Errorf("%s: %s", region, rec.Body)
+		}
+	}
+	only := NewHandler(Config{Broker: b, Region: "dev-1", Regions: func(r string) bool { return r == "dev-2" }, Logger: slog.New(slog.DiscardHandler)})
+	for region, want := range map[string]int{"dev-1": 200, "dev-2": 200, "eu-west-1": 403} {
+		if rec := serve(only, signedFor(region)); rec.Code != want {
+			t.Errorf("--regions dev-2, home dev-1: CreateQueue signed for %s: %d, want %d", region, rec.Code, want)
+		}
+	}
+}

@@ -55,6 +55,9 @@ type serveOptions struct {
 	// truncateCorruptWAL opens a store whose last write-ahead log is
 	// corrupt before its end, dropping what follows the damage.
 	truncateCorruptWAL bool
+	// regions are the regions served besides --region (--regions): AWS's
+	// when empty, any well-formed name with "any".
+	regions []string
 }
 
 func newServeCommand() *cobra.Command {
@@ -113,6 +116,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "home region: the region of unsigned requests and of queues named without one (a signed request works on its credential scope's region)")
+	f.StringSliceVar(&o.regions, "regions", nil, "the regions a signed request may name besides --region, e.g. eu-west-1,dev-2 (default: the regions AWS serves; \"any\": any region name, each a namespace of queues)")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
 	f.BoolVar(&o.auth, "auth", false, "verify AWS Signature V4 against the configured credentials")
 	f.StringVar(&o.credentials, "credentials", "", "credentials for --auth, as AKID:SECRET[,AKID:SECRET...]")
@@ -186,6 +190,22 @@ func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
 	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
 }
 
+// regionFilter is --regions as sqs.Config.Regions: nil (AWS's regions)
+// when it is not given.
+func (o *serveOptions) regionFilter() func(string) bool {
+	if len(o.regions) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, r := range o.regions {
+		if r == "any" {
+			return tidemq.ValidRegion
+		}
+		set[r] = true
+	}
+	return func(r string) bool { return set[r] }
+}
+
 // accountIDPattern and regionPattern keep queue URLs and ARNs well formed.
 var (
 	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
@@ -202,6 +222,11 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if !regionPattern.MatchString(o.region) {
 		return fmt.Errorf("--region must be a region name like us-east-1, not %q", o.region)
+	}
+	for _, r := range o.regions {
+		if r != "any" && !regionPattern.MatchString(r) {
+			return fmt.Errorf("--regions: %q is not a region name like eu-west-1", r)
+		}
 	}
 	auth, err := o.authenticator()
 	if err != nil {
@@ -315,7 +340,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		protocols: apisns.Route(apisns.NewHandler(apisns.Config{Service: topics, PublicURL: o.publicURL, Auth: snsAuth(auth), Logger: log}),
 			sqs.NewHandler(sqs.Config{
 				Broker: obs.metrics.Broker(eng), Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-				Observe: obs.metrics.ObserveRequest,
+				Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter(),
 			})),
 	}, open)
 	if o.pprofListen != "" {
