@@ -109,10 +109,12 @@ func (d *doorOptions) server(h http.Handler, log *slog.Logger) (*frontdoor.Serve
 }
 
 // adminAuth is the authenticator of the admin API: the same credentials,
-// signed for the "tidemq" service.
+// signed for the "tidemq" service, presigned for 15 minutes at most.
 func adminAuth(auth sqs.Authenticator) frontdoor.Authenticator {
 	if v, ok := auth.(*sigv4.Verifier); ok {
-		return v.ForServices(adminService)
+		a := v.ForServices(adminService)
+		a.MaxPresignExpires = sigv4.AdminPresignExpires
+		return a
 	}
 	return auth
 }
