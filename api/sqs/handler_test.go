@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -340,5 +342,32 @@ func TestUnknownRegionRefused(t *testing.T) {
 		if rec := serve(only, signedFor(region)); rec.Code != want {
 			t.Errorf("--regions dev-2, home dev-1: CreateQueue signed for %s: %d, want %d", region, rec.Code, want)
 		}
+	}
+}
+
+// A CreateQueue with 500,000 attribute names is refused before it is
+// decoded (decoding and validating it took 2.5 s of CPU); a legal
+// request's members are far fewer than the bound.
+func TestJSONMembersBounded(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"QueueName":"q","Attributes":{`)
+	for i := 0; i < 500_000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"a%d":""`, i)
+	}
+	sb.WriteString(`}}`)
+	b := &recordingBroker{}
+	h := NewHandler(Config{Broker: b, Logger: slog.New(slog.DiscardHandler)})
+	start := time.Now()
+	rec := serve(h, jsonRequest("/", "CreateQueue", sb.String()))
+	took := time.Since(start)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "InvalidParameterValue") || !strings.Contains(rec.Body.String(), "more than 2000 members") {
+		t.Errorf("CreateQueue with 500,000 attributes: %d %.200s", rec.Code, rec.Body)
+	}
+	t.Logf("refused in %v", took)
+	if err := checkJSONMembers([]byte(`{"a":{"b":"c:\\":d","e":[{"f":1}]}}`)); err != nil {
+		t.Errorf("a small body: %v", err)
 	}
 }
