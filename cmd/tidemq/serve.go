@@ -58,6 +58,9 @@ type serveOptions struct {
 	// regions are the regions served besides --region (--regions): AWS's
 	// when empty, any well-formed name with "any".
 	regions []string
+	// secretFlags are the flags given on the command line with a password
+	// or secret in them (warned about: other users see them in ps).
+	secretFlags []string
 }
 
 func newServeCommand() *cobra.Command {
@@ -104,6 +107,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
+			o.secretFlags = secretsOnCommandLine(cmd.Flags(), o)
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -222,6 +226,10 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if !regionPattern.MatchString(o.region) {
 		return fmt.Errorf("--region must be a region name like us-east-1, not %q", o.region)
+	}
+	for _, f := range o.secretFlags {
+		log.Warn("a secret is on the command line, where other users of this machine can read it (ps, /proc): "+
+			"use the environment ($"+envName(f)+") or a file instead", "flag", "--"+f)
 	}
 	for _, r := range o.regions {
 		if r != "any" && !regionPattern.MatchString(r) {
