@@ -111,3 +111,15 @@ func TestServeRecoversATornWALTail(t *testing.T) {
 		t.Errorf("the torn tail is not logged with the WAL's name:\n%s", l)
 	}
 }
+
+// A second serve on a data dir in use says so plainly (it said "resource
+// temporarily unavailable").
+func TestServeSecondOnADataDirInUse(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	startServer(t, "--data-dir", dir)
+	_, stderr, code := runTidemq(t, nil, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir)
+	if code == 0 || !strings.Contains(stderr, "in use by another process (is a tidemq server running on it?)") {
+		t.Errorf("second serve: exit %d, stderr:\n%s", code, stderr)
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -68,15 +70,38 @@ func Open(dir string, o Options) (*Store, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	if err := checkWAL(fs, dir, o.TruncateCorruptWAL, o.Logger); err != nil {
-		return nil, err
+	// The WAL is checked under the directory's lock, so that a store that
+	// another process has open is reported as such, and its live WAL is
+	// not read as if it were damaged.
+	if _, err := fs.Stat(dir); err == nil {
+		lock, err := pebble.LockDirectory(dir, fs)
+		if err != nil {
+			return nil, lockError(dir, err)
+		}
+		err = checkWAL(fs, dir, o.TruncateCorruptWAL, o.Logger)
+		lock.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	db, err := pebble.Open(dir, s.options())
 	if err != nil {
-		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
+		return nil, lockError(dir, err)
 	}
 	s.db.Store(db)
 	return s, nil
+}
+
+// ErrInUse is the error of Open when another process has the store open.
+var ErrInUse = errors.New("the directory is in use by another process (is a tidemq server running on it?)")
+
+// lockError is the error of opening the store in dir: ErrInUse when its
+// lock is held by another process.
+func lockError(dir string, err error) error {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held by current process") {
+		return fmt.Errorf("open pebble store in %s: %w", dir, ErrInUse)
+	}
+	return fmt.Errorf("open pebble store in %s: %w", dir, err)
 }
 
 // options are the Pebble options of s, new for each open (Pebble keeps

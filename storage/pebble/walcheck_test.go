@@ -169,3 +169,18 @@ func TestCleanWALQuiet(t *testing.T) {
 		t.Errorf("a clean WAL was reported:\n%s", logs.String())
 	}
 }
+
+// A second Open of a store in use says so (it said "resource temporarily
+// unavailable").
+func TestOpenInUse(t *testing.T) {
+	dir := t.TempDir()
+	s, err := pebble.Open(dir, pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = pebble.Open(dir, pebble.Options{})
+	if !errors.Is(err, pebble.ErrInUse) || !strings.Contains(err.Error(), "is a tidemq server running on it?") {
+		t.Fatalf("second Open = %v, want ErrInUse", err)
+	}
+}
