@@ -61,6 +61,10 @@ type serveOptions struct {
 	// secretFlags are the flags given on the command line with a password
 	// or secret in them (warned about: other users see them in ps).
 	secretFlags []string
+	// backupDir is --backup-dir: where online backups go ("": off);
+	// backupWithoutAuth lets unsigned requests ask for one.
+	backupDir         string
+	backupWithoutAuth bool
 }
 
 func newServeCommand() *cobra.Command {
@@ -115,6 +119,8 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
+	f.StringVar(&o.backupDir, "backup-dir", "", "directory that online backups (POST /tidemq/backup, 'tidemq backup') are written into, each a new directory directly under it (default: online backups off)")
+	f.BoolVar(&o.backupWithoutAuth, "backup-without-auth", false, "allow online backups without --auth (anyone who reaches the server can then copy every message into --backup-dir)")
 	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
@@ -226,6 +232,13 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if !regionPattern.MatchString(o.region) {
 		return fmt.Errorf("--region must be a region name like us-east-1, not %q", o.region)
+	}
+	if o.backupDir != "" {
+		abs, err := filepath.Abs(o.backupDir)
+		if fi, serr := os.Stat(abs); err != nil || serr != nil || !fi.IsDir() {
+			return fmt.Errorf("--backup-dir %s must be an existing directory", o.backupDir)
+		}
+		o.backupDir = abs
 	}
 	for _, f := range o.secretFlags {
 		log.Warn("a secret is on the command line, where other users of this machine can read it (ps, /proc): "+
@@ -422,7 +435,8 @@ func (o *serveOptions) backupHandler(store storage.Store, log *slog.Logger) http
 				"Back up the database (pg_dump, or the database's own backups); the node's topics and triggers (--data-dir) can be "+
 				"backed up with the server stopped: tidemq backup --data-dir DIR DEST")
 	}
-	return backup.Handler(checkpointer(store), log)
+	return backup.Handler(checkpointer(store), backup.Options{Dir: o.backupDir, Unauthenticated: !o.auth,
+		AllowUnauthenticated: o.backupWithoutAuth, Logger: log})
 }
 
 // checkpointer is the store's online backup, or nil for a store that has
