@@ -17,21 +17,46 @@ import (
 // It counts connections itself (Accept to Close) and learns which are idle
 // from the server's ConnState hook, which names them as the server sees
 // them (a *tls.Conn around ours, with TLS).
+//
+// It also caps the connections of one client address (perAddr; an IPv6
+// client's /64 counts as one address, as a host gets a whole /64): a
+// connection beyond it is closed as soon as it is accepted. So one
+// address, however slowly it sends its headers, holds at most perAddr of
+// the max slots, and the others are left to everybody else (one address
+// held them all with slowloris headers, and probes waited 8.8 s).
 type connLimiter struct {
 	net.Listener
-	max int
+	max     int
+	perAddr int
 
-	mu    sync.Mutex
-	open  int
+	mu     sync.Mutex
+	open   int
+	byAddr map[string]int // open connections by addrKey
 	idle  map[net.Conn]time.Time // idle since, by the server's conn
 	freed chan struct{}          // a token when a connection closes or turns idle
 	done  chan struct{}          // closed by Close
 	once  sync.Once
 }
 
-func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, idle: make(map[net.Conn]time.Time),
-		freed: make(chan struct{}, 1), done: make(chan struct{})}
+func newConnLimiter(ln net.Listener, max, perAddr int) *connLimiter {
+	if perAddr < 1 || perAddr > max {
+		perAddr = max
+	}
+	return &connLimiter{Listener: ln, max: max, perAddr: perAddr, byAddr: make(map[string]int),
+		idle: make(map[net.Conn]time.Time), freed: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// addrKey is the address a connection's peer counts under: its IP, or the
+// /64 of an IPv6 address ("" when it has none, as on a pipe).
+func addrKey(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	if ip4 := tcp.IP.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	return tcp.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // Accept waits for room, then accepts.
@@ -56,12 +81,25 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			return nil, net.ErrClosed
 		}
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		l.release()
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.release()
+			return nil, err
+		}
+		key := addrKey(c.RemoteAddr())
+		l.mu.Lock()
+		full := l.byAddr[key] >= l.perAddr
+		if !full {
+			l.byAddr[key]++
+		}
+		l.mu.Unlock()
+		if full {
+			c.Close() // the slot stays reserved for the next connection
+			continue
+		}
+		return &limitedConn{Conn: c, l: l, key: key}, nil
 	}
-	return &limitedConn{Conn: c, l: l}, nil
 }
 
 // longestIdleLocked removes and returns the connection idle the longest, or
@@ -80,9 +118,17 @@ func (l *connLimiter) longestIdleLocked() net.Conn {
 	return victim
 }
 
-func (l *connLimiter) release() {
+func (l *connLimiter) release() { l.releaseAddr("", false) }
+
+// releaseAddr gives a slot back, and one of key's when counted.
+func (l *connLimiter) releaseAddr(key string, counted bool) {
 	l.mu.Lock()
 	l.open--
+	if counted {
+		if l.byAddr[key]--; l.byAddr[key] <= 0 {
+			delete(l.byAddr, key)
+		}
+	}
 	l.mu.Unlock()
 	l.wake()
 }
@@ -120,11 +166,12 @@ func (l *connLimiter) Close() error {
 type limitedConn struct {
 	net.Conn
 	l    *connLimiter
+	key  string // addrKey of the peer
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.l.release)
+	c.once.Do(func() { c.l.releaseAddr(c.key, true) })
 	return err
 }
