@@ -31,11 +31,11 @@ type connLimiter struct {
 
 	mu     sync.Mutex
 	open   int
-	byAddr map[string]int // open connections by addrKey
-	idle  map[net.Conn]time.Time // idle since, by the server's conn
-	freed chan struct{}          // a token when a connection closes or turns idle
-	done  chan struct{}          // closed by Close
-	once  sync.Once
+	byAddr map[string]int         // open connections by addrKey
+	idle   map[net.Conn]time.Time // idle since, by the server's conn
+	freed  chan struct{}          // a token when a connection closes or turns idle
+	done   chan struct{}          // closed by Close
+	once   sync.Once
 }
 
 func newConnLimiter(ln net.Listener, max, perAddr int) *connLimiter {
