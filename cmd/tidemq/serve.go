@@ -25,6 +25,7 @@ import (
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
+	"github.com/tidemq/tidemq/internal/ratelog"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/topology"
 )
@@ -227,6 +228,9 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// A failing dependency fails every request alike: its warnings and
+	// errors are logged at a bounded rate (internal/ratelog).
+	log = slog.New(ratelog.New(log.Handler(), ratelog.Options{Burst: 10}))
 	if !accountIDPattern.MatchString(o.accountID) {
 		return fmt.Errorf("--account-id must be 12 digits, like 000000000000, not %q", o.accountID)
 	}
