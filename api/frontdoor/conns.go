@@ -33,9 +33,14 @@ type connLimiter struct {
 	open   int
 	byAddr map[string]int         // open connections by addrKey
 	idle   map[net.Conn]time.Time // idle since, by the server's conn
-	freed  chan struct{}          // a token when a connection closes or turns idle
-	done   chan struct{}          // closed by Close
-	once   sync.Once
+	// reading are the connections reading a request's headers (new, or
+	// active and not yet handed to a handler), since when: past
+	// headerGrace they may be closed for a newcomer, as idle ones are.
+	reading     map[net.Conn]time.Time
+	headerGrace time.Duration
+	freed       chan struct{} // a token when a connection closes or turns idle
+	done        chan struct{} // closed by Close
+	once        sync.Once
 }
 
 func newConnLimiter(ln net.Listener, max, perAddr int) *connLimiter {
@@ -43,8 +48,37 @@ func newConnLimiter(ln net.Listener, max, perAddr int) *connLimiter {
 		perAddr = max
 	}
 	return &connLimiter{Listener: ln, max: max, perAddr: perAddr, byAddr: make(map[string]int),
-		idle: make(map[net.Conn]time.Time), freed: make(chan struct{}, 1), done: make(chan struct{})}
+		idle: make(map[net.Conn]time.Time), reading: make(map[net.Conn]time.Time), headerGrace: headerGrace,
+		freed: make(chan struct{}, 1), done: make(chan struct{})}
 }
+
+// headerGrace is how long a connection may take to send a request's
+// headers before it counts as a slot to reclaim at the cap: a client that
+// means it sends them in one write. (The server's header timeout, 10 s,
+// still closes it in any case.)
+const headerGrace = 2 * time.Second
+
+// serving is called when a handler starts on c: its headers are in.
+func (l *connLimiter) serving(c net.Conn) {
+	l.mu.Lock()
+	delete(l.reading, c)
+	l.mu.Unlock()
+}
+
+// markServing wraps the server's handler so that the limiter learns when
+// a connection's headers are in (ConnContext puts the conn in the
+// request's context).
+func (l *connLimiter) markServing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			l.serving(c)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// connKey is the request context key of its connection.
+type connKey struct{}
 
 // addrKey is the address a connection's peer counts under: its IP, or the
 // /64 of an IPv6 address ("" when it has none, as on a pipe).
@@ -69,6 +103,17 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			break
 		}
 		victim := l.longestIdleLocked()
+		if victim == nil {
+			victim = l.slowestReadingLocked()
+		}
+		// With nothing to close yet, look again when the oldest reader
+		// passes its grace.
+		var graceOver <-chan time.Time
+		if victim == nil {
+			if oldest, ok := l.oldestReadingLocked(); ok {
+				graceOver = time.After(time.Until(oldest.Add(l.headerGrace)) + 10*time.Millisecond)
+			}
+		}
 		l.mu.Unlock()
 		if victim != nil {
 			// Not inline: a TLS close writes close_notify, and a peer that
@@ -77,6 +122,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		select {
 		case <-l.freed:
+		case <-graceOver:
 		case <-l.done:
 			return nil, net.ErrClosed
 		}
@@ -118,6 +164,36 @@ func (l *connLimiter) longestIdleLocked() net.Conn {
 	return victim
 }
 
+// slowestReadingLocked removes and returns the connection that has been
+// reading its headers the longest, if that is longer than headerGrace, or
+// nil.
+func (l *connLimiter) slowestReadingLocked() net.Conn {
+	var victim net.Conn
+	var since time.Time
+	for c, t := range l.reading {
+		if time.Since(t) > l.headerGrace && (victim == nil || t.Before(since)) {
+			victim, since = c, t
+		}
+	}
+	if victim != nil {
+		delete(l.reading, victim)
+	}
+	return victim
+}
+
+// oldestReadingLocked is when the connection reading its headers the
+// longest started to.
+func (l *connLimiter) oldestReadingLocked() (time.Time, bool) {
+	var oldest time.Time
+	found := false
+	for _, t := range l.reading {
+		if !found || t.Before(oldest) {
+			oldest, found = t, true
+		}
+	}
+	return oldest, found
+}
+
 func (l *connLimiter) release() { l.releaseAddr("", false) }
 
 // releaseAddr gives a slot back, and one of key's when counted.
@@ -149,6 +225,15 @@ func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 		l.idle[c] = time.Now()
 	} else {
 		delete(l.idle, c)
+	}
+	switch s {
+	case http.StateNew, http.StateActive:
+		// From the accept, or from a keep-alive request's first byte.
+		if _, ok := l.reading[c]; !ok {
+			l.reading[c] = time.Now()
+		}
+	default:
+		delete(l.reading, c)
 	}
 	l.mu.Unlock()
 	if s == http.StateIdle {

@@ -116,6 +116,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	lim := newConnLimiter(ln, s.cfg.MaxConns, per)
 	s.srv.ConnState = lim.connState
+	s.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }
+	s.srv.Handler = lim.markServing(s.srv.Handler)
 	if s.certs != nil {
 		return s.srv.ServeTLS(lim, "", "")
 	}

@@ -489,3 +489,25 @@ func TestAddrKey(t *testing.T) {
 		}
 	}
 }
+
+// Connections still sending their headers after headerGrace count as
+// slots to reclaim at the cap, as idle ones do: slowloris within the
+// per-address share cannot keep a newcomer waiting for the header timeout.
+func TestSlowHeadersMakeRoomAtTheCap(t *testing.T) {
+	d := New(Config{})
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{MaxConns: 4})
+	for range 4 {
+		c := dialFrom(t, "127.0.0.2", addr)
+		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") // and never the blank line
+	}
+	start := time.Now()
+	c := dialFrom(t, "127.0.0.3", addr)
+	c.SetDeadline(time.Now().Add(8 * time.Second))
+	if err := get(c, bufio.NewReader(c)); err != nil {
+		t.Fatalf("a newcomer while every slot reads slow headers: %v", err)
+	}
+	if took := time.Since(start); took > 7*time.Second {
+		t.Errorf("the newcomer waited %v (the header timeout is 10 s, the grace 2 s)", took)
+	}
+}
