@@ -126,7 +126,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
 	f.StringVar(&o.backupDir, "backup-dir", "", "directory that online backups (POST /tidemq/backup, 'tidemq backup') are written into, each a new directory directly under it (default: online backups off)")
 	f.BoolVar(&o.backupWithoutAuth, "backup-without-auth", false, "allow online backups without --auth (anyone who reaches the server can then copy every message into --backup-dir)")
-	f.Int64Var(&o.minFreeDiskMiB, "min-free-disk", 512, "refuse new sends (ServiceUnavailable, retryable) while the data directory's file system has fewer MiB free; receives and deletes go on (0: off)")
+	f.Int64Var(&o.minFreeDiskMiB, "min-free-disk", 128, "refuse new sends (ServiceUnavailable, retryable) while the data directory's file system has fewer MiB free; receives and deletes go on (0: off)")
 	f.IntVar(&o.maxQueues, "max-queues", 0, "refuse CreateQueue of a new queue (OverLimit) once the server holds this many queues (0: no limit)")
 	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
