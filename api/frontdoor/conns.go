@@ -102,9 +102,9 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			l.mu.Unlock()
 			break
 		}
-		victim := l.longestIdleLocked()
+		victim := l.longestIdleLocked(anyAddr)
 		if victim == nil {
-			victim = l.slowestReadingLocked()
+			victim = l.slowestReadingLocked(anyAddr)
 		}
 		// With nothing to close yet, look again when the oldest reader
 		// passes its grace.
@@ -136,11 +136,22 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		key := addrKey(c.RemoteAddr())
 		l.mu.Lock()
 		full := l.byAddr[key] >= l.perAddr
-		if !full {
+		var victim net.Conn
+		if full {
+			// At its share, an address's newcomer takes the place of
+			// its own longest-idle connection, or of its own slowest
+			// header reader past the grace, as at the global cap.
+			if victim = l.longestIdleLocked(key); victim == nil {
+				victim = l.slowestReadingLocked(key)
+			}
+		}
+		if !full || victim != nil {
 			l.byAddr[key]++
 		}
 		l.mu.Unlock()
-		if full {
+		if victim != nil {
+			go victim.Close()
+		} else if full {
 			c.Close() // the slot stays reserved for the next connection
 			continue
 		}
@@ -148,12 +159,19 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	}
 }
 
-// longestIdleLocked removes and returns the connection idle the longest, or
-// nil.
-func (l *connLimiter) longestIdleLocked() net.Conn {
+// anyAddr makes longestIdleLocked and slowestReadingLocked consider the
+// connections of every address.
+const anyAddr = "\x00any"
+
+// longestIdleLocked removes and returns the connection idle the longest
+// (of the address key, or of any), or nil.
+func (l *connLimiter) longestIdleLocked(key string) net.Conn {
 	var victim net.Conn
 	var since time.Time
 	for c, t := range l.idle {
+		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
+			continue
+		}
 		if victim == nil || t.Before(since) {
 			victim, since = c, t
 		}
@@ -166,11 +184,14 @@ func (l *connLimiter) longestIdleLocked() net.Conn {
 
 // slowestReadingLocked removes and returns the connection that has been
 // reading its headers the longest, if that is longer than headerGrace, or
-// nil.
-func (l *connLimiter) slowestReadingLocked() net.Conn {
+// nil (of the address key, or of any).
+func (l *connLimiter) slowestReadingLocked(key string) net.Conn {
 	var victim net.Conn
 	var since time.Time
 	for c, t := range l.reading {
+		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
+			continue
+		}
 		if time.Since(t) > l.headerGrace && (victim == nil || t.Before(since)) {
 			victim, since = c, t
 		}
