@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 )
 
 // Fault says whose fault an error is, as AWS's <Type> element and the
@@ -183,7 +184,32 @@ func NonExistentQueue() *Error { return Errorf(ErrQueueDoesNotExist, MsgQueueDoe
 // InvalidParameter returns AWS's usual "Value V for parameter P is invalid.
 // Reason: R." error.
 func InvalidParameter(param string, value any, reason string) *Error {
-	return Errorf(ErrInvalidParameterValue, "Value %v for parameter %s is invalid. Reason: %s", value, param, reason)
+	return Errorf(ErrInvalidParameterValue, "Value %s for parameter %s is invalid. Reason: %s", Echo(fmt.Sprint(value)), param, reason)
+}
+
+// InvalidReceiptHandle is AWS's ReceiptHandleIsInvalid for handle, with
+// the handle echoed as Echo shortens it.
+func InvalidReceiptHandle(handle string) *Error {
+	return Errorf(ErrReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", Echo(handle))
+}
+
+// MaxEcho is the longest client value an error message repeats whole: a
+// receipt handle is at most 1,024 characters. A longer one is cut (Echo),
+// so that a 5 MB value does not come back as a 5 MB error.
+const MaxEcho = 1024
+
+// Echo is a client's value as an error message repeats it: whole up to
+// MaxEcho bytes, else its first MaxEcho bytes (whole UTF-8 characters)
+// and how long it was.
+func Echo(v string) string {
+	if len(v) <= MaxEcho {
+		return v
+	}
+	cut := MaxEcho
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", v[:cut], len(v))
 }
 
 // MissingParameter returns AWS's "The request must contain the parameter P." error.

@@ -38,3 +38,30 @@ func PageQueueNames(names []string, maxResults *int, token string) (*ListQueuesR
 	}
 	return res, nil
 }
+
+// SnapshotPageSize and MaxSnapshotPageSize are the default and largest
+// page of GET /tidemq/queues.
+const (
+	SnapshotPageSize    = 1000
+	MaxSnapshotPageSize = 10000
+)
+
+// PageSnapshots cuts the page of snapshots (sorted by name, as
+// Snapshotter returns them) that follows token, with at most limit
+// queues, and the token of the next page ("" after the last). The token
+// is the one of PageQueueNames: the last name of the previous page,
+// base64-encoded (unpadded, URL alphabet).
+func PageSnapshots(snaps []QueueSnapshot, limit int, token string) ([]QueueSnapshot, string, error) {
+	if token != "" {
+		last, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil {
+			return nil, "", InvalidParameter("NextToken", token, "Invalid or expired next token.")
+		}
+		i := sort.Search(len(snaps), func(i int) bool { return snaps[i].Name > string(last) })
+		snaps = snaps[i:]
+	}
+	if len(snaps) <= limit {
+		return snaps, "", nil
+	}
+	return snaps[:limit], base64.RawURLEncoding.EncodeToString([]byte(snaps[limit-1].Name)), nil
+}

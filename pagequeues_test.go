@@ -82,3 +82,31 @@ func TestPageQueueNamesBadToken(t *testing.T) {
 		t.Fatalf("bad token: %v, want InvalidParameterValue", err)
 	}
 }
+
+func TestPageSnapshotsWalksPages(t *testing.T) {
+	snaps := []QueueSnapshot{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}, {Name: "e"}}
+	var got [][]string
+	token := ""
+	for i := 0; i < 10; i++ {
+		page, next, err := PageSnapshots(snaps, 2, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range page {
+			names = append(names, s.Name)
+		}
+		got = append(got, names)
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	want := [][]string{{"a", "b"}, {"c", "d"}, {"e"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pages = %v, want %v", got, want)
+	}
+	if _, _, err := PageSnapshots(snaps, 2, "%%%"); err == nil {
+		t.Error("a bad token was accepted")
+	}
+}

@@ -334,8 +334,19 @@ func validateListMaxResults(n *int) error {
 	return optionalRange("MaxResults", n, 1, MaxListQueuesResults, "MaxResults must be an integer between 1 and 1000.")
 }
 
-// Validate checks MaxResults: 1 to 1000 when given.
-func (p *ListQueuesParams) Validate() error { return validateListMaxResults(p.MaxResults) }
+// Validate checks MaxResults (1 to 1000 when given) and the prefix: no
+// queue name is longer than 80 characters, so neither is a prefix (the
+// region part of a regional prefix aside).
+func (p *ListQueuesParams) Validate() error {
+	plain := p.Prefix
+	if _, n, ok := strings.Cut(plain, "/"); ok {
+		plain = n
+	}
+	if len(plain) > MaxQueueNameLength {
+		return InvalidParameter("QueueNamePrefix", plain, fmt.Sprintf("Queue name prefix must be at most %d characters.", MaxQueueNameLength))
+	}
+	return validateListMaxResults(p.MaxResults)
+}
 
 // Validate checks MaxResults: 1 to 1000 when given.
 func (p *ListDeadLetterSourceQueuesParams) Validate() error {

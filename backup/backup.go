@@ -30,10 +30,50 @@ import (
 // APIPath is the endpoint: POST a Request as JSON, get a Result.
 const APIPath = "/tidemq/backup"
 
-// Request asks for a backup into Destination, an absolute path on the
-// server's machine that does not exist yet (its parent must).
+// Request asks for a backup into Destination: a new directory directly
+// under the server's backup directory (tidemq serve --backup-dir), named
+// by its name ("nightly-1") or by its absolute path.
 type Request struct {
 	Destination string `json:"Destination"`
+}
+
+// Options say where backups may go and who may ask for them.
+//
+// Why: a backup is a full copy of the store, written as the server's user.
+// When callers named any path, an unprivileged local user made a root-run
+// server create a directory in root's home, repeated calls filled any file
+// system (/dev/shm included), and 409 against 400 told which paths exist.
+// So backups go only into a directory the operator names, and a path
+// outside it is refused with one answer that looks at nothing on disk.
+type Options struct {
+	// Dir is the directory backups are written into, absolute; "" turns
+	// online backups off.
+	Dir string
+	// Unauthenticated is set when requests are not signed (no --auth):
+	// backups are then refused unless AllowUnauthenticated.
+	Unauthenticated      bool
+	AllowUnauthenticated bool
+	Logger               *slog.Logger
+}
+
+// maxNameLength bounds a backup's directory name.
+const maxNameLength = 128
+
+// validName reports whether a backup directory's name is one plain path
+// element: letters, digits, '.', '_' and '-', starting with a letter or
+// digit (so never "." or "..").
+func validName(n string) bool {
+	if n == "" || len(n) > maxNameLength {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Result describes a finished backup.
@@ -46,12 +86,23 @@ type Result struct {
 }
 
 // Handler answers POST APIPath by checkpointing cp into the request's
-// destination. cp nil means the server keeps nothing on disk
+// destination under o.Dir. cp nil means the server keeps nothing on disk
 // (--in-memory): there is nothing to back up. One backup runs at a time.
 // The front door authenticates the request and requires JSON.
-func Handler(cp storage.Checkpointer, log *slog.Logger) http.Handler {
+func Handler(cp storage.Checkpointer, o Options) http.Handler {
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch {
+	case cp == nil:
+	case o.Dir == "":
+		return Refuse(http.StatusBadRequest, "BackupsOff",
+			"online backups are off: start the server with --backup-dir DIR, and back up into DIR")
+	case o.Unauthenticated && !o.AllowUnauthenticated:
+		return Refuse(http.StatusForbidden, "BackupsNeedAuth",
+			"this server does not authenticate requests (no --auth): online backups, a copy of every message, "+
+				"are refused unless the operator starts it with --backup-without-auth")
 	}
 	var running sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,22 +121,26 @@ func Handler(cp storage.Checkpointer, log *slog.Logger) http.Handler {
 			writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("the body must be {\"Destination\": \"/absolute/path\"}: %v", err))
 			return
 		}
-		dest := req.Destination
-		switch {
-		case dest == "":
-			writeError(w, http.StatusBadRequest, "InvalidRequest", "Destination is missing: give a new directory on the server's machine")
-			return
-		case !filepath.IsAbs(dest):
-			writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("Destination %q must be an absolute path on the server's machine", dest))
+		name := req.Destination
+		if filepath.IsAbs(name) {
+			// An absolute path is accepted when it names a directory
+			// directly under o.Dir, whatever else it names: the same
+			// answer for every path outside, without looking at it.
+			if filepath.Dir(filepath.Clean(name)) != filepath.Clean(o.Dir) {
+				name = ""
+			} else {
+				name = filepath.Base(name)
+			}
+		}
+		if !validName(name) {
+			writeError(w, http.StatusBadRequest, "InvalidDestination", fmt.Sprintf(
+				"Destination must name a new directory directly under the server's backup directory %s: "+
+					"a name of letters, digits, '.', '_' and '-' (at most %d), or its absolute path", o.Dir, maxNameLength))
 			return
 		}
-		dest = filepath.Clean(dest)
+		dest := filepath.Join(o.Dir, name)
 		if _, err := os.Lstat(dest); err == nil {
 			writeError(w, http.StatusConflict, "DestinationExists", fmt.Sprintf("%s already exists: a backup goes into a new directory", dest))
-			return
-		}
-		if fi, err := os.Stat(filepath.Dir(dest)); err != nil || !fi.IsDir() {
-			writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("the parent of %s is not an existing directory on the server's machine", dest))
 			return
 		}
 		if !running.TryLock() {

@@ -47,7 +47,7 @@ func post(t *testing.T, h http.Handler, body string) (int, map[string]any) {
 func TestHandler(t *testing.T) {
 	dir := t.TempDir()
 	fs := &fakeStore{}
-	h := backup.Handler(fs, nil)
+	h := backup.Handler(fs, backup.Options{Dir: dir})
 	dest := filepath.Join(dir, "b1")
 	code, out := post(t, h, `{"Destination":"`+dest+`"}`)
 	if code != 200 || out["Destination"] != dest || out["Files"] != 2.0 || out["Bytes"] != 1016.0 {
@@ -59,10 +59,17 @@ func TestHandler(t *testing.T) {
 		want string
 	}{
 		{`{"Destination":"` + dest + `"}`, 409, "already exists"},
-		{`{"Destination":"relative/dir"}`, 400, "must be an absolute path"},
-		{`{"Destination":""}`, 400, "Destination is missing"},
-		{`{}`, 400, "Destination is missing"},
-		{`{"Destination":"` + filepath.Join(dir, "no", "parent") + `"}`, 400, "not an existing directory"},
+		{`{"Destination":"b1"}`, 409, "already exists"},
+		{`{"Destination":"relative/dir"}`, 400, "directly under the server's backup directory"},
+		{`{"Destination":"../b5"}`, 400, "directly under"},
+		{`{"Destination":".."}`, 400, "directly under"},
+		{`{"Destination":""}`, 400, "directly under"},
+		{`{}`, 400, "directly under"},
+		{`{"Destination":"` + filepath.Join(dir, "no", "parent") + `"}`, 400, "directly under"},
+		// Outside the backup directory: one answer, existing or not.
+		{`{"Destination":"/etc"}`, 400, "directly under"},
+		{`{"Destination":"/root/.bash_history"}`, 400, "directly under"},
+		{`{"Destination":"/no/such/dir"}`, 400, "directly under"},
 		{`{"Dest":"/x"}`, 400, "unknown field"},
 		{`not json`, 400, "the body must be"},
 	} {
@@ -74,15 +81,30 @@ func TestHandler(t *testing.T) {
 	if len(fs.calls) != 1 {
 		t.Errorf("the store was asked %d times: %v", len(fs.calls), fs.calls)
 	}
+	// By name, into the backup directory.
+	if code, out := post(t, h, `{"Destination":"nightly-2.x"}`); code != 200 || out["Destination"] != filepath.Join(dir, "nightly-2.x") {
+		t.Errorf("backup by name: %d %v", code, out)
+	}
+
+	// No backup directory: off. No --auth: refused unless allowed.
+	if code, out := post(t, backup.Handler(fs, backup.Options{}), `{"Destination":"`+filepath.Join(dir, "b6")+`"}`); code != 400 || out["code"] != "BackupsOff" {
+		t.Errorf("without a backup directory: %d %v", code, out)
+	}
+	if code, out := post(t, backup.Handler(fs, backup.Options{Dir: dir, Unauthenticated: true}), `{"Destination":"b6"}`); code != 403 || out["code"] != "BackupsNeedAuth" {
+		t.Errorf("without --auth: %d %v", code, out)
+	}
+	if code, out := post(t, backup.Handler(fs, backup.Options{Dir: dir, Unauthenticated: true, AllowUnauthenticated: true}), `{"Destination":"b6"}`); code != 200 {
+		t.Errorf("without --auth, allowed: %d %v", code, out)
+	}
 
 	// --in-memory: nothing to back up.
-	if code, out := post(t, backup.Handler(nil, nil), `{"Destination":"`+filepath.Join(dir, "b2")+`"}`); code != 400 || out["code"] != "NothingToBackUp" {
+	if code, out := post(t, backup.Handler(nil, backup.Options{Dir: dir}), `{"Destination":"`+filepath.Join(dir, "b2")+`"}`); code != 400 || out["code"] != "NothingToBackUp" {
 		t.Errorf("in memory: %d %v", code, out)
 	}
 
 	// One backup at a time.
 	slow := &fakeStore{started: make(chan struct{}), release: make(chan struct{})}
-	h = backup.Handler(slow, nil)
+	h = backup.Handler(slow, backup.Options{Dir: dir})
 	done := make(chan int)
 	go func() {
 		code, _ := post(t, h, `{"Destination":"`+filepath.Join(dir, "b3")+`"}`)

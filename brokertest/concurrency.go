@@ -228,6 +228,27 @@ func waitGroup(e *env, wg *sync.WaitGroup, stop chan struct{}, progress func() s
 // asked for (see SlowEnv).
 func limitChecks() []check {
 	return []check{
+		{"QueueNamePrefixAtMost80", func(e *env) {
+			e.create("q", nil)
+			res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: strings.Repeat("q", 80)})
+			e.ok(err, "ListQueues with an 80-character prefix")
+			if len(res.Names) != 0 {
+				e.t.Fatalf("an 80-character prefix listed %v", res.Names)
+			}
+			_, err = e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: strings.Repeat("q", 81)})
+			e.wantCode(err, tidemq.ErrInvalidParameterValue, "ListQueues with an 81-character prefix")
+		}},
+		{"HugeReceiptHandleNotEchoed", func(e *env) {
+			// A 5 MB receipt handle is refused without being echoed back
+			// whole (it came back as a 5 MB error).
+			e.create("q", nil)
+			huge := strings.Repeat("A", 5<<20)
+			err := e.tryDelete("q", huge)
+			e.wantCode(err, tidemq.ErrReceiptHandleIsInvalid, "delete with a 5 MB handle")
+			if err != nil && len(err.Error()) > 2*tidemq.MaxEcho {
+				e.t.Fatalf("the error for a 5 MB handle is %d bytes long", len(err.Error()))
+			}
+		}},
 		{"InFlightLimitStandard", func(e *env) {
 			slow(e.t)
 			e.create("q", nil)

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -476,5 +477,30 @@ func TestQueuesOfAnotherRegion(t *testing.T) {
 	f.get("/console/api/movetasks?queue=eu-west-1%2Fjobs-dlq", http.StatusOK, &tasks)
 	if len(tasks.Tasks) != 1 || tasks.Tasks[0].Source != "eu-west-1/jobs-dlq" {
 		t.Errorf("move tasks %+v", tasks.Tasks)
+	}
+}
+
+// Past OverviewLimit queues, the overview lists the first (DLQs
+// first), says how many there are, and includes the queue a page asks for.
+func TestOverviewTruncated(t *testing.T) {
+	f := newFixture(t)
+	f.createQueue("zz-dlq", nil)
+	for i := 0; i < OverviewLimit+5; i++ {
+		f.createQueue(fmt.Sprintf("q%05d", i), nil)
+	}
+	type ov struct {
+		Total     int  `json:"total"`
+		Truncated bool `json:"truncated"`
+		Queues    []struct{ Name string }
+	}
+	var got ov
+	f.get("/console/api/overview", http.StatusOK, &got)
+	if got.Total != OverviewLimit+6 || !got.Truncated || len(got.Queues) != OverviewLimit || got.Queues[0].Name != "zz-dlq" {
+		t.Fatalf("overview: total %d, truncated %v, %d queues, first %+v", got.Total, got.Truncated, len(got.Queues), got.Queues[0])
+	}
+	last := fmt.Sprintf("q%05d", OverviewLimit+4)
+	f.get("/console/api/overview?queue="+last, http.StatusOK, &got)
+	if n := len(got.Queues); n != OverviewLimit+1 || got.Queues[n-1].Name != last {
+		t.Errorf("overview?queue=%s: %d queues, last %+v", last, n, got.Queues[n-1])
 	}
 }

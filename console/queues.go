@@ -51,7 +51,17 @@ type overviewView struct {
 	AccountID  string      `json:"accountId"`
 	AlarmsOn   bool        `json:"alarmsOn"`
 	Queues     []queueView `json:"queues"`
+	// Total is how many queues there are; when it is more than
+	// OverviewLimit, Queues holds the first OverviewLimit in the
+	// overview's order (dead-letter queues, firing ones, then by name),
+	// plus the queue the page asked for (?queue=), and Truncated is set.
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated,omitempty"`
 }
+
+// OverviewLimit is how many queues the overview lists at most: with
+// 100,000 queues the whole list was a 32 MB answer every poll.
+const OverviewLimit = 1000
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	snaps := c.o.Broker.Snapshot()
@@ -59,10 +69,23 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	if c.o.Alarms != nil {
 		as = c.o.Alarms()
 	}
-	writeJSON(w, http.StatusOK, overviewView{
+	views := c.queueViews(snaps, as)
+	ov := overviewView{
 		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
-		AlarmsOn: c.o.Alarms != nil, Queues: c.queueViews(snaps, as),
-	})
+		AlarmsOn: c.o.Alarms != nil, Queues: views, Total: len(views),
+	}
+	if len(views) > OverviewLimit {
+		ov.Queues, ov.Truncated = views[:OverviewLimit], true
+		if want := r.URL.Query().Get("queue"); want != "" {
+			for _, v := range views[OverviewLimit:] {
+				if v.Name == want {
+					ov.Queues = append(ov.Queues[:OverviewLimit:OverviewLimit], v)
+					break
+				}
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, ov)
 }
 
 // queueViews turns snapshots into the overview's queues: dead-letter

@@ -22,7 +22,7 @@ import (
 func TestBackupWhileLoading(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := startServer(t, "--data-dir", filepath.Join(dir, "data"))
+	s := startServer(t, "--data-dir", filepath.Join(dir, "data"), "--backup-dir", dir, "--backup-without-auth")
 	queues := []string{
 		s.createQueue(t, "orders", nil),
 		s.createQueue(t, "jobs.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}),
@@ -171,7 +171,7 @@ func TestBackupRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	s := startServer(t, "--auth", "--credentials", secKey+":"+secSecret, "--data-dir", data)
+	s := startServer(t, "--auth", "--credentials", secKey+":"+secSecret, "--data-dir", data, "--backup-dir", dir)
 	dest := filepath.Join(dir, "b1")
 	status, body := rawRequest(t, http.MethodPost, s.url+"/tidemq/backup", "application/json", `{"Destination":"`+dest+`"}`)
 	if status != http.StatusForbidden {
@@ -197,6 +197,52 @@ func TestBackupRefusals(t *testing.T) {
 	mem := startServer(t)
 	if _, errOut, code := runTidemq(t, clientEnv("AKID", "SECRET"), "backup", filepath.Join(dir, "b3"), "--endpoint", mem.url); code == 0 || !strings.Contains(errOut, "--in-memory") {
 		t.Errorf("backup of an in-memory server: exit %d: %s", code, errOut)
+	}
+}
+
+// Online backups go only into --backup-dir: without it they are off;
+// without --auth they need --backup-without-auth; a path outside the
+// directory gets one answer whether it exists or not (no 409/400 oracle),
+// and nothing is written there.
+func TestBackupOnlyUnderBackupDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	backups := filepath.Join(dir, "backups")
+	if err := os.Mkdir(backups, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	off := startServer(t, "--data-dir", filepath.Join(dir, "d1"))
+	if status, body := rawRequest(t, http.MethodPost, off.url+"/tidemq/backup", "application/json", `{"Destination":"`+filepath.Join(backups, "x")+`"}`); status != http.StatusBadRequest || !strings.Contains(body, "--backup-dir") {
+		t.Errorf("without --backup-dir: %d %s", status, body)
+	}
+	noAuth := startServer(t, "--data-dir", filepath.Join(dir, "d2"), "--backup-dir", backups)
+	if status, body := rawRequest(t, http.MethodPost, noAuth.url+"/tidemq/backup", "application/json", `{"Destination":"x"}`); status != http.StatusForbidden || !strings.Contains(body, "--backup-without-auth") {
+		t.Errorf("without --auth: %d %s", status, body)
+	}
+	s := startServer(t, "--data-dir", filepath.Join(dir, "d3"), "--backup-dir", backups, "--backup-without-auth")
+	var answers []string
+	for _, dest := range []string{dir, filepath.Join(dir, "d3"), filepath.Join(dir, "new"), "/no/such/dir/x", filepath.Join(backups, "..", "escape")} {
+		status, body := rawRequest(t, http.MethodPost, s.url+"/tidemq/backup", "application/json", `{"Destination":"`+dest+`"}`)
+		if status != http.StatusBadRequest {
+			t.Errorf("backup into %s: %d %s, want 400", dest, status, body)
+		}
+		answers = append(answers, body)
+	}
+	for _, a := range answers[1:] {
+		if a != answers[0] {
+			t.Errorf("paths outside --backup-dir get different answers:\n%s\n%s", answers[0], a)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "new"), filepath.Join(dir, "escape")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was written: %v", p, err)
+		}
+	}
+	if out, errOut, code := runTidemq(t, nil, "backup", filepath.Join(backups, "ok"), "--endpoint", s.url); code != 0 {
+		t.Errorf("backup into --backup-dir: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(backups, "ok", "CURRENT")); err != nil {
+		t.Errorf("backup into --backup-dir: %v", err)
 	}
 }
 

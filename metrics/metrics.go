@@ -6,9 +6,11 @@
 package metrics
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,23 @@ type Options struct {
 	Alarms func() []AlarmState
 	// NoRuntime leaves out the Go runtime and process collectors (tests).
 	NoRuntime bool
+	// QueueSeries is how many queues get per-queue series (the deepest,
+	// when there are more; see queueCollector); the totals over every
+	// queue are always there. 0: DefaultQueueSeries; NoQueueSeries: none;
+	// AllQueueSeries: every queue.
+	QueueSeries int
 }
+
+// DefaultQueueSeries is how many queues get per-queue series by default:
+// a scrape of a server with 100,000 queues stays well under 1 MB.
+const DefaultQueueSeries = 500
+
+// NoQueueSeries and AllQueueSeries are the extremes of
+// Options.QueueSeries.
+const (
+	NoQueueSeries  = -1
+	AllQueueSeries = math.MaxInt
+)
 
 // StorageStats are the durable store's counters.
 type StorageStats struct {
@@ -63,6 +81,13 @@ type Metrics struct {
 	byAction sync.Map // action label → *actionStats
 	errors   *prometheus.CounterVec
 	sizes    *prometheus.HistogramVec
+	// sizeQueues are the queues with their own message size histogram:
+	// at most sizeLimit; the other queues' sizes are observed under
+	// queue="".
+	sizeQueues sync.Map
+	sizeCount  atomic.Int64
+	sizeLimit  int64
+	scrapes    sharedScrape
 }
 
 // RequestBuckets are the bounds (seconds) of the request latency histogram.
@@ -74,8 +99,16 @@ var SizeBuckets = []float64{64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
 
 // New builds the metrics and registers them in a fresh registry.
 func New(o Options) *Metrics {
+	limit := o.QueueSeries
+	switch {
+	case limit == 0:
+		limit = DefaultQueueSeries
+	case limit < 0:
+		limit = NoQueueSeries
+	}
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		sizeLimit: int64(max(limit, 0)),
+		reg:       prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemq_requests_total",
 			Help: "SQS API requests answered, by action and HTTP status.",
@@ -97,13 +130,12 @@ func New(o Options) *Metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.errors, m.sizes)
 	if o.Snapshots != nil {
-		m.reg.MustRegister(&queueCollector{snapshots: o.Snapshots})
+		m.reg.MustRegister(&queueCollector{snapshots: o.Snapshots, alarms: o.Alarms, limit: limit})
+	} else if o.Alarms != nil {
+		m.reg.MustRegister(&alarmCollector{alarms: o.Alarms})
 	}
 	if o.Storage != nil {
 		m.reg.MustRegister(&storageCollector{stats: o.Storage})
-	}
-	if o.Alarms != nil {
-		m.reg.MustRegister(&alarmCollector{alarms: o.Alarms})
 	}
 	if !o.NoRuntime {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -114,9 +146,16 @@ func New(o Options) *Metrics {
 // Registry returns the registry, for tests and for adding collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the metrics in the Prometheus exposition format
-// (GET /metrics).
+// Handler serves the metrics in the Prometheus text exposition format
+// (GET /metrics). One scrape is computed at a time; scrapes that arrive
+// while it runs share its result (scrape.go).
 func (m *Metrics) Handler() http.Handler {
+	return http.HandlerFunc(m.serveScrape)
+}
+
+// UnsharedHandler is the handler of client_golang, computing every scrape
+// on its own: the behaviour before shared scrapes (benchmarks).
+func (m *Metrics) UnsharedHandler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
@@ -163,7 +202,22 @@ func (m *Metrics) actionSeries(action string) *actionStats {
 
 // ObserveMessageSize records the size of one accepted message.
 func (m *Metrics) ObserveMessageSize(queue string, bytes int) {
-	m.sizes.WithLabelValues(queue).Observe(float64(bytes))
+	m.sizes.WithLabelValues(m.sizeLabel(queue)).Observe(float64(bytes))
+}
+
+// sizeLabel is the queue label of queue's message sizes: its name for the
+// first sizeLimit queues that send, "" for the others.
+func (m *Metrics) sizeLabel(queue string) string {
+	if _, ok := m.sizeQueues.Load(queue); ok {
+		return queue
+	}
+	if m.sizeCount.Load() >= m.sizeLimit {
+		return ""
+	}
+	if _, loaded := m.sizeQueues.LoadOrStore(queue, true); !loaded {
+		m.sizeCount.Add(1) // racing first sends may pass the limit by a few
+	}
+	return queue
 }
 
 // knownActions bounds the action label to the SQS API.
@@ -185,7 +239,8 @@ func actionLabel(a string) string {
 }
 
 // alarmCollector exposes tidemq_alarm_firing (queue alarms) and
-// tidemq_trigger_alarm_firing (trigger alarms, with their trigger).
+// tidemq_trigger_alarm_firing (trigger alarms, with their trigger) when
+// there are no queue snapshots; with them, queueCollector does.
 type alarmCollector struct{ alarms func() []AlarmState }
 
 var (
@@ -198,18 +253,9 @@ var (
 func (c *alarmCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- alarmDesc
 	ch <- triggerAlarmDesc
+	ch <- alarmsFiringDesc
 }
 
 func (c *alarmCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, a := range c.alarms() {
-		v := 0.0
-		if a.Firing {
-			v = 1
-		}
-		if a.Trigger != "" {
-			ch <- prometheus.MustNewConstMetric(triggerAlarmDesc, prometheus.GaugeValue, v, a.Alarm, a.Queue, a.Trigger)
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(alarmDesc, prometheus.GaugeValue, v, a.Alarm, a.Queue)
-	}
+	collectAlarms(ch, c.alarms(), nil)
 }

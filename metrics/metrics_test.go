@@ -297,6 +297,11 @@ func TestStorageAndAlarms(t *testing.T) {
 # TYPE tidemq_alarm_firing gauge
 tidemq_alarm_firing{alarm="consumer_gone",queue="orders"} 0
 tidemq_alarm_firing{alarm="dlq_not_empty",queue="orders-dlq"} 1
+# HELP tidemq_alarms_firing Alarms firing now, by alarm, over every queue and trigger.
+# TYPE tidemq_alarms_firing gauge
+tidemq_alarms_firing{alarm="consumer_gone"} 0
+tidemq_alarms_firing{alarm="dlq_not_empty"} 1
+tidemq_alarms_firing{alarm="trigger_errors"} 1
 # HELP tidemq_trigger_alarm_firing 1 while the server-evaluated alarm fires on the trigger, 0 while it is OK.
 # TYPE tidemq_trigger_alarm_firing gauge
 tidemq_trigger_alarm_firing{alarm="trigger_errors",queue="orders",trigger="audit-fn"} 0

@@ -1,16 +1,23 @@
 package metrics
 
 import (
+	"sort"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tidemq/tidemq"
 )
 
-// queueCollector turns the broker's snapshots into per-queue metrics at
-// scrape time. Counters are the engine's own counters (since start), so a
-// restart resets them, as Prometheus counters expect.
+// queueCollector turns the broker's snapshots into metrics at scrape
+// time: totals over every queue (aggregate.go), and per-queue series for
+// at most limit queues (the deepest; all of them when there are no more),
+// with the alarms of those queues and every firing alarm. Counters are the
+// engine's own counters (since start), so a restart resets them, as
+// Prometheus counters expect.
 type queueCollector struct {
 	snapshots func() []tidemq.QueueSnapshot
+	alarms    func() []AlarmState // nil when alarms are off
+	limit     int                 // queues with per-queue series; negative: none
 }
 
 func queueDesc(name, help string, extra ...string) *prometheus.Desc {
@@ -65,40 +72,90 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range queueDescs {
 		ch <- d
 	}
+	for _, d := range aggregateDescs {
+		ch <- d
+	}
+	if c.alarms != nil {
+		ch <- alarmDesc
+		ch <- triggerAlarmDesc
+		ch <- alarmsFiringDesc
+	}
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.snapshots() {
-		gauge := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.Name)
-		}
-		counter := func(d *prometheus.Desc, v uint64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), s.Name)
-		}
-		gauge(descVisible, float64(s.Visible))
-		gauge(descNotVisible, float64(s.InFlight))
-		gauge(descDelayed, float64(s.Delayed))
-		gauge(descOldest, s.OldestAgeSeconds)
-		gauge(descRetention, float64(s.RetentionSeconds))
-		gauge(descIsDLQ, b2f(s.IsDeadLetterQueue))
-		gauge(descLastReceive, float64(s.LastReceiveUnixMilli)/1000)
-		counter(descSent, s.Stats.Sent)
-		counter(descDuplicates, s.Stats.Duplicates)
-		counter(descReceived, s.Stats.Received)
-		counter(descEmpty, s.Stats.EmptyReceives)
-		counter(descDeleted, s.Stats.Deleted)
-		counter(descExpired, s.Stats.Expired)
-		counter(descPurged, s.Stats.Purged)
-		counter(descMovedOut, s.Stats.MovedOut)
-		counter(descMovedIn, s.Stats.MovedIn)
-		// The dead-lettered counter carries the current dead-letter queue;
-		// a queue without a RedrivePolicy that once had one keeps its
-		// count under dead_letter_queue="".
-		if s.DeadLetterTarget != "" || s.Stats.DeadLettered > 0 {
-			ch <- prometheus.MustNewConstMetric(descDeadLettered, prometheus.CounterValue,
-				float64(s.Stats.DeadLettered), s.Name, queueNameOf(s.DeadLetterTarget))
+	snaps := c.snapshots()
+	chosen := selectQueues(snaps, c.limit)
+	collectAggregate(ch, snaps, len(snaps)-len(chosen))
+	for _, i := range chosen {
+		collectQueue(ch, &snaps[i])
+	}
+	if c.alarms == nil {
+		return
+	}
+	var named map[string]bool // the queues with per-queue series; nil: all
+	if len(chosen) < len(snaps) {
+		named = make(map[string]bool, len(chosen))
+		for _, i := range chosen {
+			named[snaps[i].Name] = true
 		}
 	}
+	collectAlarms(ch, c.alarms(), named)
+}
+
+// collectQueue sends one queue's series.
+func collectQueue(ch chan<- prometheus.Metric, s *tidemq.QueueSnapshot) {
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.Name)
+	}
+	counter := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), s.Name)
+	}
+	gauge(descVisible, float64(s.Visible))
+	gauge(descNotVisible, float64(s.InFlight))
+	gauge(descDelayed, float64(s.Delayed))
+	gauge(descOldest, s.OldestAgeSeconds)
+	gauge(descRetention, float64(s.RetentionSeconds))
+	gauge(descIsDLQ, b2f(s.IsDeadLetterQueue))
+	gauge(descLastReceive, float64(s.LastReceiveUnixMilli)/1000)
+	counter(descSent, s.Stats.Sent)
+	counter(descDuplicates, s.Stats.Duplicates)
+	counter(descReceived, s.Stats.Received)
+	counter(descEmpty, s.Stats.EmptyReceives)
+	counter(descDeleted, s.Stats.Deleted)
+	counter(descExpired, s.Stats.Expired)
+	counter(descPurged, s.Stats.Purged)
+	counter(descMovedOut, s.Stats.MovedOut)
+	counter(descMovedIn, s.Stats.MovedIn)
+	// The dead-lettered counter carries the current dead-letter queue;
+	// a queue without a RedrivePolicy that once had one keeps its
+	// count under dead_letter_queue="".
+	if s.DeadLetterTarget != "" || s.Stats.DeadLettered > 0 {
+		ch <- prometheus.MustNewConstMetric(descDeadLettered, prometheus.CounterValue,
+			float64(s.Stats.DeadLettered), s.Name, queueNameOf(s.DeadLetterTarget))
+	}
+}
+
+// selectQueues returns the indexes, in snaps' order (by name), of the
+// queues that get per-queue series: all of them when there are at most
+// limit, else the limit deepest (visible + in flight + delayed; ties by
+// name), so that what piles up stays visible. A negative limit selects
+// none.
+func selectQueues(snaps []tidemq.QueueSnapshot, limit int) []int {
+	if limit < 0 {
+		return nil
+	}
+	idx := make([]int, len(snaps))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(snaps) <= limit {
+		return idx
+	}
+	depth := func(i int) int { return snaps[i].Visible + snaps[i].InFlight + snaps[i].Delayed }
+	sort.SliceStable(idx, func(a, b int) bool { return depth(idx[a]) > depth(idx[b]) })
+	idx = idx[:limit]
+	sort.Ints(idx)
+	return idx
 }
 
 // queueNameOf returns the queue name in an SQS ARN (its last part).

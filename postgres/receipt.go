@@ -66,7 +66,7 @@ func decodeReceipt(key []byte, s string) (receipt, bool) {
 }
 
 func invalidReceipt(handle string) error {
-	return tidemq.Errorf(tidemq.ErrReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", handle)
+	return tidemq.InvalidReceiptHandle(handle)
 }
 
 func expiredReceipt(handle string) error {

@@ -209,7 +209,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		Queues:        server.Queues(s.eng.Snapshot),
 		Alarms:        server.Alarms(s.Alarms),
 		Trigger:       s.Triggers.Handler(),
-		Backup:        backup.Handler(cp, log),
+		Backup:        backup.Handler(cp, backup.Options{Logger: log}), // off: a test has no --backup-dir
 		ConsoleAssets: console.Assets(),
 		ConsoleAPI:    con.API(),
 		Protocols: server.Protocols(server.ProtocolOptions{Broker: broker, Topics: s.Topics,

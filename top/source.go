@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,11 +52,11 @@ func (s *TidemqSource) Name() string { return "tidemq " + s.Endpoint }
 
 // Fetch reads the queues and the firing alarms.
 func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
-	var q struct{ Queues []tidemq.QueueSnapshot }
-	if err := s.get(ctx, "/tidemq/queues", &q); err != nil {
+	queues, err := s.queues(ctx)
+	if err != nil {
 		return Frame{}, err
 	}
-	f := Frame{At: s.now(), Queues: q.Queues, Counters: true}
+	f := Frame{At: s.now(), Queues: queues, Counters: true}
 	var l alarms.List
 	if err := s.get(ctx, "/tidemq/alarms", &l); err == nil {
 		for _, a := range l.Alarms {
@@ -65,6 +66,31 @@ func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
 		}
 	}
 	return f, nil
+}
+
+// queues reads every page of GET /tidemq/queues (a server before pages
+// answers all in one, without a nextToken).
+func (s *TidemqSource) queues(ctx context.Context) ([]tidemq.QueueSnapshot, error) {
+	var all []tidemq.QueueSnapshot
+	token := ""
+	for {
+		var q struct {
+			Queues    []tidemq.QueueSnapshot
+			NextToken string
+		}
+		path := "/tidemq/queues?limit=" + strconv.Itoa(tidemq.MaxSnapshotPageSize)
+		if token != "" {
+			path += "&nextToken=" + url.QueryEscape(token)
+		}
+		if err := s.get(ctx, path, &q); err != nil {
+			return nil, err
+		}
+		all = append(all, q.Queues...)
+		if q.NextToken == "" || q.NextToken == token {
+			return all, nil
+		}
+		token = q.NextToken
+	}
 }
 
 func (s *TidemqSource) now() time.Time {

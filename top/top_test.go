@@ -251,3 +251,31 @@ func TestKeysTogether(t *testing.T) {
 		t.Fatalf("view:\n%s", v)
 	}
 }
+
+// TestTidemqSourcePages checks that top reads every page of
+// GET /tidemq/queues.
+func TestTidemqSourcePages(t *testing.T) {
+	_, cur := frames()
+	pages := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/tidemq/queues" {
+			http.NotFound(w, r)
+			return
+		}
+		pages++
+		page, next, err := tidemq.PageSnapshots(cur.Queues, 1, r.URL.Query().Get("nextToken"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"queues": page, "nextToken": next})
+	}))
+	defer srv.Close()
+	fr, err := (&top.TidemqSource{Endpoint: srv.URL}).Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fr.Queues) != 3 || pages != 3 {
+		t.Errorf("%d queues in %d pages, want 3 in 3", len(fr.Queues), pages)
+	}
+}

@@ -82,7 +82,14 @@ func (c *commandInvoker) invoke(ctx context.Context, event []byte) outcome {
 	// A killed command's children may keep the pipes open; stop waiting
 	// for them shortly after the kill.
 	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
 	err := cmd.Run()
+	killGroup(cmd) // what it left running in its group
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The command exited 0 and a child it left kept the pipes open:
+		// its answer is in, and the child is killed with the group.
+		err = nil
+	}
 	if ctx.Err() != nil {
 		return timedOut(ctx, err)
 	}

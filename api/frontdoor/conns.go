@@ -17,21 +17,80 @@ import (
 // It counts connections itself (Accept to Close) and learns which are idle
 // from the server's ConnState hook, which names them as the server sees
 // them (a *tls.Conn around ours, with TLS).
+//
+// It also caps the connections of one client address (perAddr; an IPv6
+// client's /64 counts as one address, as a host gets a whole /64): a
+// connection beyond it is closed as soon as it is accepted. So one
+// address, however slowly it sends its headers, holds at most perAddr of
+// the max slots, and the others are left to everybody else (one address
+// held them all with slowloris headers, and probes waited 8.8 s).
 type connLimiter struct {
 	net.Listener
-	max int
+	max     int
+	perAddr int
 
-	mu    sync.Mutex
-	open  int
-	idle  map[net.Conn]time.Time // idle since, by the server's conn
-	freed chan struct{}          // a token when a connection closes or turns idle
-	done  chan struct{}          // closed by Close
-	once  sync.Once
+	mu     sync.Mutex
+	open   int
+	byAddr map[string]int         // open connections by addrKey
+	idle   map[net.Conn]time.Time // idle since, by the server's conn
+	// reading are the connections reading a request's headers (new, or
+	// active and not yet handed to a handler), since when: past
+	// headerGrace they may be closed for a newcomer, as idle ones are.
+	reading     map[net.Conn]time.Time
+	headerGrace time.Duration
+	freed       chan struct{} // a token when a connection closes or turns idle
+	done        chan struct{} // closed by Close
+	once        sync.Once
 }
 
-func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, idle: make(map[net.Conn]time.Time),
+func newConnLimiter(ln net.Listener, max, perAddr int) *connLimiter {
+	if perAddr < 1 || perAddr > max {
+		perAddr = max
+	}
+	return &connLimiter{Listener: ln, max: max, perAddr: perAddr, byAddr: make(map[string]int),
+		idle: make(map[net.Conn]time.Time), reading: make(map[net.Conn]time.Time), headerGrace: headerGrace,
 		freed: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// headerGrace is how long a connection may take to send a request's
+// headers before it counts as a slot to reclaim at the cap: a client that
+// means it sends them in one write. (The server's header timeout, 10 s,
+// still closes it in any case.)
+const headerGrace = 2 * time.Second
+
+// serving is called when a handler starts on c: its headers are in.
+func (l *connLimiter) serving(c net.Conn) {
+	l.mu.Lock()
+	delete(l.reading, c)
+	l.mu.Unlock()
+}
+
+// markServing wraps the server's handler so that the limiter learns when
+// a connection's headers are in (ConnContext puts the conn in the
+// request's context).
+func (l *connLimiter) markServing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			l.serving(c)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// connKey is the request context key of its connection.
+type connKey struct{}
+
+// addrKey is the address a connection's peer counts under: its IP, or the
+// /64 of an IPv6 address ("" when it has none, as on a pipe).
+func addrKey(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	if ip4 := tcp.IP.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	return tcp.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // Accept waits for room, then accepts.
@@ -43,7 +102,18 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			l.mu.Unlock()
 			break
 		}
-		victim := l.longestIdleLocked()
+		victim := l.longestIdleLocked(anyAddr)
+		if victim == nil {
+			victim = l.slowestReadingLocked(anyAddr)
+		}
+		// With nothing to close yet, look again when the oldest reader
+		// passes its grace.
+		var graceOver <-chan time.Time
+		if victim == nil {
+			if oldest, ok := l.oldestReadingLocked(); ok {
+				graceOver = time.After(time.Until(oldest.Add(l.headerGrace)) + 10*time.Millisecond)
+			}
+		}
 		l.mu.Unlock()
 		if victim != nil {
 			// Not inline: a TLS close writes close_notify, and a peer that
@@ -52,24 +122,56 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		select {
 		case <-l.freed:
+		case <-graceOver:
 		case <-l.done:
 			return nil, net.ErrClosed
 		}
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		l.release()
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.release()
+			return nil, err
+		}
+		key := addrKey(c.RemoteAddr())
+		l.mu.Lock()
+		full := l.byAddr[key] >= l.perAddr
+		var victim net.Conn
+		if full {
+			// At its share, an address's newcomer takes the place of
+			// its own longest-idle connection, or of its own slowest
+			// header reader past the grace, as at the global cap.
+			if victim = l.longestIdleLocked(key); victim == nil {
+				victim = l.slowestReadingLocked(key)
+			}
+		}
+		if !full || victim != nil {
+			l.byAddr[key]++
+		}
+		l.mu.Unlock()
+		if victim != nil {
+			go victim.Close()
+		} else if full {
+			c.Close() // the slot stays reserved for the next connection
+			continue
+		}
+		return &limitedConn{Conn: c, l: l, key: key}, nil
 	}
-	return &limitedConn{Conn: c, l: l}, nil
 }
 
-// longestIdleLocked removes and returns the connection idle the longest, or
-// nil.
-func (l *connLimiter) longestIdleLocked() net.Conn {
+// anyAddr makes longestIdleLocked and slowestReadingLocked consider the
+// connections of every address.
+const anyAddr = "\x00any"
+
+// longestIdleLocked removes and returns the connection idle the longest
+// (of the address key, or of any), or nil.
+func (l *connLimiter) longestIdleLocked(key string) net.Conn {
 	var victim net.Conn
 	var since time.Time
 	for c, t := range l.idle {
+		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
+			continue
+		}
 		if victim == nil || t.Before(since) {
 			victim, since = c, t
 		}
@@ -80,9 +182,50 @@ func (l *connLimiter) longestIdleLocked() net.Conn {
 	return victim
 }
 
-func (l *connLimiter) release() {
+// slowestReadingLocked removes and returns the connection that has been
+// reading its headers the longest, if that is longer than headerGrace, or
+// nil (of the address key, or of any).
+func (l *connLimiter) slowestReadingLocked(key string) net.Conn {
+	var victim net.Conn
+	var since time.Time
+	for c, t := range l.reading {
+		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
+			continue
+		}
+		if time.Since(t) > l.headerGrace && (victim == nil || t.Before(since)) {
+			victim, since = c, t
+		}
+	}
+	if victim != nil {
+		delete(l.reading, victim)
+	}
+	return victim
+}
+
+// oldestReadingLocked is when the connection reading its headers the
+// longest started to.
+func (l *connLimiter) oldestReadingLocked() (time.Time, bool) {
+	var oldest time.Time
+	found := false
+	for _, t := range l.reading {
+		if !found || t.Before(oldest) {
+			oldest, found = t, true
+		}
+	}
+	return oldest, found
+}
+
+func (l *connLimiter) release() { l.releaseAddr("", false) }
+
+// releaseAddr gives a slot back, and one of key's when counted.
+func (l *connLimiter) releaseAddr(key string, counted bool) {
 	l.mu.Lock()
 	l.open--
+	if counted {
+		if l.byAddr[key]--; l.byAddr[key] <= 0 {
+			delete(l.byAddr, key)
+		}
+	}
 	l.mu.Unlock()
 	l.wake()
 }
@@ -104,6 +247,15 @@ func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 	} else {
 		delete(l.idle, c)
 	}
+	switch s {
+	case http.StateNew, http.StateActive:
+		// From the accept, or from a keep-alive request's first byte.
+		if _, ok := l.reading[c]; !ok {
+			l.reading[c] = time.Now()
+		}
+	default:
+		delete(l.reading, c)
+	}
 	l.mu.Unlock()
 	if s == http.StateIdle {
 		l.wake()
@@ -120,11 +272,12 @@ func (l *connLimiter) Close() error {
 type limitedConn struct {
 	net.Conn
 	l    *connLimiter
+	key  string // addrKey of the peer
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.l.release)
+	c.once.Do(func() { c.l.releaseAddr(c.key, true) })
 	return err
 }

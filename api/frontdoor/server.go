@@ -32,6 +32,9 @@ type ServerConfig struct {
 	IdleTimeout time.Duration
 	// MaxConns caps open connections (see connLimiter).
 	MaxConns int
+	// MaxConnsPerAddr caps the open connections of one client address
+	// (an IPv6 /64); 0: MaxConns/4.
+	MaxConnsPerAddr int
 	// TLSCert and TLSKey, both or neither, are PEM files; with them the
 	// server speaks HTTPS only. The files are read again when they change,
 	// so a renewed certificate needs no restart.
@@ -58,6 +61,8 @@ func (c ServerConfig) Check() error {
 		return errors.New("--idle-timeout must be positive")
 	case c.MaxConns < 1:
 		return errors.New("--max-connections must be at least 1")
+	case c.MaxConnsPerAddr < 0 || c.MaxConnsPerAddr > c.MaxConns:
+		return errors.New("--max-connections-per-address must be between 1 and --max-connections (0: a quarter of it)")
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return errors.New("--tls-cert and --tls-key go together: give both or neither")
 	}
@@ -105,8 +110,14 @@ func (s *Server) TLS() bool { return s.certs != nil }
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	lim := newConnLimiter(ln, s.cfg.MaxConns)
+	per := s.cfg.MaxConnsPerAddr
+	if per == 0 {
+		per = max(s.cfg.MaxConns/4, 1)
+	}
+	lim := newConnLimiter(ln, s.cfg.MaxConns, per)
 	s.srv.ConnState = lim.connState
+	s.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }
+	s.srv.Handler = lim.markServing(s.srv.Handler)
 	if s.certs != nil {
 		return s.srv.ServeTLS(lim, "", "")
 	}

@@ -35,6 +35,9 @@ func serve(t *testing.T, h http.Handler, c ServerConfig) string {
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
 	}
+	if c.MaxConnsPerAddr == 0 {
+		c.MaxConnsPerAddr = c.MaxConns // the tests' clients share 127.0.0.1
+	}
 	s, err := NewServer(h, c)
 	if err != nil {
 		t.Fatal(err)
@@ -427,4 +430,84 @@ func TestHTTP2StreamsBounded(t *testing.T) {
 	mu.Unlock()
 	close(release)
 	wg.Wait()
+}
+
+// dialFrom dials addr from the local address from (any 127.x.y.z is this
+// machine).
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// One address sending its headers slowly (slowloris) holds at most its
+// share of the connection slots: its connections past the share are
+// closed at once, and another address is answered without waiting.
+func TestOneAddressCannotHoldEverySlot(t *testing.T) {
+	d := New(Config{})
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{MaxConns: 8, MaxConnsPerAddr: 2})
+	var conns []net.Conn
+	for range 8 {
+		c := dialFrom(t, "127.0.0.2", addr)
+		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") // and never the blank line
+		conns = append(conns, c)
+	}
+	closed := 0
+	for _, c := range conns[2:] {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF || err != nil && !isTimeout(err) {
+			closed++
+		}
+	}
+	if closed != 6 {
+		t.Errorf("%d of the 6 connections past the address's share were closed", closed)
+	}
+	c := dialFrom(t, "127.0.0.3", addr)
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if err := get(c, bufio.NewReader(c)); err != nil {
+		t.Errorf("another address, while one holds slow connections: %v", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+func TestAddrKey(t *testing.T) {
+	for in, want := range map[string]string{"192.0.2.1:80": "192.0.2.1", "[2001:db8:1:2:3:4:5:6]:80": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:9": "2001:db8:1:2::/64", "[::ffff:192.0.2.1]:1": "192.0.2.1"} {
+		a, _ := net.ResolveTCPAddr("tcp", in)
+		if got := addrKey(a); got != want {
+			t.Errorf("addrKey(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Connections still sending their headers after headerGrace count as
+// slots to reclaim at the cap, as idle ones do: slowloris within the
+// per-address share cannot keep a newcomer waiting for the header timeout.
+func TestSlowHeadersMakeRoomAtTheCap(t *testing.T) {
+	d := New(Config{})
+	d.Probe("GET /health", echo, true)
+	addr := serve(t, d, ServerConfig{MaxConns: 4})
+	for range 4 {
+		c := dialFrom(t, "127.0.0.2", addr)
+		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") // and never the blank line
+	}
+	start := time.Now()
+	c := dialFrom(t, "127.0.0.3", addr)
+	c.SetDeadline(time.Now().Add(8 * time.Second))
+	if err := get(c, bufio.NewReader(c)); err != nil {
+		t.Fatalf("a newcomer while every slot reads slow headers: %v", err)
+	}
+	if took := time.Since(start); took > 7*time.Second {
+		t.Errorf("the newcomer waited %v (the header timeout is 10 s, the grace 2 s)", took)
+	}
 }

@@ -35,7 +35,16 @@ type Verifier struct {
 	// Services lists the service names accepted in the credential scope,
 	// e.g. "sqs", "sns"; empty accepts any.
 	Services []string
+	// MaxPresignExpires caps the X-Amz-Expires of presigned requests below
+	// SigV4's seven days; 0 leaves SigV4's limit (SQS's Query presign, as
+	// on AWS). tidemq's admin API uses AdminPresignExpires.
+	MaxPresignExpires time.Duration
 }
+
+// AdminPresignExpires is how long a presigned URL of tidemq's admin API
+// (backups, triggers, queues) stays valid at most: a leaked URL that
+// changes state must not work for a week.
+const AdminPresignExpires = 15 * time.Minute
 
 // signed is the signing material of one request, from either the
 // Authorization header or the presigned query string.
@@ -84,6 +93,10 @@ func (v *Verifier) Authenticate(r *http.Request, body []byte) (string, error) {
 
 	if err := checkTime(s, now, skew); err != nil {
 		return "", err
+	}
+	if s.presigned && s.hasExpires && v.MaxPresignExpires > 0 && s.expires > v.MaxPresignExpires {
+		return "", incomplete("X-Amz-Expires must be at most %d seconds on this endpoint, not %d.",
+			int64(v.MaxPresignExpires/time.Second), int64(s.expires/time.Second))
 	}
 	names := signedHeaderNames(s.signedHeaders)
 	if !slices.Contains(names, "host") && !slices.Contains(names, ":authority") {

@@ -387,3 +387,20 @@ func TestAuthenticateDateHeader(t *testing.T) {
 		}
 	}
 }
+
+// MaxPresignExpires (the admin API's 15 minutes) refuses a presigned URL
+// that claims to stay valid longer; SQS's verifier keeps SigV4's week.
+func TestPresignExpiresCapped(t *testing.T) {
+	const base = "http://localhost:9324/tidemq/backup?X=1"
+	v := newTestVerifier(clocktest.New(t0))
+	week := sdkPresigned(t, base+"&X-Amz-Expires=604800", testCreds(), "sqs", "us-east-1", t0)
+	if _, err := v.Authenticate(week, nil); err != nil {
+		t.Fatalf("a week without a cap: %v", err)
+	}
+	v.MaxPresignExpires = AdminPresignExpires
+	_, err := v.Authenticate(week, nil)
+	wantErr(t, err, tidemq.ErrIncompleteSignature, "X-Amz-Expires must be at most 900 seconds on this endpoint, not 604800.")
+	if _, err := v.Authenticate(sdkPresigned(t, base+"&X-Amz-Expires=900", testCreds(), "sqs", "us-east-1", t0), nil); err != nil {
+		t.Errorf("900 seconds under a 15-minute cap: %v", err)
+	}
+}

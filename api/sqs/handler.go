@@ -28,6 +28,9 @@ type Config struct {
 	// of its credential scope; each region's queues are its own.
 	Region    string // default "us-east-1"
 	AccountID string // default "000000000000"
+	// Regions reports whether a region other than Region may be asked
+	// for. Nil: the regions AWS serves (tidemq.AWSRegion).
+	Regions func(region string) bool
 	// PublicURL, when set (e.g. "https://queues.example.com"), is the base
 	// of every queue URL, "{region}" in it replaced by the queue's region
 	// ("https://sqs.{region}.example.com"); otherwise queue URLs are built
@@ -59,6 +62,9 @@ func NewHandler(c Config) http.Handler {
 	}
 	if c.AccountID == "" {
 		c.AccountID = DefaultAccountID
+	}
+	if c.Regions == nil {
+		c.Regions = tidemq.AWSRegion
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if c.Logger == nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -311,5 +313,61 @@ func TestQueueNameForms(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("queueName(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// A region AWS does not serve is refused as AWS refuses it (it would make
+// a new namespace of queues); the operator's Regions replace AWS's list;
+// the home region is always served.
+func TestUnknownRegionRefused(t *testing.T) {
+	signedFor := func(region string) *http.Request {
+		r := jsonRequest("/", "CreateQueue", `{"QueueName":"q1"}`)
+		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20250101/"+region+"/sqs/aws4_request, SignedHeaders=host, Signature=00")
+		return r
+	}
+	b := &recordingBroker{}
+	h := NewHandler(Config{Broker: b, Logger: slog.New(slog.DiscardHandler)})
+	for region, want := range map[string]int{"eu-west-1": 200, "us-east-1": 200, "cn-north-1": 200, "zz-evil-9": 403, "aws-global": 403} {
+		rec := serve(h, signedFor(region))
+		if rec.Code != want {
+			t.Errorf("CreateQueue signed for %s: %d %s, want %d", region, rec.Code, rec.Body, want)
+		}
+		if want == 403 && (!strings.Contains(rec.Body.String(), "SignatureDoesNotMatch") ||
+			!strings.Contains(rec.Body.String(), "Credential should be scoped to a valid region, not '"+region+"'.")) {
+			t.Errorf("%s: %s", region, rec.Body)
+		}
+	}
+	only := NewHandler(Config{Broker: b, Region: "dev-1", Regions: func(r string) bool { return r == "dev-2" }, Logger: slog.New(slog.DiscardHandler)})
+	for region, want := range map[string]int{"dev-1": 200, "dev-2": 200, "eu-west-1": 403} {
+		if rec := serve(only, signedFor(region)); rec.Code != want {
+			t.Errorf("--regions dev-2, home dev-1: CreateQueue signed for %s: %d, want %d", region, rec.Code, want)
+		}
+	}
+}
+
+// A CreateQueue with 500,000 attribute names is refused before it is
+// decoded (decoding and validating it took 2.5 s of CPU); a legal
+// request's members are far fewer than the bound.
+func TestJSONMembersBounded(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"QueueName":"q","Attributes":{`)
+	for i := 0; i < 500_000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"a%d":""`, i)
+	}
+	sb.WriteString(`}}`)
+	b := &recordingBroker{}
+	h := NewHandler(Config{Broker: b, Logger: slog.New(slog.DiscardHandler)})
+	start := time.Now()
+	rec := serve(h, jsonRequest("/", "CreateQueue", sb.String()))
+	took := time.Since(start)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "InvalidParameterValue") || !strings.Contains(rec.Body.String(), "more than 2000 members") {
+		t.Errorf("CreateQueue with 500,000 attributes: %d %.200s", rec.Code, rec.Body)
+	}
+	t.Logf("refused in %v", took)
+	if err := checkJSONMembers([]byte(`{"a":{"b":"c:\\":d","e":[{"f":1}]}}`)); err != nil {
+		t.Errorf("a small body: %v", err)
 	}
 }

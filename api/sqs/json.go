@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/awsquery"
 )
 
 // jsonContentType is the content type of AWS JSON 1.0 requests and responses.
@@ -25,6 +26,9 @@ func decodeJSON(body []byte, in any) error {
 	}
 	if body[0] != '{' {
 		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body must be a JSON object.")
+	}
+	if err := checkJSONMembers(body); err != nil {
+		return err
 	}
 	if err := checkJSONStrings(body); err != nil {
 		return err
@@ -118,4 +122,37 @@ func (c *call) writeJSONBody(w http.ResponseWriter, status int, body []byte) int
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 	return status
+}
+
+// checkJSONMembers bounds the members of a JSON request, objects at every
+// depth counted together, by awsquery.MaxParams: the bound of a Query
+// request's parameters, for the same reason (the largest legal request,
+// a full SendMessageBatch, has about 500). Counted in one pass before
+// anything is decoded, so that a signed CreateQueue with 500,000
+// attribute names is refused for the cost of reading it (it took 2.5 s of
+// CPU to decode and validate).
+func checkJSONMembers(body []byte) error {
+	n := 0
+	for i := 0; i < len(body); {
+		if body[i] != '"' {
+			i++
+			continue
+		}
+		end := jsonStringEnd(body, i)
+		if end < 0 {
+			return nil // unterminated: a syntax error, for json.Unmarshal
+		}
+		j := end
+		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
+			j++
+		}
+		if j < len(body) && body[j] == ':' {
+			if n++; n > awsquery.MaxParams {
+				return tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+					"The request has more than %d members.", awsquery.MaxParams)
+			}
+		}
+		i = j
+	}
+	return nil
 }

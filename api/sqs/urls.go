@@ -48,13 +48,15 @@ func (c *call) regional(name string) string {
 // requestRegion is the region a request is for: the region of its SigV4
 // credential scope (Authorization header or X-Amz-Credential), or the
 // default region for an unsigned request. Queues in different regions are
-// different queues, as on AWS.
+// different queues, as on AWS. A region that is neither the home region
+// nor one Config.Regions accepts is refused as AWS refuses a region it
+// does not serve.
 func (c *call) requestRegion() (string, error) {
 	region := sigv4.ScopeRegion(c.r)
 	if region == "" {
 		return c.h.cfg.Region, nil // unsigned, or an incomplete scope: the authenticator judges it
 	}
-	if !tidemq.ValidRegion(region) {
+	if !tidemq.ValidRegion(region) || region != c.h.cfg.Region && !c.h.cfg.Regions(region) {
 		return "", tidemq.Errorf(tidemq.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not '%s'.", region)
 	}
 	return region, nil

@@ -22,12 +22,16 @@ import (
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
-// alarmOptions are the serve flags of the built-in alarms.
+// alarmOptions are the serve flags of the built-in alarms, and of the
+// metrics (both read the queues' snapshots).
 type alarmOptions struct {
 	off      bool
 	webhook  string
 	interval time.Duration
 	config   string
+	// queueSeries is --metrics-queue-series: how many queues get
+	// per-queue series in /metrics (-1: all, 0: none).
+	queueSeries int
 }
 
 func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
@@ -35,6 +39,18 @@ func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&a.webhook, "alarm-webhook", "", "URL that receives alarm transitions (Alertmanager webhook JSON)")
 	f.DurationVar(&a.interval, "alarm-interval", alarms.DefaultInterval, "how often the alarms are evaluated")
 	f.StringVar(&a.config, "alarms-config", "", "YAML or JSON file of alarm thresholds: defaults and per-queue overrides")
+	f.IntVar(&a.queueSeries, "metrics-queue-series", metrics.DefaultQueueSeries, "how many queues get per-queue series in /metrics, the deepest first (-1: every queue, 0: none); the tidemq_queues_* totals count every queue")
+}
+
+// metricsQueueSeries is --metrics-queue-series as metrics.Options.QueueSeries.
+func (a *alarmOptions) metricsQueueSeries() int {
+	switch {
+	case a.queueSeries < 0:
+		return metrics.AllQueueSeries
+	case a.queueSeries == 0:
+		return metrics.NoQueueSeries
+	}
+	return a.queueSeries
 }
 
 // observability is the server's metrics and alarms, running.
@@ -64,7 +80,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &observability{stop: cancel}
-	mo := metrics.Options{Snapshots: eng.Snapshot}
+	mo := metrics.Options{Snapshots: eng.Snapshot, QueueSeries: o.alarms.metricsQueueSeries()}
 	if ps, ok := store.(*pebble.Store); ok {
 		mo.Storage = func() metrics.StorageStats {
 			s := ps.Stats()

@@ -61,6 +61,8 @@ func TestServeMetricsAndAlarms(t *testing.T) {
 		`tidemq_requests_total{action="ReceiveMessage",status="200"} 2`,
 		`tidemq_message_size_bytes_sum{queue="orders"} 5`,
 		`tidemq_storage_synced_commits_total `,
+		"tidemq_queues 2\n",
+		"tidemq_metrics_queues_omitted 0\n",
 		`tidemq_storage_fsync_duration_seconds_count `,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -32,7 +32,10 @@ func newBackupCommand() *cobra.Command {
 must not exist yet (its parent must).
 
 Online (the default): the running server at --endpoint writes a checkpoint of
-its store into DEST on its own machine, while it goes on serving. The copy
+its store into DEST on its own machine, while it goes on serving. DEST must be
+a new directory directly under the directory the server was started with as
+--backup-dir (online backups are off without it, and refused without --auth
+unless the server was started with --backup-without-auth). The copy
 holds everything the server had answered when the backup started (it answers
 only once a change is on disk); what it answers meanwhile may or may not be
 in it. DEST is made absolute here, so a relative DEST names a directory on the

@@ -18,11 +18,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
+	"github.com/tidemq/tidemq/internal/ratelog"
 	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/topology"
@@ -52,6 +54,23 @@ type serveOptions struct {
 	noLint          bool
 	pprofListen     string
 	door            doorOptions
+	// truncateCorruptWAL opens a store whose last write-ahead log is
+	// corrupt before its end, dropping what follows the damage.
+	truncateCorruptWAL bool
+	// regions are the regions served besides --region (--regions): AWS's
+	// when empty, any well-formed name with "any".
+	regions []string
+	// secretFlags are the flags given on the command line with a password
+	// or secret in them (warned about: other users see them in ps).
+	secretFlags []string
+	// backupDir is --backup-dir: where online backups go ("": off);
+	// backupWithoutAuth lets unsigned requests ask for one.
+	backupDir         string
+	backupWithoutAuth bool
+	// minFreeDiskMiB is --min-free-disk (serve_disk.go).
+	minFreeDiskMiB int64
+	// maxQueues is --max-queues (serve_maxqueues.go); 0: no limit.
+	maxQueues int
 }
 
 func newServeCommand() *cobra.Command {
@@ -98,6 +117,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dataDirSet = cmd.Flags().Changed("data-dir")
+			o.secretFlags = secretsOnCommandLine(cmd.Flags(), o)
 			return runServe(cmd.Context(), o)
 		},
 	}
@@ -105,10 +125,16 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:9324", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "./tidemq-data", "directory of the durable store")
 	f.BoolVar(&o.inMemory, "in-memory", false, "keep everything in memory (lost on exit)")
+	f.StringVar(&o.backupDir, "backup-dir", "", "directory that online backups (POST /tidemq/backup, 'tidemq backup') are written into, each a new directory directly under it (default: online backups off)")
+	f.BoolVar(&o.backupWithoutAuth, "backup-without-auth", false, "allow online backups without --auth (anyone who reaches the server can then copy every message into --backup-dir)")
+	f.Int64Var(&o.minFreeDiskMiB, "min-free-disk", 128, "refuse new sends (ServiceUnavailable, retryable) while the data directory's file system has fewer MiB free; receives and deletes go on (0: off)")
+	f.IntVar(&o.maxQueues, "max-queues", 0, "refuse CreateQueue of a new queue (OverLimit) once the server holds this many queues (0: no limit)")
+	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
 	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "home region: the region of unsigned requests and of queues named without one (a signed request works on its credential scope's region)")
+	f.StringSliceVar(&o.regions, "regions", nil, "the regions a signed request may name besides --region, e.g. eu-west-1,dev-2 (default: the regions AWS serves; \"any\": any region name, each a namespace of queues)")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
 	f.BoolVar(&o.auth, "auth", false, "verify AWS Signature V4 against the configured credentials")
 	f.StringVar(&o.credentials, "credentials", "", "credentials for --auth, as AKID:SECRET[,AKID:SECRET...]")
@@ -183,6 +209,22 @@ func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
 	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
 }
 
+// regionFilter is --regions as sqs.Config.Regions: nil (AWS's regions)
+// when it is not given.
+func (o *serveOptions) regionFilter() func(string) bool {
+	if len(o.regions) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, r := range o.regions {
+		if r == "any" {
+			return tidemq.ValidRegion
+		}
+		set[r] = true
+	}
+	return func(r string) bool { return set[r] }
+}
+
 // accountIDPattern and regionPattern keep queue URLs and ARNs well formed.
 var (
 	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
@@ -194,11 +236,30 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// A failing dependency fails every request alike: its warnings and
+	// errors are logged at a bounded rate (internal/ratelog).
+	log = slog.New(ratelog.New(log.Handler(), ratelog.Options{Burst: 10}))
 	if !accountIDPattern.MatchString(o.accountID) {
 		return fmt.Errorf("--account-id must be 12 digits, like 000000000000, not %q", o.accountID)
 	}
 	if !regionPattern.MatchString(o.region) {
 		return fmt.Errorf("--region must be a region name like us-east-1, not %q", o.region)
+	}
+	if o.backupDir != "" {
+		abs, err := filepath.Abs(o.backupDir)
+		if fi, serr := os.Stat(abs); err != nil || serr != nil || !fi.IsDir() {
+			return fmt.Errorf("--backup-dir %s must be an existing directory", o.backupDir)
+		}
+		o.backupDir = abs
+	}
+	for _, f := range o.secretFlags {
+		log.Warn("a secret is on the command line, where other users of this machine can read it (ps, /proc): "+
+			"use the environment ($"+envName(f)+") or a file instead", "flag", "--"+f)
+	}
+	for _, r := range o.regions {
+		if r != "any" && !regionPattern.MatchString(r) {
+			return fmt.Errorf("--regions: %q is not a region name like eu-west-1", r)
+		}
 	}
 	auth, err := o.authenticator()
 	if err != nil {
@@ -266,10 +327,17 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
+	eng, disk := o.guardDisk(eng, log)
+	if o.maxQueues > 0 {
+		eng = newQueueCapped(eng, o.maxQueues)
+	}
 	obs, err := startObservability(eng, store, o, log)
 	if err != nil {
 		eng.Close()
 		return err
+	}
+	if disk != nil {
+		obs.metrics.Registry().MustRegister(diskCollectors(disk)...)
 	}
 	defer obs.stop()
 	trg, err := startTriggers(cl.leaderBroker(eng), shared.Share(), obs.metrics.Registry(), o, cl.nodeID(), log)
@@ -312,7 +380,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		ConsoleAPI:    con.API(),
 		Protocols: server.Protocols(server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
 			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-			Observe: obs.metrics.ObserveRequest}),
+			Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter()}),
 	}, open)
 	if o.pprofListen != "" {
 		stopPprof, err := startPprof(o.pprofListen, log)
@@ -371,7 +439,8 @@ func (o *serveOptions) backupHandler(store storage.Store, log *slog.Logger) http
 				"Back up the database (pg_dump, or the database's own backups); the node's topics and triggers (--data-dir) can be "+
 				"backed up with the server stopped: tidemq backup --data-dir DIR DEST")
 	}
-	return backup.Handler(checkpointer(store), log)
+	return backup.Handler(checkpointer(store), backup.Options{Dir: o.backupDir, Unauthenticated: !o.auth,
+		AllowUnauthenticated: o.backupWithoutAuth, Logger: log})
 }
 
 // checkpointer is the store's online backup, or nil for a store that has

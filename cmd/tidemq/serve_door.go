@@ -21,15 +21,16 @@ import (
 // doorOptions are the serve flags of the front door: what may pass without
 // a signature, the timeouts, the caps and TLS.
 type doorOptions struct {
-	authExempt    []string
-	readTimeout   time.Duration
-	writeTimeout  time.Duration
-	idleTimeout   time.Duration
-	maxConns      int
-	maxBodyMemMiB int64
-	tlsCert       string
-	tlsKey        string
-	allowedHosts  []string
+	authExempt      []string
+	readTimeout     time.Duration
+	writeTimeout    time.Duration
+	idleTimeout     time.Duration
+	maxConns        int
+	maxConnsPerAddr int
+	maxBodyMemMiB   int64
+	tlsCert         string
+	tlsKey          string
+	allowedHosts    []string
 }
 
 // exemptable are the routes --auth-exempt may open: probes of machines that
@@ -42,6 +43,7 @@ func (d *doorOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&d.writeTimeout, "write-timeout", frontdoor.DefaultWriteTimeout, "longest time from a request's headers to the end of its answer; must exceed --read-timeout + 20s (long polls)")
 	f.DurationVar(&d.idleTimeout, "idle-timeout", frontdoor.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	f.IntVar(&d.maxConns, "max-connections", frontdoor.DefaultMaxConns, "most connections held open; at the cap the longest-idle one is closed for a newcomer")
+	f.IntVar(&d.maxConnsPerAddr, "max-connections-per-address", 0, "most connections held open by one client address (an IPv6 /64 counts as one); beyond it a connection is closed at once (0: a quarter of --max-connections)")
 	f.Int64Var(&d.maxBodyMemMiB, "max-body-memory-mib", frontdoor.DefaultMaxBodyMemory>>20, "MiB that request bodies over 64 KiB may hold at once (a quarter of it per client address); others wait for room")
 	f.StringSliceVar(&d.allowedHosts, "allowed-hosts", nil, "without --auth, host names (besides IP addresses, localhost and --public-url's) that requests may be sent to, e.g. a compose service name; * for any (open to DNS rebinding)")
 	f.StringVar(&d.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS instead of HTTP (with --tls-key; reloaded when it changes)")
@@ -93,7 +95,7 @@ func (d *doorOptions) check() error {
 func (d *doorOptions) config(log *slog.Logger) frontdoor.ServerConfig {
 	c := frontdoor.ServerConfig{
 		ReadTimeout: d.readTimeout, WriteTimeout: d.writeTimeout, IdleTimeout: d.idleTimeout,
-		MaxConns: d.maxConns, TLSCert: d.tlsCert, TLSKey: d.tlsKey,
+		MaxConns: d.maxConns, MaxConnsPerAddr: d.maxConnsPerAddr, TLSCert: d.tlsCert, TLSKey: d.tlsKey,
 	}
 	if log != nil {
 		c.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -106,10 +108,12 @@ func (d *doorOptions) server(h http.Handler, log *slog.Logger) (*frontdoor.Serve
 }
 
 // adminAuth is the authenticator of the admin API: the same credentials,
-// signed for the "tidemq" service.
+// signed for the "tidemq" service, presigned for 15 minutes at most.
 func adminAuth(auth sqs.Authenticator) frontdoor.Authenticator {
 	if v, ok := auth.(*sigv4.Verifier); ok {
-		return v.ForServices(adminService)
+		a := v.ForServices(adminService)
+		a.MaxPresignExpires = sigv4.AdminPresignExpires
+		return a
 	}
 	return auth
 }

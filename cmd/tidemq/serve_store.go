@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/engine"
@@ -49,6 +52,11 @@ func (o *serveOptions) checkStore() error {
 // sslpassword=). A URL that does not parse is redacted as text, and its
 // query left out.
 func redactDSN(s string) string {
+	if !strings.Contains(s, "://") {
+		// Not a URL: perhaps libpq's keyword/value form (host=db
+		// password=secret), which url.Parse takes for a path.
+		return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return redactDSNText(s)
@@ -77,6 +85,10 @@ func redactDSN(s string) string {
 	}
 	return u.String()
 }
+
+// kvPassword matches the value of a password keyword of libpq's
+// keyword/value connection string, quoted ('a b\'c') or not.
+var kvPassword = regexp.MustCompile(`(?i)(\b[a-z_]*password[a-z_]*\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)`)
 
 // isPasswordParam reports whether a connection URL's query parameter holds
 // a password.
@@ -127,7 +139,7 @@ func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 		log.Warn("the data directory can be read by other users of this machine: it holds message bodies and secrets (chmod 700 it)",
 			"dir", o.dataDir, "mode", fi.Mode().Perm().String())
 	}
-	return pebble.Open(o.dataDir, pebble.Options{Logger: log})
+	return pebble.Open(o.dataDir, pebble.Options{Logger: log, TruncateCorruptWAL: o.truncateCorruptWAL})
 }
 
 // openBroker opens the queues' broker: the engine on shared (the local
@@ -170,4 +182,18 @@ func (o *serveOptions) storeDescription() string {
 		return "memory"
 	}
 	return o.dataDir
+}
+
+// secretsOnCommandLine names the flags given on the command line (not
+// through their TIDEMQ_ variables) that carry a secret: --store with a
+// password, --credentials.
+func secretsOnCommandLine(fs *pflag.FlagSet, o *serveOptions) []string {
+	var out []string
+	if onCommandLine(fs, "store") && redactDSN(o.store) != o.store {
+		out = append(out, "store")
+	}
+	if onCommandLine(fs, "credentials") && o.credentials != "" {
+		out = append(out, "credentials")
+	}
+	return out
 }

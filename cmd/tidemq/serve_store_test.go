@@ -73,3 +73,46 @@ func TestCheckStoreErrorHidesThePassword(t *testing.T) {
 		}
 	}
 }
+
+// --store in libpq's keyword/value form is refused without its password.
+func TestCheckStoreKeywordValueHidesThePassword(t *testing.T) {
+	for _, dsn := range []string{"host=db user=u password=hunter2 dbname=x", "host=db password = 'hunter2 x\\'y' sslmode=require",
+		"PASSWORD=hunter2", "host=db sslpassword=hunter2"} {
+		err := (&serveOptions{store: dsn}).checkStore()
+		if err == nil {
+			t.Errorf("--store %q accepted", dsn)
+		} else if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "x\\'y") {
+			t.Errorf("--store %q: the error quotes the password: %v", dsn, err)
+		}
+	}
+	if got := redactDSN("host=db password=hunter2 dbname=x"); got != "host=db password=xxxxx dbname=x" {
+		t.Errorf("redactDSN = %q", got)
+	}
+}
+
+// A password given on the command line is named for a warning; the same
+// through $TIDEMQ_STORE is not.
+func TestSecretsOnCommandLine(t *testing.T) {
+	cmd := newServeCommand()
+	if err := cmd.Flags().Parse([]string{"--store", "postgres://u:hunter2@db/x", "--credentials", "AKID:SECRET"}); err != nil {
+		t.Fatal(err)
+	}
+	o := &serveOptions{store: cmd.Flags().Lookup("store").Value.String(), credentials: "AKID:SECRET"}
+	if got := secretsOnCommandLine(cmd.Flags(), o); strings.Join(got, ",") != "store,credentials" {
+		t.Errorf("on the command line: %v, want store,credentials", got)
+	}
+	t.Setenv("TIDEMQ_STORE", "postgres://u:hunter2@db/x")
+	cmd = newServeCommand()
+	if err := setFromEnv(cmd.Flags()); err != nil {
+		t.Fatal(err)
+	}
+	o = &serveOptions{store: cmd.Flags().Lookup("store").Value.String()}
+	if got := secretsOnCommandLine(cmd.Flags(), o); len(got) != 0 {
+		t.Errorf("from the environment: %v, want none", got)
+	}
+	cmd = newServeCommand()
+	_ = cmd.Flags().Parse([]string{"--store", "postgres://u@db/x"})
+	if got := secretsOnCommandLine(cmd.Flags(), &serveOptions{store: "postgres://u@db/x"}); len(got) != 0 {
+		t.Errorf("no password: %v", got)
+	}
+}

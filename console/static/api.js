@@ -72,7 +72,8 @@ async function request(method, path, params, body) {
 }
 
 export const api = {
-  overview: () => request('GET', '/console/api/overview'),
+  // queue: a queue to include even past the overview's first 1,000.
+  overview: (queue) => request('GET', '/console/api/overview' + (queue ? '?queue=' + encodeURIComponent(queue) : '')),
   messages: (queue, max, inflight) => request('GET', '/console/api/messages', { queue, max, inflight: inflight ? '1' : '' }),
   moveTasks: (queue) => request('GET', '/console/api/movetasks', { queue }),
   redrive: (queue, destination) => request('POST', '/console/api/redrive', undefined, destination ? { queue, destination } : { queue }),

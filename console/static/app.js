@@ -37,7 +37,7 @@ async function poll() {
   clearTimeout(state.timer);
   if (state.authRequired && !credentials()) return; // signed out: the sign-in form waits
   try {
-    state.overview = await api.overview();
+    state.overview = await api.overview(routeQueue());
     record(state.overview);
     await render(false);
   } catch (e) {
@@ -71,6 +71,12 @@ function parseRoute() {
   const hash = location.hash.replace(/^#\/?/, '') || 'queues';
   const [page, ...rest] = hash.split('/');
   return { page, arg: rest.map(decodeURIComponent).join('/') };
+}
+
+// routeQueue is the queue the page shows, '' when it shows none.
+function routeQueue() {
+  const { page, arg } = parseRoute();
+  return page === 'queue' ? arg : '';
 }
 
 async function render(navigated) {
@@ -164,11 +170,12 @@ function renderQueues() {
   const firing = ov.queues.filter((q) => q.alarm === 'FIRING').length;
   page('queues-page',
     h('div', { class: 'summary' },
-      h('span', {}, `${ov.queues.length} queues`),
+      h('span', {}, `${ov.total ?? ov.queues.length} queues`),
       h('span', {}, `${dlqs.length} dead-letter queues`),
       h('span', { class: firing ? 'firing-text' : '' }, ov.alarmsOn ? `${firing} firing` : 'alarms off'),
       h('span', { class: 'muted' }, `${ov.region} · ${ov.accountId}`)),
     ov.queues.length === 0 ? h('p', { class: 'muted' }, 'No queues yet. Create one with any SQS client.') : null,
+    ov.truncated ? h('p', { class: 'muted', id: 'truncated' }, `Showing ${ov.queues.length} of ${ov.total} queues: dead-letter queues and firing alarms first, then by name. Open any queue with #/queue/NAME.`) : null,
     dlqs.length ? queueTable(dlqs, 'Dead-letter queues') : null,
     others.length ? queueTable(others, 'Queues') : null);
 }
@@ -179,9 +186,15 @@ function renderQueues() {
 const detail = { queue: '', inflight: false, messages: null, tasks: null, busy: false };
 
 async function renderQueue(name, navigated) {
-  const ov = state.overview;
+  let ov = state.overview;
   if (!ov) return;
-  const q = ov.queues.find((x) => x.name === name);
+  let q = ov.queues.find((x) => x.name === name);
+  if (!q && ov.truncated) {
+    // Past the overview's first queues: ask for this one.
+    state.overview = ov = await api.overview(name);
+    record(ov);
+    q = ov.queues.find((x) => x.name === name);
+  }
   if (!q) {
     page('queue-page', h('h1', {}, name), h('p', { class: 'error' }, 'No such queue.'), h('a', { href: '#/queues' }, '← all queues'));
     return;
@@ -549,7 +562,7 @@ document.getElementById('signout').addEventListener('click', () => {
 
 async function start() {
   try {
-    state.overview = await api.overview();
+    state.overview = await api.overview(routeQueue());
   } catch (e) {
     handleError(e);
     return;

@@ -4,16 +4,40 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
 )
 
-// Queues answers GET /tidemq/queues: every queue's snapshot, as JSON.
+// Queues answers GET /tidemq/queues: the queues' snapshots as JSON, a
+// page at a time (?limit=, default tidemq.SnapshotPageSize, at most
+// tidemq.MaxSnapshotPageSize; ?nextToken= from the previous page's
+// nextToken), so that 100,000 queues are not one 40 MB answer.
 func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"queues": snapshots()})
+		limit := tidemq.SnapshotPageSize
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > tidemq.MaxSnapshotPageSize {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf("limit must be 1 to %d", tidemq.MaxSnapshotPageSize)})
+				return
+			}
+			limit = n
+		}
+		page, next, err := tidemq.PageSnapshots(snapshots(), limit, r.URL.Query().Get("nextToken"))
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid nextToken"})
+			return
+		}
+		out := map[string]any{"queues": page}
+		if next != "" {
+			out["nextToken"] = next
+		}
+		_ = json.NewEncoder(w).Encode(out)
 	})
 }
 

@@ -23,6 +23,9 @@ type ProtocolOptions struct {
 	Logger    *slog.Logger
 	// Observe is called once per answered SQS request (metrics); may be nil.
 	Observe func(action, code string, status int, d time.Duration)
+	// Regions reports whether a region other than Region may be asked
+	// for (--regions); nil means AWS's regions (sqs.Config.Regions).
+	Regions func(region string) bool
 }
 
 // Protocols is the handler of the wire protocols: SNS requests (told apart
@@ -32,7 +35,7 @@ func Protocols(o ProtocolOptions) http.Handler {
 	return apisns.Route(apisns.NewHandler(apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger}),
 		sqs.NewHandler(sqs.Config{
 			Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL, Auth: o.Auth, Logger: o.Logger,
-			Observe: o.Observe,
+			Observe: o.Observe, Regions: o.Regions,
 		}))
 }
 

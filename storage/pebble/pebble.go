@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -49,6 +51,11 @@ type Options struct {
 	// FS is the file system the store is kept on. Default: the operating
 	// system's. Tests wrap it to inject faults (pebble/vfs/errorfs).
 	FS vfs.FS
+	// TruncateCorruptWAL opens a store whose last write-ahead log has a
+	// bad record followed by valid ones, dropping those (logged as an
+	// error); without it Open refuses with a *CorruptWALError (see
+	// walcheck.go).
+	TruncateCorruptWAL bool
 }
 
 // walFillAhead is how far ahead of the WAL writer the file is written
@@ -59,12 +66,42 @@ const walFillAhead = 1 << 20
 // Open opens (or creates) the database in dir.
 func Open(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, o: o}
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	// The WAL is checked under the directory's lock, so that a store that
+	// another process has open is reported as such, and its live WAL is
+	// not read as if it were damaged.
+	if _, err := fs.Stat(dir); err == nil {
+		lock, err := pebble.LockDirectory(dir, fs)
+		if err != nil {
+			return nil, lockError(dir, err)
+		}
+		err = checkWAL(fs, dir, o.TruncateCorruptWAL, o.Logger)
+		lock.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
 	db, err := pebble.Open(dir, s.options())
 	if err != nil {
-		return nil, fmt.Errorf("open pebble store in %s: %w", dir, err)
+		return nil, lockError(dir, err)
 	}
 	s.db.Store(db)
 	return s, nil
+}
+
+// ErrInUse is the error of Open when another process has the store open.
+var ErrInUse = errors.New("the directory is in use by another process (is a tidemq server running on it?)")
+
+// lockError is the error of opening the store in dir: ErrInUse when its
+// lock is held by another process.
+func lockError(dir string, err error) error {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock held by current process") {
+		return fmt.Errorf("open pebble store in %s: %w", dir, ErrInUse)
+	}
+	return fmt.Errorf("open pebble store in %s: %w", dir, err)
 }
 
 // options are the Pebble options of s, new for each open (Pebble keeps
