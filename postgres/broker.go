@@ -280,6 +280,25 @@ func (b *Broker) inTxOn(ctx context.Context, db beginner, fn func(tx pgx.Tx) err
 	return b.failure(ctx, err)
 }
 
+// acquireQueue takes a connection for a request on the named queue and
+// reads the queue's row on it. The caller releases the connection (which
+// may be released more than once); on an error there is none to release.
+func (b *Broker) acquireQueue(ctx context.Context, name string) (*pgxpool.Conn, *queue, error) {
+	if err := b.refusal(); err != nil {
+		return nil, nil, err
+	}
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, b.failure(ctx, err)
+	}
+	q, err := b.getQueue(ctx, conn, name, false)
+	if err != nil {
+		conn.Release()
+		return nil, nil, b.failure(ctx, err)
+	}
+	return conn, q, nil
+}
+
 // failure is what a request answers for err: a leader's write refused by
 // its fence as it is, a primary that cannot be reached as
 // ServiceUnavailable (which the SDKs retry), anything else as it is. It

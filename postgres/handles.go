@@ -22,18 +22,11 @@ func (b *Broker) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := b.refusal(); err != nil {
+	conn, q, err := b.acquireQueue(ctx, p.Queue)
+	if err != nil {
 		return nil, err
 	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return nil, b.failure(ctx, err)
-	}
 	defer conn.Release()
-	q, err := b.getQueue(ctx, conn, p.Queue, false)
-	if err != nil {
-		return nil, b.failure(ctx, err)
-	}
 	errs, err := b.deleteOn(ctx, conn, q, p.Entries)
 	return errs, b.failure(ctx, err)
 }

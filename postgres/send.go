@@ -20,18 +20,11 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := b.refusal(); err != nil {
+	conn, q, err := b.acquireQueue(ctx, p.Queue)
+	if err != nil {
 		return nil, err
 	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return nil, b.failure(ctx, err)
-	}
 	defer conn.Release()
-	q, err := b.getQueue(ctx, conn, p.Queue, false)
-	if err != nil {
-		return nil, b.failure(ctx, err)
-	}
 	if !q.fifo {
 		conn.Release() // the group's committer writes it
 		res, err := b.sendStandard(ctx, q, p)

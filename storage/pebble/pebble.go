@@ -140,25 +140,7 @@ func (s *Store) NewBatch() storage.Batch {
 
 // Scan visits the keys with the prefix in order.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	db := s.db.Load()
-	if db == nil {
-		return errClosed
-	}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: storage.PrefixEnd(prefix)})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		if err := fn(it.Key(), it.Value()); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return err
-	}
-	return it.Close()
+	return s.ScanRange(prefix, storage.PrefixEnd(prefix), fn)
 }
 
 // ScanRange visits the keys in [start, end) in order (storage.Ranger).
