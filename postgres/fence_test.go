@@ -86,6 +86,17 @@ func TestFenceRefusesTheWritesOfAStaleLeader(t *testing.T) {
 	if found, err := storage.Has(kv, []byte("sns/test-claim")); err != nil || found {
 		t.Errorf("a's refused KV commit is in the store (%v)", err)
 	}
+	// The SNS store writes through a namespace (storage.Prefix): the fence
+	// must reach the KV through it.
+	ns := storage.Prefix(kv, "sns/")
+	batch = ns.NewBatch()
+	batch.Set([]byte("test-claim-ns"), []byte("a"))
+	if err := storage.CommitSyncContext(actx, batch); !errors.Is(err, tidemq.ErrFenced) {
+		t.Errorf("a's KV commit through a namespace after the takeover: %v, want ErrFenced", err)
+	}
+	if found, err := storage.Has(ns, []byte("test-claim-ns")); err != nil || found {
+		t.Errorf("a's refused commit through a namespace is in the store (%v)", err)
+	}
 	if err := a.Check(actx); !errors.Is(err, tidemq.ErrFenced) {
 		t.Errorf("a's Check after the takeover: %v, want ErrFenced", err)
 	}

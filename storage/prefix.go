@@ -1,5 +1,7 @@
 package storage
 
+import "context"
+
 // Prefix returns the keys of s that begin with prefix as a store of their
 // own: its keys are those of s without the prefix, and it neither sees nor
 // touches any other key of s. It is how a user of the one store keeps to
@@ -35,6 +37,16 @@ func (s *prefixed) Close() error { return s.s.Close() }
 type prefixedBatch struct {
 	Batch
 	s *prefixed
+}
+
+// CommitContext commits under ctx when the underlying batch can
+// (ContextCommitter): a leader's fence must reach the store through the
+// namespace, or a stale leader's write would commit unchecked.
+func (b *prefixedBatch) CommitContext(ctx context.Context) (Durable, error) {
+	if cc, ok := b.Batch.(ContextCommitter); ok {
+		return cc.CommitContext(ctx)
+	}
+	return b.Batch.Commit()
 }
 
 func (b *prefixedBatch) Set(k, v []byte)       { b.Batch.Set(b.s.key(k), v) }
