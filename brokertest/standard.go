@@ -355,8 +355,16 @@ func standardChecks() []check {
 			e.send("q", tidemq.SendEntry{Body: "tenant a", MessageGroupID: "tenant-a"})
 			e.send("q", tidemq.SendEntry{Body: "tenant a again", MessageGroupID: "tenant-a"})
 			// No FIFO ordering or group lock: both are delivered at once.
-			if m := e.receive("q", 10); len(m) != 2 {
+			m := e.receive("q", 10)
+			if len(m) != 2 {
 				e.t.Fatalf("received %d messages, want both messages of the group", len(m))
+			}
+			// The group id is kept and returned (SQS returns MessageGroupId
+			// on a standard queue too).
+			for _, msg := range m {
+				if msg.MessageGroupID != "tenant-a" {
+					e.t.Errorf("%q: MessageGroupId %q, want tenant-a", msg.Body, msg.MessageGroupID)
+				}
 			}
 		}},
 	}

@@ -39,8 +39,9 @@ type sendRows struct {
 	attrs   [][]byte
 	sys     [][]byte
 	delays  []int64
-	notify  string // the queue's name
-	written int64  // how many were inserted
+	groups  []string // MessageGroupId, "" for none (a standard queue keeps and returns it)
+	notify  string   // the queue's name
+	written int64    // how many were inserted
 }
 
 // deleteRows are a delete's handles, as arrays.
@@ -67,19 +68,20 @@ func (r *writeReq) rows() int {
 	return len(r.del.seqs)
 }
 
-// commitSQL writes a group: the sends' messages ($1-$7, each its queue's
-// id, sender, message id, body, attributes, system attributes and delay),
+// commitSQL writes a group: the sends' messages ($1-$7 and $16, each its
+// queue's id, sender, message id, body, attributes, system attributes,
+// delay and group id),
 // the deletes' handles ($9-$13: queue id, seq, receive count, FIFO, queue
 // name; a FIFO queue's handle only of its latest receive while in flight
 // at $8), and one NOTIFY ($14) per queue that got messages ($15) or had a
 // FIFO message deleted (which may unlock a group). It returns the number
 // of messages inserted by queue and the deleted messages.
 const commitSQL = `WITH s AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[])
-			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, n)),
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $16::text[])
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)),
 	ins AS (
-		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, sender, sent_at, enqueued_at, visible_at)
-		SELECT qid, nextval('message_seq'), id, body, attrs, sys, sender, $8, $8, $8 + delay FROM s ORDER BY n
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at)
+		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay FROM s ORDER BY n
 		RETURNING queue_id),
 	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
 	d AS (
@@ -212,6 +214,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		senders, ids, bodies []string
 		attrs, sys           [][]byte
 		delays               []int64
+		groups               []string
 		dq, dseq             []int64
 		dcount               []int32
 		dfifo                []bool
@@ -226,6 +229,13 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 			}
 			ids, bodies = append(ids, s.ids...), append(bodies, s.bodies...)
 			attrs, sys, delays = append(attrs, s.attrs...), append(sys, s.sys...), append(delays, s.delays...)
+			for j := range s.ids { // every message a group id, "" when none was given
+				g := ""
+				if j < len(s.groups) {
+					g = s.groups[j]
+				}
+				groups = append(groups, g)
+			}
 			if !notified[s.notify] {
 				notified[s.notify] = true
 				notify = append(notify, s.notify)
@@ -244,7 +254,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 	b.group.statements.Add(1)
 	var inserted, goneQ, goneSeq []int64 // inserted: every row's queue id; a group inserts all or nothing
 	if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
-		dq, dseq, dcount, dfifo, dname, b.channel, notify).Scan(&inserted, &goneQ, &goneSeq, nil); err != nil {
+		dq, dseq, dcount, dfifo, dname, b.channel, notify, groups).Scan(&inserted, &goneQ, &goneSeq, nil); err != nil {
 		return err
 	}
 	gone := map[[2]int64]bool{}

@@ -45,6 +45,7 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	var ids, bodies []string
 	var attrs, sys [][]byte
 	var delays []int64
+	var groups []string
 	for i := range p.Entries {
 		entry := &p.Entries[i]
 		res := &results[i]
@@ -63,11 +64,12 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 		attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
 		sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
 		delays = append(delays, int64(delay))
+		groups = append(groups, entry.MessageGroupID)
 	}
 	if len(ids) == 0 {
 		return results, nil
 	}
-	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, notify: q.name}
+	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
 	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
 		if isForeignKeyViolation(err) {
 			return nil, tidemq.NonExistentQueue() // deleted since it was read
