@@ -21,6 +21,12 @@ CREATE TABLE queue_depth (
 	PRIMARY KEY (queue_id, shard)
 );
 
+-- Writers of an older node still running (a rolling upgrade) wait from
+-- here to the migration's commit: a message they inserted or deleted
+-- between the count below and the triggers' creation would be in
+-- neither, and the counters would be off for good.
+LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
+
 INSERT INTO queue_depth (queue_id, shard, messages, dead_lettered)
 SELECT queue_id, 0, count(*), count(*) FILTER (WHERE dlq_source <> '') FROM messages GROUP BY queue_id;
 
