@@ -418,14 +418,21 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
 		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}
+	var directErr error
 	for _, r := range direct {
-		if err := s.deliverDirect(r); err != nil {
-			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+		if directErr = s.deliverDirect(r); directErr != nil {
+			break
 		}
 	}
+	// The recorded publishes are delivered whatever became of the direct
+	// ones: they are in the outbox under this node, which no other node
+	// redelivers while this one lives.
 	for _, r := range recorded {
 		s.deliverRecord(r, true)
+	}
+	if directErr != nil {
+		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", directErr)
+		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}
 	return results, errs, nil
 }
