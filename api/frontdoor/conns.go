@@ -18,12 +18,15 @@ import (
 // from the server's ConnState hook, which names them as the server sees
 // them (a *tls.Conn around ours, with TLS).
 //
-// It also caps the connections of one client address (perAddr; an IPv6
-// client's /64 counts as one address, as a host gets a whole /64): a
-// connection beyond it is closed as soon as it is accepted. So one
-// address, however slowly it sends its headers, holds at most perAddr of
-// the max slots, and the others are left to everybody else (one address
-// held them all with slowloris headers, and probes waited 8.8 s).
+// It also caps the connections of one client address that are idle or
+// still reading their headers (perAddr; an IPv6 client's /64 counts as one
+// address, as a host gets a whole /64): a connection beyond it takes the
+// place of one of the address's own idle or slow ones, or is closed as
+// soon as it is accepted. So one address, however slowly it sends its
+// headers, holds at most perAddr of the max slots without being served,
+// and the others are left to everybody else (one address held them all
+// with slowloris headers, and probes waited 8.8 s); connections being
+// served (long polls through a proxy that all clients share) do not count.
 type connLimiter struct {
 	net.Listener
 	max     int
@@ -135,7 +138,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		key := addrKey(c.RemoteAddr())
 		l.mu.Lock()
-		full := l.byAddr[key] >= l.perAddr
+		full := l.stalledLocked(key) >= l.perAddr
 		var victim net.Conn
 		if full {
 			// At its share, an address's newcomer takes the place of
@@ -157,6 +160,27 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		return &limitedConn{Conn: c, l: l, key: key}, nil
 	}
+}
+
+// stalledLocked is how many connections of the address key are idle or
+// still reading a request's headers: what its share caps. A connection
+// whose handler runs (a long poll, above all) does not count, so the
+// clients behind one proxy or NAT, which share its address, are not cut
+// off while they are being served; one that holds slots without sending
+// a request is.
+func (l *connLimiter) stalledLocked(key string) int {
+	n := 0
+	for c := range l.idle {
+		if addrKey(c.RemoteAddr()) == key {
+			n++
+		}
+	}
+	for c := range l.reading {
+		if addrKey(c.RemoteAddr()) == key {
+			n++
+		}
+	}
+	return n
 }
 
 // anyAddr makes longestIdleLocked and slowestReadingLocked consider the

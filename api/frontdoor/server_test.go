@@ -475,6 +475,41 @@ func TestOneAddressCannotHoldEverySlot(t *testing.T) {
 	}
 }
 
+// The share caps an address's connections that are not being served:
+// the clients behind one proxy, whose long polls are all active, are not
+// cut off at the share.
+func TestServedConnectionsDoNotCountAgainstTheShare(t *testing.T) {
+	d := New(Config{})
+	release := make(chan struct{})
+	var serving atomic.Int32
+	d.Probe("GET /health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("wait") != "" {
+			serving.Add(1)
+			<-release
+		}
+		echo.ServeHTTP(w, r)
+	}), true)
+	addr := serve(t, d, ServerConfig{MaxConns: 8, MaxConnsPerAddr: 2})
+	defer close(release)
+	for i := range 5 {
+		c := dialFrom(t, "127.0.0.2", addr)
+		fmt.Fprint(c, "GET /health?wait=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		// Wait until its handler runs: it no longer counts as stalled.
+		deadline := time.Now().Add(5 * time.Second)
+		for int(serving.Load()) < i+1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := int(serving.Load()); got != i+1 {
+			t.Fatalf("long poll %d from one address: %d being served, want %d (closed at the share?)", i+1, got, i+1)
+		}
+	}
+	c := dialFrom(t, "127.0.0.2", addr)
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if err := get(c, bufio.NewReader(c)); err != nil {
+		t.Errorf("a sixth connection from the address of five long polls: %v", err)
+	}
+}
+
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
