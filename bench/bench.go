@@ -252,9 +252,27 @@ func (b *runner) send(ctx context.Context, batch int) (Result, error) {
 	}
 	defer cleanup()
 	led := newLedger()
+	res := b.sendLoop(ctx, batch, func(ids []string) error {
+		err := b.sendIDs(ctx, url, ids, batch > 1, "")
+		if err == nil {
+			led.add(ids...)
+		}
+		return err
+	})
+	if err := b.drain(ctx, url, led, nil); err != nil {
+		return res, err
+	}
+	res.Lost, res.Duplicates = led.lost(), led.dups
+	return res, nil
+}
+
+// sendLoop runs b.cfg.Clients workers that take the next batch message
+// ids ("m0", "m1", ...) until Count is sent or Duration has passed, hand
+// each batch to send, and time it: the scenario's timed phase.
+func (b *runner) sendLoop(ctx context.Context, batch int, send func(ids []string) error) Result {
 	rec := &recorder{progress: b.cfg.Progress}
 	var next atomic.Int64
-	deadline := time.Time{}
+	var deadline time.Time
 	if b.cfg.Duration > 0 {
 		deadline = time.Now().Add(b.cfg.Duration)
 	}
@@ -281,21 +299,12 @@ func (b *runner) send(ctx context.Context, batch int) (Result, error) {
 					ids[i] = "m" + strconv.FormatInt(first+int64(i), 10)
 				}
 				t := time.Now()
-				err := b.sendIDs(ctx, url, ids, batch > 1, "")
-				if err == nil {
-					led.add(ids...)
-				}
-				rec.observe(t, n, err)
+				rec.observe(t, n, send(ids))
 			}
 		}()
 	}
 	wg.Wait()
-	res := rec.result(b.cfg.Scenario, time.Since(start))
-	if err := b.drain(ctx, url, led, nil); err != nil {
-		return res, err
-	}
-	res.Lost, res.Duplicates = led.lost(), led.dups
-	return res, nil
+	return rec.result(b.cfg.Scenario, time.Since(start))
 }
 
 func (b *runner) sendIDs(ctx context.Context, url string, ids []string, batch bool, group string) error {

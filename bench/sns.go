@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -64,49 +61,19 @@ func (b *runner) sns(ctx context.Context, subs, batch int) (Result, error) {
 		}
 		urls[i], leds[i] = url, newLedger()
 	}
-	rec := &recorder{progress: b.cfg.Progress}
-	var next atomic.Int64
-	var deadline time.Time
-	if b.cfg.Duration > 0 {
-		deadline = time.Now().Add(b.cfg.Duration)
-	}
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := 0; w < b.cfg.Clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				if !deadline.IsZero() && time.Now().After(deadline) {
-					return
-				}
-				first := next.Add(int64(batch)) - int64(batch)
-				if b.cfg.Count > 0 && first >= int64(b.cfg.Count) {
-					return
-				}
-				n := batch
-				if b.cfg.Count > 0 {
-					n = int(min(int64(batch), int64(b.cfg.Count)-first))
-				}
-				ids := make([]string, n)
-				msgs := make([]string, n)
-				for i := range ids {
-					ids[i] = "m" + strconv.FormatInt(first+int64(i), 10)
-					msgs[i] = body(ids[i], b.cfg.Size)
-				}
-				t := time.Now()
-				err := sc.Publish(ctx, topic, msgs, batch > 1)
-				if err == nil {
-					for _, l := range leds {
-						l.add(ids...)
-					}
-				}
-				rec.observe(t, n, err)
+	res := b.sendLoop(ctx, batch, func(ids []string) error {
+		msgs := make([]string, len(ids))
+		for i, id := range ids {
+			msgs[i] = body(id, b.cfg.Size)
+		}
+		err := sc.Publish(ctx, topic, msgs, batch > 1)
+		if err == nil {
+			for _, l := range leds {
+				l.add(ids...)
 			}
-		}()
-	}
-	wg.Wait()
-	res := rec.result(b.cfg.Scenario, time.Since(start))
+		}
+		return err
+	})
 	res.Deliveries = res.Messages * int64(subs)
 	if res.Elapsed > 0 {
 		res.DeliveriesPerSecond = float64(res.Deliveries) / res.Elapsed.Seconds()
