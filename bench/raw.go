@@ -132,15 +132,33 @@ func decodeAnswer(status int, body []byte, out any) error {
 
 // callHTTP is call over net/http.
 func (c *RawClient) callHTTP(ctx context.Context, action string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(body))
+	buf := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(buf)
+	buf.Reset()
+	status, err := c.postHTTP(ctx, map[string][]string{
+		"Content-Type": {"application/x-amz-json-1.0"},
+		"X-Amz-Target": {"AmazonSQS." + action},
+	}, c.Sign, body, buf)
 	if err != nil {
 		return err
 	}
-	req.Header["Content-Type"] = []string{"application/x-amz-json-1.0"}
-	req.Header["X-Amz-Target"] = []string{"AmazonSQS." + action}
-	if c.Sign != nil {
-		if err := c.Sign(ctx, req, body); err != nil {
-			return err
+	return decodeAnswer(status, buf.Bytes(), out)
+}
+
+// postHTTP posts body to the endpoint over net/http with header, signed
+// by sign when it is not nil, reads the answer into buf and returns its
+// status.
+func (c *RawClient) postHTTP(ctx context.Context, header http.Header, sign func(context.Context, *http.Request, []byte) error, body []byte, buf *bytes.Buffer) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if sign != nil {
+		if err := sign(ctx, req, body); err != nil {
+			return 0, err
 		}
 	}
 	hc := c.HTTP
@@ -149,16 +167,13 @@ func (c *RawClient) callHTTP(ctx context.Context, action string, body []byte, ou
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	buf := bufs.Get().(*bytes.Buffer)
-	defer bufs.Put(buf)
-	buf.Reset()
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return err
+		return 0, err
 	}
-	return decodeAnswer(resp.StatusCode, buf.Bytes(), out)
+	return resp.StatusCode, nil
 }
 
 // request is a JSON object under construction.

@@ -37,35 +37,14 @@ func (c *RawClient) callQuery(ctx context.Context, form url.Values, out any) err
 	defer bufs.Put(buf)
 	buf.Reset()
 	var status int
+	var err error
 	if c.pool == nil || c.SignSNS != nil {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint+"/", bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header["Content-Type"] = []string{"application/x-www-form-urlencoded; charset=utf-8"}
-		if c.SignSNS != nil {
-			if err := c.SignSNS(ctx, req, body); err != nil {
-				return err
-			}
-		}
-		hc := c.HTTP
-		if hc == nil {
-			hc = http.DefaultClient
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := buf.ReadFrom(resp.Body); err != nil {
-			return err
-		}
-		status = resp.StatusCode
+		status, err = c.postHTTP(ctx, map[string][]string{"Content-Type": {"application/x-www-form-urlencoded; charset=utf-8"}}, c.SignSNS, body, buf)
 	} else {
-		var err error
-		if status, err = c.pool.post(ctx, queryHeaders, body, buf); err != nil {
-			return err
-		}
+		status, err = c.pool.post(ctx, queryHeaders, body, buf)
+	}
+	if err != nil {
+		return err
 	}
 	if status != http.StatusOK {
 		e := &QueryError{Status: status}
