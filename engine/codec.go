@@ -195,14 +195,24 @@ func encodeState(m *message) []byte {
 }
 
 func decodeState(m *message, b []byte) error {
-	if len(b) == 0 || b[0] != recordVersion {
-		return errCorrupt
+	d, err := decodeStateHead(m, b)
+	if err != nil {
+		return err
 	}
-	d := decoder{b: b[1:]}
+	m.history = d.history()
+	return d.err
+}
+
+// decodeStateHead reads the receive count and the deadlines of a state
+// record into m, and returns the decoder at its history.
+func decodeStateHead(m *message, b []byte) (*decoder, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return nil, errCorrupt
+	}
+	d := &decoder{b: b[1:]}
 	m.receiveCount = int(d.uint())
 	m.firstReceive = stamp(d.int())
 	m.receivedAt = stamp(d.int())
 	m.visibleAt = stamp(d.int())
-	m.history = d.history()
-	return d.err
+	return d, nil
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/storage"
 )
 
@@ -211,14 +210,7 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 		for _, m := range due {
 			b.n--
 			m.state = stateReady // counted as ready: remove uncounts it
-			q.stats.Expired++
-			q.expiredUnlogged++
-			if capture != nil {
-				e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-					Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
-				continue
-			}
-			q.remove(m, t)
+			e.expire(q, m, capture, now, t)
 		}
 	}
 	b.tidy()
@@ -334,14 +326,10 @@ func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err 
 // peekState reads the receive count and the deadlines of a state record
 // into m, without its history.
 func peekState(m *message, b []byte) error {
-	if len(b) == 0 || b[0] != recordVersion {
-		return errCorrupt
+	d, err := decodeStateHead(m, b)
+	if err != nil {
+		return err
 	}
-	d := decoder{b: b[1:]}
-	m.receiveCount = int(d.uint())
-	m.firstReceive = stamp(d.int())
-	m.receivedAt = stamp(d.int())
-	m.visibleAt = stamp(d.int())
 	return d.err
 }
 

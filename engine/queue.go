@@ -259,14 +259,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		if !ok || m.enqueued.time().Add(q.Retention).After(now) {
 			break
 		}
-		q.stats.Expired++
-		q.expiredUnlogged++
-		if capture != nil {
-			e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-				Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
-			continue
-		}
-		q.remove(m, t)
+		e.expire(q, m, capture, now, t)
 	}
 	e.expirePaged(q, now, t, capture)
 	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].expires.After(now) {
@@ -286,4 +279,18 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 			delete(q.attempts, a.id)
 		}
 	}
+}
+
+// expire takes m, whose retention period passed, out of q: counted as
+// expired, and moved into capture (tidemq:capture-expired) when there is
+// one, else removed.
+func (e *Engine) expire(q *queue, m *message, capture *queue, now time.Time, t *txn) {
+	q.stats.Expired++
+	q.expiredUnlogged++
+	if capture != nil {
+		e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
+			Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
+		return
+	}
+	q.remove(m, t)
 }
