@@ -2,6 +2,7 @@ package tidemq
 
 import (
 	"context"
+	"time"
 )
 
 // Broker is everything tidemq's transports need from a queue backend: one
@@ -247,6 +248,15 @@ type ReceiveMessagesParams struct {
 	WaitTimeSeconds         *int
 	ReceiveRequestAttemptID string
 	Client                  ClientInfo
+}
+
+// Visibility is the visibility timeout the receive gives its messages:
+// VisibilityTimeout when the request sets it, else the queue's.
+func (p ReceiveMessagesParams) Visibility(queueDefault time.Duration) time.Duration {
+	if p.VisibilityTimeout != nil {
+		return time.Duration(*p.VisibilityTimeout) * time.Second
+	}
+	return queueDefault
 }
 
 // DeleteMessagesParams are the inputs of DeleteMessage(Batch).

@@ -104,10 +104,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 
 // receiveLocked takes up to max messages from q. Called with e.mu held.
 func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int, now time.Time, t *txn) ([]*tidemq.Message, error) {
-	vt := q.Visibility
-	if p.VisibilityTimeout != nil {
-		vt = time.Duration(*p.VisibilityTimeout) * time.Second
-	}
+	vt := p.Visibility(q.Visibility)
 	if q.fifo && p.ReceiveRequestAttemptID != "" {
 		if out := e.retryAttempt(q, p.ReceiveRequestAttemptID, vt, now, t); out != nil {
 			return out, nil

@@ -299,6 +299,14 @@ func (b *Broker) acquireQueue(ctx context.Context, name string) (*pgxpool.Conn, 
 	return conn, q, nil
 }
 
+// noteReceive records when q was last received from (Snapshot's
+// LastReceive, this node's own).
+func (b *Broker) noteReceive(qid int64, now time.Time) {
+	b.statsMu.Lock()
+	b.lastReceive[qid] = now
+	b.statsMu.Unlock()
+}
+
 // failure is what a request answers for err: a leader's write refused by
 // its fence as it is, a primary that cannot be reached as
 // ServiceUnavailable (which the SDKs retry), anything else as it is. It

@@ -153,13 +153,8 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			return err
 		}
 		r.q = q
-		b.statsMu.Lock()
-		b.lastReceive[q.id] = now
-		b.statsMu.Unlock()
-		vt := q.Visibility
-		if p.VisibilityTimeout != nil {
-			vt = time.Duration(*p.VisibilityTimeout) * time.Second
-		}
+		b.noteReceive(q.id, now)
+		vt := p.Visibility(q.Visibility)
 		if q.fifo && p.ReceiveRequestAttemptID != "" {
 			out, err := b.retryAttempt(ctx, tx, q, p.ReceiveRequestAttemptID, vt, now)
 			if err != nil || out != nil {

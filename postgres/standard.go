@@ -72,13 +72,8 @@ func (r withExtra) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.ex
 func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
 	now := r.now
-	b.statsMu.Lock()
-	b.lastReceive[q.id] = now
-	b.statsMu.Unlock()
-	vt := q.Visibility
-	if p.VisibilityTimeout != nil {
-		vt = time.Duration(*p.VisibilityTimeout) * time.Second
-	}
+	b.noteReceive(q.id, now)
+	vt := p.Visibility(q.Visibility)
 	if err := b.checkInflight(ctx, conn, q, now); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package mem
 import (
 	"bytes"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tidemq/tidemq/storage"
@@ -35,34 +36,22 @@ func (s *Store) NewBatch() storage.Batch { return &batch{s: s} }
 
 // Scan visits keys with the prefix in order.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	s.mu.Lock()
-	keys := make([]string, 0)
-	for k := range s.data {
-		if bytes.HasPrefix([]byte(k), prefix) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	vals := make([][]byte, len(keys))
-	for i, k := range keys {
-		vals[i] = s.data[k]
-	}
-	s.mu.Unlock()
-	for i, k := range keys {
-		if err := fn([]byte(k), vals[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.visit(func(k string) bool { return strings.HasPrefix(k, string(prefix)) }, fn)
 }
 
 // ScanRange visits the keys in [start, end) in order (storage.Ranger). It
 // reads every key of the store: the store is for tests and small data.
 func (s *Store) ScanRange(start, end []byte, fn func(key, value []byte) error) error {
+	return s.visit(func(k string) bool { return k >= string(start) && k < string(end) }, fn)
+}
+
+// visit calls fn, in key order and without the lock, for the keys that
+// match, as they were when it was called.
+func (s *Store) visit(match func(k string) bool, fn func(key, value []byte) error) error {
 	s.mu.Lock()
 	var keys []string
 	for k := range s.data {
-		if k >= string(start) && k < string(end) {
+		if match(k) {
 			keys = append(keys, k)
 		}
 	}
