@@ -190,38 +190,32 @@ const anyAddr = "\x00any"
 // longestIdleLocked removes and returns the connection idle the longest
 // (of the address key, or of any), or nil.
 func (l *connLimiter) longestIdleLocked(key string) net.Conn {
-	var victim net.Conn
-	var since time.Time
-	for c, t := range l.idle {
-		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
-			continue
-		}
-		if victim == nil || t.Before(since) {
-			victim, since = c, t
-		}
-	}
-	if victim != nil {
-		delete(l.idle, victim)
-	}
-	return victim
+	return takeOldest(l.idle, key, func(time.Time) bool { return true })
 }
 
 // slowestReadingLocked removes and returns the connection that has been
 // reading its headers the longest, if that is longer than headerGrace, or
 // nil (of the address key, or of any).
 func (l *connLimiter) slowestReadingLocked(key string) net.Conn {
+	return takeOldest(l.reading, key, func(since time.Time) bool { return time.Since(since) > l.headerGrace })
+}
+
+// takeOldest removes from m and returns the connection (of the address
+// key, or of any) with the earliest time among those eligible accepts, or
+// nil.
+func takeOldest(m map[net.Conn]time.Time, key string, eligible func(since time.Time) bool) net.Conn {
 	var victim net.Conn
 	var since time.Time
-	for c, t := range l.reading {
+	for c, t := range m {
 		if key != anyAddr && addrKey(c.RemoteAddr()) != key {
 			continue
 		}
-		if time.Since(t) > l.headerGrace && (victim == nil || t.Before(since)) {
+		if eligible(t) && (victim == nil || t.Before(since)) {
 			victim, since = c, t
 		}
 	}
 	if victim != nil {
-		delete(l.reading, victim)
+		delete(m, victim)
 	}
 	return victim
 }
