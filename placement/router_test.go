@@ -56,10 +56,12 @@ func (m *memTable) where(q string) string {
 	return m.rows[q]
 }
 
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
 func engineOn(t *testing.T, clk tidemq.Clock) tidemq.Broker {
 	t.Helper()
 	e, err := engine.Open(engine.Options{Store: mem.New(), Clock: clk, Region: brokertest.Region, AccountID: brokertest.AccountID,
-		SweepInterval: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		SweepInterval: -1, Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,194 @@
+package placement_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/brokertest"
+	"github.com/tidemq/tidemq/internal/pgtest"
+	"github.com/tidemq/tidemq/placement"
+	"github.com/tidemq/tidemq/postgres"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// secondCluster returns the DSN of a second throwaway PostgreSQL cluster
+// (its own initdb, port and data directory), stopped when t ends.
+func secondCluster(t *testing.T) string {
+	t.Helper()
+	srv, err := pgtest.Start()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("a second PostgreSQL cluster: %v", err)
+		}
+		t.Skipf("no second PostgreSQL cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("stop the second cluster: %v", err)
+		}
+	})
+	return srv.DSN
+}
+
+func openPG(t *testing.T, dsn string) *postgres.Broker {
+	t.Helper()
+	b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Region: brokertest.Region, AccountID: brokertest.AccountID,
+		SweepInterval: -1, Logger: quietLog()})
+	if err != nil {
+		t.Fatalf("postgres.Open: %v", err)
+	}
+	return b
+}
+
+// pgNode is one node serving both clusters: a Router over its own
+// brokers of the home cluster and of the second one.
+func pgNode(t *testing.T, home, other string) (*placement.Router, *postgres.Broker, *postgres.Broker) {
+	t.Helper()
+	ctx := context.Background()
+	h, o := openPG(t, home), openPG(t, other)
+	hid, err := h.ClusterID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid, err := o.ClusterID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := placement.New(placement.Options{Clusters: []placement.Cluster{{ID: hid, Broker: h}, {ID: oid, Broker: o}},
+		Table: h.Placements(), Region: brokertest.Region, AccountID: brokertest.AccountID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, h, o
+}
+
+// Two PostgreSQL clusters, two nodes each serving both: queues spread
+// over the clusters, a name created on both nodes at once is one queue on
+// one cluster, every message call reaches the queue's cluster whichever
+// node takes it, a dead-letter move and a redrive stay within a cluster,
+// and a dead-letter queue on the other cluster is refused.
+func TestTwoPostgreSQLClusters(t *testing.T) {
+	home, _ := pgtest.Schema(t)
+	other := secondCluster(t)
+	n1, h1, o1 := pgNode(t, home, other)
+	n2, _, _ := pgNode(t, home, other)
+	ctx := context.Background()
+	hid, _ := h1.ClusterID(ctx)
+	oid, _ := o1.ClusterID(ctx)
+	if hid == oid || hid == "" {
+		t.Fatalf("cluster identities %q and %q", hid, oid)
+	}
+
+	// Eight names, each created on both nodes at once.
+	names := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(names))
+	for _, q := range names {
+		for _, n := range []*placement.Router{n1, n2} {
+			wg.Add(1)
+			go func(n *placement.Router, q string) {
+				defer wg.Done()
+				_, err := n.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q})
+				errs <- err
+			}(n, q)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("CreateQueue: %v", err)
+		}
+	}
+	counts, err := h1.Placements().Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[hid]+counts[oid] != len(names) || counts[hid] == 0 || counts[oid] == 0 {
+		t.Fatalf("placements %v: want %d names over both clusters", counts, len(names))
+	}
+	onHome, _ := h1.ListQueues(ctx, tidemq.ListQueuesParams{})
+	onOther, _ := o1.ListQueues(ctx, tidemq.ListQueuesParams{})
+	if len(onHome.Names) != counts[hid] || len(onOther.Names) != counts[oid] {
+		t.Fatalf("queues: %v on home, %v on the other; placements %v (a name on both clusters?)", onHome.Names, onOther.Names, counts)
+	}
+	t.Logf("home cluster: %v; second cluster: %v", onHome.Names, onOther.Names)
+
+	// Every call, through either node, on the queue's cluster.
+	for i, q := range names {
+		in, out := n1, n2
+		if i%2 == 1 {
+			in, out = n2, n1
+		}
+		send(t, in, q, "m-"+q)
+		ms := receive(t, out, q)
+		if len(ms) != 1 || ms[0].Body != "m-"+q {
+			t.Fatalf("%s: sent on one node, received on the other: %v", q, ms)
+		}
+		res, err := in.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: q, Entries: []tidemq.DeleteEntry{{ID: "1", ReceiptHandle: ms[0].ReceiptHandle}}})
+		if err != nil || res[0] != nil {
+			t.Fatalf("%s: delete on the other node: %v %v", q, err, res)
+		}
+	}
+	all, err := n2.ListQueues(ctx, tidemq.ListQueuesParams{})
+	if err != nil || strings.Join(all.Names, ",") != strings.Join(names, ",") {
+		t.Fatalf("ListQueues over both: %v %v", all, err)
+	}
+
+	// A dead-letter queue on the second cluster, its source placed with it.
+	if _, err := n1.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "dlq"}); err != nil {
+		t.Fatal(err)
+	}
+	dlqCluster, _, _ := h1.Placements().Lookup(ctx, "dlq")
+	if _, err := n2.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "src", Attributes: map[string]string{
+		tidemq.AttrRedrivePolicy: `{"deadLetterTargetArn":"` + arn("dlq") + `","maxReceiveCount":1}`, tidemq.AttrVisibilityTimeout: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := h1.Placements().Lookup(ctx, "src"); c != dlqCluster {
+		t.Fatalf("src on %s, its dead-letter queue on %s", c, dlqCluster)
+	}
+	send(t, n1, "src", "poison")
+	if _, err := n2.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", VisibilityTimeout: intp(1)}); err != nil {
+		t.Fatal(err)
+	}
+	var moved []*tidemq.Message
+	for deadline := time.Now().Add(10 * time.Second); len(moved) == 0 && time.Now().Before(deadline); {
+		// past maxReceiveCount the next receive moves it to the dead-letter queue
+		_, _ = n1.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "src", WaitTimeSeconds: intp(1)})
+		moved, _ = n2.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "dlq"})
+	}
+	if len(moved) != 1 || moved[0].Body != "poison" {
+		t.Fatalf("the dead-letter queue holds %v", moved)
+	}
+	if _, err := n1.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: arn("dlq")}); err != nil {
+		t.Fatal(err)
+	}
+	var back []*tidemq.Message
+	for deadline := time.Now().Add(10 * time.Second); len(back) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		back, _ = n2.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "src"})
+	}
+	if len(back) != 1 || back[0].Body != "poison" {
+		t.Fatalf("redriven back: %v", back)
+	}
+
+	// A queue on the other cluster as a dead-letter queue: refused, clearly.
+	var far string
+	for _, q := range names {
+		if c, _, _ := h1.Placements().Lookup(ctx, q); c != dlqCluster {
+			far = q
+			break
+		}
+	}
+	err = n2.SetQueueAttributes(ctx, tidemq.SetQueueAttributesParams{Queue: "src", Attributes: map[string]string{
+		tidemq.AttrRedrivePolicy: `{"deadLetterTargetArn":"` + arn(far) + `","maxReceiveCount":3}`}})
+	if !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) || !strings.Contains(err.Error(), "another PostgreSQL cluster") {
+		t.Fatalf("a dead-letter queue on the other cluster: %v", err)
+	}
+}
