@@ -12,11 +12,9 @@ func (r *Router) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	if _, _, err := p.Validate(); err != nil {
 		return nil, err // nothing placed for a request that creates nothing
 	}
-	c, err := r.placed(ctx, p.Name)
+	c, err := r.locate(ctx, p.Name)
 	if err == nil && c == nil {
-		if c = r.find(ctx, p.Name); c == nil {
-			c, err = r.choose(ctx, p.Attributes, p.Tags)
-		}
+		c, err = r.choose(ctx, p.Attributes, p.Tags)
 		if err == nil {
 			var id string
 			if id, err = r.table.Place(ctx, r.canonical(p.Name), c.ID); err == nil {

@@ -128,18 +128,28 @@ func (r *Router) remember(name string, c *Cluster) {
 	r.mu.Unlock()
 }
 
-// of returns the cluster a request on queue name runs on. A name with no
-// placement is looked for on every cluster (a queue made before placement
-// was turned on, or by a node not given the other clusters) and placed
-// where it is found; found nowhere, the home cluster answers (its own
-// validation first, then QueueDoesNotExist).
+// of returns the cluster a request on queue name runs on: where it is
+// (locate), or, found nowhere, the home cluster, which answers with its
+// own validation, then QueueDoesNotExist.
 func (r *Router) of(ctx context.Context, name string) (*Cluster, error) {
+	c, err := r.locate(ctx, name)
+	if c == nil && err == nil {
+		c = r.home()
+	}
+	return c, err
+}
+
+// locate returns the cluster of queue name, or nil when it is nowhere. A
+// name with no placement is looked for on every cluster (a queue made
+// before placement was turned on, or by a node not given the other
+// clusters) and placed where it is found.
+func (r *Router) locate(ctx context.Context, name string) (*Cluster, error) {
 	c, err := r.placed(ctx, name)
 	if c != nil || err != nil {
 		return c, err
 	}
 	if c = r.find(ctx, name); c == nil {
-		return r.home(), nil
+		return nil, nil
 	}
 	id, err := r.table.Place(ctx, r.canonical(name), c.ID)
 	if err != nil {
@@ -180,7 +190,7 @@ func (r *Router) choose(ctx context.Context, attrs, tags map[string]string) (*Cl
 		if name == "" {
 			continue
 		}
-		if c, err := r.placed(ctx, name); c != nil || err != nil {
+		if c, err := r.locate(ctx, name); c != nil || err != nil {
 			return c, err
 		}
 	}
@@ -224,7 +234,7 @@ func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluste
 	if other == "" {
 		return nil
 	}
-	o, err := r.placed(ctx, other)
+	o, err := r.locate(ctx, other)
 	if err != nil || o == nil || o == c {
 		return err // a queue that does not exist is the cluster's to refuse
 	}

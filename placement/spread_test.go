@@ -358,6 +358,12 @@ func TestUnplacedAndUnknown(t *testing.T) {
 	if w.tab.where("old2") != "b" || depth(t, w.a, "old2") != "absent" {
 		t.Fatalf("old2 placed on %q", w.tab.where("old2"))
 	}
+	// A new source of an unplaced dead-letter queue goes where that is.
+	mustCreate(t, w.b, "olddlq", nil)
+	mustCreate(t, w.r, "newsrc", map[string]string{tidemq.AttrRedrivePolicy: `{"deadLetterTargetArn":"` + arn("olddlq") + `","maxReceiveCount":2}`})
+	if w.tab.where("newsrc") != "b" || w.tab.where("olddlq") != "b" {
+		t.Fatalf("newsrc on %q, olddlq on %q", w.tab.where("newsrc"), w.tab.where("olddlq"))
+	}
 	w.tab.Place(ctx, "lost", "zzz")
 	_, err := w.r.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: "lost"})
 	if !tidemq.HasCode(err, tidemq.ErrInternalFailure) || !strings.Contains(err.Error(), "zzz") {
