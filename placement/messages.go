@@ -12,51 +12,27 @@ import (
 // invalid there, as it would be on any other queue.
 
 func (r *Router) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	c, ctx, err := r.write(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.SendMessages(ctx, p)
+	return writing(ctx, r, p.Queue, tidemq.Broker.SendMessages, p)
 }
 
 func (r *Router) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesParams) ([]*tidemq.Message, error) {
-	c, ctx, err := r.write(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.ReceiveMessages(ctx, p)
+	return writing(ctx, r, p.Queue, tidemq.Broker.ReceiveMessages, p)
 }
 
 func (r *Router) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesParams) ([]error, error) {
-	c, ctx, err := r.write(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.DeleteMessages(ctx, p)
+	return writing(ctx, r, p.Queue, tidemq.Broker.DeleteMessages, p)
 }
 
 func (r *Router) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVisibilityParams) ([]error, error) {
-	c, ctx, err := r.write(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.ChangeMessageVisibility(ctx, p)
+	return writing(ctx, r, p.Queue, tidemq.Broker.ChangeMessageVisibility, p)
 }
 
 func (r *Router) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams) ([]error, error) {
-	c, ctx, err := r.write(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.RecordFailure(ctx, p)
+	return writing(ctx, r, p.Queue, tidemq.Broker.RecordFailure, p)
 }
 
 func (r *Router) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) ([]*tidemq.Message, error) {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.PeekMessages(ctx, p)
+	return on(ctx, r, p.Queue, tidemq.Broker.PeekMessages, p)
 }
 
 // MoveMessages moves within one cluster: a destination on another is

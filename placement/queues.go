@@ -35,29 +35,17 @@ func (r *Router) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 }
 
 func (r *Router) GetQueue(ctx context.Context, p tidemq.GetQueueParams) (*tidemq.QueueInfo, error) {
-	c, err := r.of(ctx, p.Name)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.GetQueue(ctx, p)
+	return on(ctx, r, p.Name, tidemq.Broker.GetQueue, p)
 }
 
 // DeleteQueue deletes the queue on its cluster; its name stays placed
 // there (Table).
 func (r *Router) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) error {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return err
-	}
-	return c.Broker.DeleteQueue(ctx, p)
+	return onQueue(ctx, r, p.Queue, tidemq.Broker.DeleteQueue, p)
 }
 
 func (r *Router) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.GetQueueAttributes(ctx, p)
+	return on(ctx, r, p.Queue, tidemq.Broker.GetQueueAttributes, p)
 }
 
 // SetQueueAttributes refuses a RedrivePolicy naming a dead-letter queue
@@ -77,11 +65,7 @@ func (r *Router) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 }
 
 func (r *Router) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) error {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return err
-	}
-	return c.Broker.PurgeQueue(ctx, p)
+	return onQueue(ctx, r, p.Queue, tidemq.Broker.PurgeQueue, p)
 }
 
 // TagQueue refuses a capture tag naming a queue on another cluster.
@@ -97,43 +81,23 @@ func (r *Router) TagQueue(ctx context.Context, p tidemq.TagQueueParams) error {
 }
 
 func (r *Router) UntagQueue(ctx context.Context, p tidemq.UntagQueueParams) error {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return err
-	}
-	return c.Broker.UntagQueue(ctx, p)
+	return onQueue(ctx, r, p.Queue, tidemq.Broker.UntagQueue, p)
 }
 
 func (r *Router) ListQueueTags(ctx context.Context, p tidemq.ListQueueTagsParams) (map[string]string, error) {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.ListQueueTags(ctx, p)
+	return on(ctx, r, p.Queue, tidemq.Broker.ListQueueTags, p)
 }
 
 func (r *Router) AddPermission(ctx context.Context, p tidemq.AddPermissionParams) error {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return err
-	}
-	return c.Broker.AddPermission(ctx, p)
+	return onQueue(ctx, r, p.Queue, tidemq.Broker.AddPermission, p)
 }
 
 func (r *Router) RemovePermission(ctx context.Context, p tidemq.RemovePermissionParams) error {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return err
-	}
-	return c.Broker.RemovePermission(ctx, p)
+	return onQueue(ctx, r, p.Queue, tidemq.Broker.RemovePermission, p)
 }
 
 // ListDeadLetterSourceQueues asks the dead-letter queue's cluster: its
 // sources are all there (a RedrivePolicy never joins two clusters).
 func (r *Router) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
-	c, err := r.of(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	return c.Broker.ListDeadLetterSourceQueues(ctx, p)
+	return on(ctx, r, p.Queue, tidemq.Broker.ListDeadLetterSourceQueues, p)
 }
