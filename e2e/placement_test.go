@@ -48,12 +48,7 @@ func queuesIn(t *testing.T, dsn string) []string {
 func TestServeQueuesOverTwoPostgreSQLClusters(t *testing.T) {
 	t.Parallel()
 	home, _ := pgtest.Isolated(t)
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Skipf("no second PostgreSQL cluster: %v", err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	other := srv.DSN
+	other := pgtest.Separate(t) // a second cluster
 	dir := t.TempDir()
 	flags := []string{"--store", home, "--queue-store", other, "--no-alarms"}
 	nodeA := startServer(t, append(flags, "--data-dir", filepath.Join(dir, "a"))...)

@@ -17,25 +17,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// secondCluster returns the DSN of a second throwaway PostgreSQL cluster
-// (its own initdb, port and data directory), stopped when t ends.
-func secondCluster(t *testing.T) string {
-	t.Helper()
-	srv, err := pgtest.Start()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a second PostgreSQL cluster: %v", err)
-		}
-		t.Skipf("no second PostgreSQL cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stop the second cluster: %v", err)
-		}
-	})
-	return srv.DSN
-}
-
 func openPG(t *testing.T, dsn string) *postgres.Broker {
 	t.Helper()
 	b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Region: brokertest.Region, AccountID: brokertest.AccountID,
@@ -76,7 +57,7 @@ func pgNode(t *testing.T, home, other string) (*placement.Router, *postgres.Brok
 // and a dead-letter queue on the other cluster is refused.
 func TestTwoPostgreSQLClusters(t *testing.T) {
 	home, _ := pgtest.Schema(t)
-	other := secondCluster(t)
+	other := pgtest.Separate(t) // a second cluster
 	n1, h1, o1 := pgNode(t, home, other)
 	n2, _, _ := pgNode(t, home, other)
 	ctx := context.Background()
