@@ -2,14 +2,18 @@ package placement_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/brokertest"
+	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/internal/pgtest"
 	"github.com/tidemq/tidemq/placement"
 	"github.com/tidemq/tidemq/postgres"
@@ -29,7 +33,7 @@ func openPG(t *testing.T, dsn string) *postgres.Broker {
 
 // pgNode is one node serving both clusters: a Router over its own
 // brokers of the home cluster and of the second one.
-func pgNode(t *testing.T, home, other string) (*placement.Router, *postgres.Broker, *postgres.Broker) {
+func pgNode(t *testing.T, home, other string, check ...func(context.Context) error) (*placement.Router, *postgres.Broker, *postgres.Broker) {
 	t.Helper()
 	ctx := context.Background()
 	h, o := openPG(t, home), openPG(t, other)
@@ -41,8 +45,12 @@ func pgNode(t *testing.T, home, other string) (*placement.Router, *postgres.Brok
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := placement.New(placement.Options{Clusters: []placement.Cluster{{ID: hid, Broker: h}, {ID: oid, Broker: o}},
-		Table: h.Placements(), Region: brokertest.Region, AccountID: brokertest.AccountID})
+	o2 := placement.Options{Clusters: []placement.Cluster{{ID: hid, Broker: h}, {ID: oid, Broker: o}},
+		Table: h.Placements(), Region: brokertest.Region, AccountID: brokertest.AccountID}
+	if len(check) > 0 {
+		o2.CheckFence = check[0]
+	}
+	r, err := placement.New(o2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,5 +179,62 @@ func TestTwoPostgreSQLClusters(t *testing.T) {
 		tidemq.AttrRedrivePolicy: `{"deadLetterTargetArn":"` + arn(far) + `","maxReceiveCount":3}`}})
 	if !tidemq.HasCode(err, tidemq.ErrInvalidParameterValue) || !strings.Contains(err.Error(), "another PostgreSQL cluster") {
 		t.Fatalf("a dead-letter queue on the other cluster: %v", err)
+	}
+}
+
+// A leader's fenced write on a queue of the second cluster is checked
+// against the leases of the home database: accepted while the leader
+// holds its token, refused once another node took the lease over, and
+// then nothing on the second cluster changes.
+func TestFenceOnTheSecondPostgreSQLCluster(t *testing.T) {
+	ctx := context.Background()
+	home, _ := pgtest.Schema(t)
+	other := pgtest.Separate(t)
+	pool, err := pgxpool.New(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	leases := func(holder string) *postgres.Leases {
+		l, err := postgres.NewLeases(pool, postgres.LeaseOptions{Holder: holder, TTL: 3 * time.Second, Clock: clk, Logger: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	a, b := leases("a"), leases("b")
+	r, h, _ := pgNode(t, home, other, a.Check)
+	hid, _ := h.ClusterID(ctx)
+	for _, q := range []string{"near", "far"} {
+		if _, err := r.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _, _ := h.Placements().Lookup(ctx, "far"); c == hid {
+		t.Fatal("far is on the home cluster")
+	}
+	la, ok, err := a.Acquire(ctx, "leader")
+	if err != nil || !ok {
+		t.Fatalf("a takes the lease: %v %v", ok, err)
+	}
+	actx := tidemq.WithFence(ctx, tidemq.Fence{Lease: "leader", Holder: "a", Token: la.Generation})
+	if _, err := r.SendMessages(actx, tidemq.SendMessagesParams{Queue: "far", Entries: []tidemq.SendEntry{{ID: "1", Body: "x"}}}); err != nil {
+		t.Fatalf("the leader's fenced send on the second cluster: %v", err)
+	}
+	clk.Advance(4 * time.Second) // a's lease passes, b takes it
+	if _, ok, err := b.Acquire(ctx, "leader"); err != nil || !ok {
+		t.Fatalf("b takes the lease: %v %v", ok, err)
+	}
+	_, err = r.ReceiveMessages(actx, tidemq.ReceiveMessagesParams{Queue: "far", WaitTimeSeconds: intp(0)})
+	if !errors.Is(err, tidemq.ErrFenced) {
+		t.Fatalf("the stale leader's receive on the second cluster: %v, want ErrFenced", err)
+	}
+	_, err = r.SendMessages(actx, tidemq.SendMessagesParams{Queue: "near", Entries: []tidemq.SendEntry{{ID: "1", Body: "y"}}})
+	if !errors.Is(err, tidemq.ErrFenced) {
+		t.Fatalf("the stale leader's send on the home cluster: %v, want ErrFenced", err)
+	}
+	if ms, err := r.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "far", WaitTimeSeconds: intp(0)}); err != nil || len(ms) != 1 || ms[0].ApproximateReceiveCount != 1 {
+		t.Fatalf("after the refused receive, far holds %v (%v), want the message never received", ms, err)
 	}
 }
