@@ -42,7 +42,9 @@ func queuesIn(t *testing.T, dsn string) []string {
 // (ListQueues over both), sends, receives and deletes on either, a long
 // poll on the second cluster is woken by a send, an SNS topic (in the
 // home database) delivers to queues on both, and a dead-letter queue on
-// the other cluster is refused with InvalidParameterValue. A second node
+// the other cluster is refused with InvalidParameterValue, and a trigger
+// runs on a queue of the second cluster (the leader's fenced receives and
+// deletes there checked against the home database). A second node
 // started with the same flags serves the same queues from the same
 // placements.
 func TestServeQueuesOverTwoPostgreSQLClusters(t *testing.T) {
@@ -167,4 +169,25 @@ func TestServeQueuesOverTwoPostgreSQLClusters(t *testing.T) {
 	if got := queuesIn(t, other); !strings.Contains(strings.Join(got, ","), "src-of-far") {
 		t.Fatalf("src-of-far is not with its dead-letter queue on the second cluster: %v", got)
 	}
+
+	// A trigger on a queue of the second cluster: the leader's receives
+	// and deletes there carry its fence, checked against the home
+	// database; each message is delivered, then deleted.
+	fn, calls := fnTarget(t)
+	jobs, err := a.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("src-of-far")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeA.adminJSON(t, "POST", "/tidemq/triggers", `{"Name":"far-fn","Queue":"src-of-far","Timeout":2,"BatchSize":1,
+		"Target":{"URL":"`+fn.URL+`/far"}}`, 201)
+	for _, body := range []string{"job one", "job two"} {
+		if _, err := b.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: jobs.QueueUrl, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+		nextInvocation(t, calls, body)
+	}
+	eventuallyE2E(t, "the trigger's deletes on the second cluster", func() bool {
+		d := nodeB.depth(t, aws.ToString(jobs.QueueUrl))
+		return d == [3]string{"0", "0", "0"}
+	})
 }
