@@ -238,3 +238,68 @@ func TestFenceOnTheSecondPostgreSQLCluster(t *testing.T) {
 		t.Fatalf("after the refused receive, far holds %v (%v), want the message never received", ms, err)
 	}
 }
+
+// The second cluster down: its queues fail (retryably), the home
+// cluster's serve on, /health names the cluster; back up, its queues
+// serve again without a restart of the node.
+func TestOneClusterDown(t *testing.T) {
+	ctx := context.Background()
+	home, _ := pgtest.Schema(t)
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Skipf("no second PostgreSQL cluster: %v", err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	r, _, o := pgNode(t, home, srv.DSN)
+	oid, _ := o.ClusterID(ctx)
+	for _, q := range []string{"near", "far"} {
+		if _, err := r.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
+			t.Fatal(err)
+		}
+		send(t, r, q, "before")
+	}
+	if err := srv.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	sendTo := func(q string) error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := r.SendMessages(ctx, tidemq.SendMessagesParams{Queue: q, Entries: []tidemq.SendEntry{{ID: "1", Body: "during"}}})
+		return err
+	}
+	err = sendTo("far")
+	if err == nil {
+		t.Fatal("a send to a queue of the stopped cluster succeeded")
+	}
+	t.Logf("a send to the stopped cluster's queue: %v", err)
+	if !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) {
+		t.Errorf("the stopped cluster's error is not ServiceUnavailable (retryable): %v", err)
+	}
+	if err := sendTo("near"); err != nil {
+		t.Fatalf("a send to the home cluster's queue while the other is down: %v", err)
+	}
+	var health error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if health = r.Healthy(); health != nil {
+			break
+		}
+	}
+	if health == nil || !strings.Contains(health.Error(), oid) {
+		t.Fatalf("Healthy with the second cluster down: %v, want an error naming %s", health, oid)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if last = sendTo("far"); last == nil {
+			break
+		}
+	}
+	if last != nil {
+		t.Fatalf("the second cluster back: a send still fails: %v", last)
+	}
+	if ms := receive(t, r, "far"); len(ms) != 2 {
+		t.Fatalf("far holds %d messages after the outage, want 2 (before, after)", len(ms))
+	}
+}
