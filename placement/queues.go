@@ -14,15 +14,8 @@ func (r *Router) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	}
 	c, err := r.locate(ctx, p.Name)
 	if err == nil && c == nil {
-		c, err = r.choose(ctx, p.Attributes, p.Tags)
-		if err == nil {
-			var id string
-			if id, err = r.table.Place(ctx, r.canonical(p.Name), c.ID); err == nil {
-				c, err = r.cluster(p.Name, id)
-			}
-		}
-		if err == nil {
-			r.remember(r.canonical(p.Name), c)
+		if c, err = r.choose(ctx, p.Attributes, p.Tags); err == nil {
+			c, err = r.place(ctx, p.Name, c)
 		}
 	}
 	if err != nil {

@@ -151,14 +151,21 @@ func (r *Router) locate(ctx context.Context, name string) (*Cluster, error) {
 	if c = r.find(ctx, name); c == nil {
 		return nil, nil
 	}
-	id, err := r.table.Place(ctx, r.canonical(name), c.ID)
+	return r.place(ctx, name, c)
+}
+
+// place places queue name on c unless it is placed already, and returns
+// the cluster it is placed on.
+func (r *Router) place(ctx context.Context, name string, c *Cluster) (*Cluster, error) {
+	name = r.canonical(name)
+	id, err := r.table.Place(ctx, name, c.ID)
 	if err != nil {
 		return nil, err
 	}
 	if c, err = r.cluster(name, id); err != nil {
 		return nil, err
 	}
-	r.remember(r.canonical(name), c)
+	r.remember(name, c)
 	return c, nil
 }
 
