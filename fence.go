@@ -45,6 +45,14 @@ func WithFence(ctx context.Context, f Fence) context.Context {
 	return context.WithValue(ctx, fenceKey{}, f)
 }
 
+// WithoutFence returns ctx carrying no fence: for a write made in a store
+// that cannot check the fence in the write's own transaction (a queue
+// placed on another PostgreSQL cluster than the leases), once the fence
+// has been checked by other means.
+func WithoutFence(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fenceKey{}, nil)
+}
+
 // FenceOf returns the fence ctx carries.
 func FenceOf(ctx context.Context) (Fence, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fence)

@@ -34,10 +34,13 @@ func PageQueueNames(names []string, maxResults *int, token string) (*ListQueuesR
 	}
 	if max := *maxResults; len(names) > max {
 		res.Names = names[:max]
-		res.NextToken = base64.RawURLEncoding.EncodeToString([]byte(names[max-1]))
+		res.NextToken = PageToken(names[max-1])
 	}
 	return res, nil
 }
+
+// PageToken is the NextToken of a page of queue names that ends with last.
+func PageToken(last string) string { return base64.RawURLEncoding.EncodeToString([]byte(last)) }
 
 // SnapshotPageSize and MaxSnapshotPageSize are the default and largest
 // page of GET /tidemq/queues.

@@ -322,3 +322,36 @@ func TestServePostgresClusterChangesSeenAtOnce(t *testing.T) {
 		func() { a.snsCall(t, "DeleteTopic", "TopicArn", f.topic) },
 		func(r publishRun, i int) bool { return r.status[i] == http.StatusNotFound })
 }
+
+// A topic created on A is usable on B at once: Subscribe, GetTopicAttributes
+// and Publish on B right after A acknowledged CreateTopic find it (B reads
+// the database when its copy lacks a topic), where they answered NotFound
+// until B's copy caught up.
+func TestServePostgresClusterTopicUsableAtOnceOnAnotherNode(t *testing.T) {
+	t.Parallel()
+	var q, qARN string
+	a, b := registryNodes(t, func(a *server) {
+		q = a.createQueue(t, "at-once-q", nil)
+		qARN = a.queueAttrs(t, q, "QueueArn")["QueueArn"]
+	})
+	const rounds = 20
+	for i := 0; i < rounds; i++ {
+		topic := xmlValues(a.snsCall(t, "CreateTopic", "Name", "at-once-"+strconv.Itoa(i)), "TopicArn")[0]
+		if status, body := b.snsTry("Subscribe", "TopicArn", topic, "Protocol", "sqs", "Endpoint", qARN,
+			"Attributes.entry.1.key", "RawMessageDelivery", "Attributes.entry.1.value", "true"); status != http.StatusOK {
+			t.Fatalf("round %d: Subscribe on B right after CreateTopic on A: %d %s", i, status, body)
+		}
+		if status, body := b.snsTry("GetTopicAttributes", "TopicArn", topic); status != http.StatusOK {
+			t.Fatalf("round %d: GetTopicAttributes on B: %d %s", i, status, body)
+		}
+		if status, body := b.snsTry("Publish", "TopicArn", topic, "Message", "m"+strconv.Itoa(i)); status != http.StatusOK {
+			t.Fatalf("round %d: Publish on B: %d %s", i, status, body)
+		}
+	}
+	if got := b.drain(t, q); len(got) != rounds {
+		t.Fatalf("the queue got %d of B's %d publishes: %v", len(got), rounds, got)
+	}
+	if status, _ := b.snsTry("Subscribe", "TopicArn", "arn:aws:sns:us-east-1:000000000000:never-made", "Protocol", "sqs", "Endpoint", qARN); status != http.StatusNotFound {
+		t.Fatalf("Subscribe to a topic that exists nowhere: %d, want 404", status)
+	}
+}

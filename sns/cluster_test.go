@@ -26,29 +26,51 @@ func clusterNode(t *testing.T, node string, st storage.Store, ids *atomic.Uint64
 	return s
 }
 
-// A topic created on one node is seen by another within the reload
-// interval, and a subscription made there is served by a publish on the
-// first.
-func TestClusterTopicsVisibleWithinReload(t *testing.T) {
+// A topic created on one node is served by another at once, before any
+// reload or announcement: a node that misses a topic in memory reads the
+// registry before answering NotFound. Subscribe, GetTopicAttributes,
+// ListTagsForResource and Publish on the second node right after
+// CreateTopic on the first all find it, and a publish on either node
+// reaches the subscription made on the other.
+func TestClusterTopicsVisibleAtOnce(t *testing.T) {
 	st, ids := mem.New(), new(atomic.Uint64)
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	broker := &fakeBroker{}
 	a := clusterNode(t, "a", st, ids, broker, clk)
 	b := clusterNode(t, "b", st, ids, broker, clk)
-	top, err := a.CreateTopic("orders", nil, nil)
+	c := clusterNode(t, "c", st, ids, broker, clk)
+	top, err := a.CreateTopic("orders", nil, map[string]string{"team": "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetTopicAttributes(top.ARN); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
-		t.Fatalf("b saw the topic before reloading: %v", err)
-	}
-	clk.WaitForTimers(2, 10*time.Second)
-	clk.Advance(2 * time.Second)
-	waitFor(t, "b sees the topic", func() bool { _, err := b.GetTopicAttributes(top.ARN); return err == nil })
+	// No reload, no invalidation: the fake clock never moves.
 	if _, err := b.Subscribe(top.ARN, "sqs", testQueueARN+"q", nil); err != nil {
-		t.Fatal(err)
+		t.Fatalf("Subscribe on b right after CreateTopic on a: %v", err)
 	}
-	clk.WaitForTimers(2, 10*time.Second)
+	if attrs, err := b.GetTopicAttributes(top.ARN); err != nil || attrs["TopicArn"] != top.ARN {
+		t.Fatalf("GetTopicAttributes on b: %v %v", attrs, err)
+	}
+	if tags, err := c.ListTagsForResource(top.ARN); err != nil || len(tags) != 1 || tags[0].Value != "x" {
+		t.Fatalf("ListTagsForResource on c: %v %v", tags, err)
+	}
+	// c never saw the topic nor b's subscription: its publish reads both.
+	if _, err := c.Publish(context.Background(), PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+		t.Fatalf("Publish on c: %v", err)
+	}
+	if got := broker.count("q"); got != 1 {
+		t.Fatalf("the queue got %d messages from c's publish, want 1", got)
+	}
+	// A topic that exists nowhere is still NotFound on every node.
+	for _, n := range []*Service{a, b} {
+		if _, err := n.GetTopicAttributes(n.TopicARN("nope")); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+			t.Fatalf("a missing topic: %v", err)
+		}
+		if _, err := n.Subscribe(n.TopicARN("nope"), "sqs", testQueueARN+"q", nil); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+			t.Fatalf("Subscribe to a missing topic: %v", err)
+		}
+	}
+	// The reload still brings the rest: a sees b's subscription.
+	clk.WaitForTimers(3, 10*time.Second)
 	clk.Advance(2 * time.Second)
 	waitFor(t, "a sees the subscription", func() bool { subs, _ := a.ListSubscriptions(top.ARN); return len(subs) == 1 })
 	for _, n := range []*Service{a, b} {
@@ -56,8 +78,8 @@ func TestClusterTopicsVisibleWithinReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := broker.count("q"); got != 2 {
-		t.Fatalf("the queue got %d messages, want 2", got)
+	if got := broker.count("q"); got != 3 {
+		t.Fatalf("the queue got %d messages, want 3", got)
 	}
 }
 

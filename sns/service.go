@@ -189,6 +189,7 @@ func open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.shared = o.Reload > 0
 	sg, err := loadSigner(state)
 	if err != nil {
 		return nil, err
@@ -281,7 +282,10 @@ func (s *Service) topic(param, arn string) (*Topic, error) {
 	if n := len(strings.Split(arn, ":")); n < 6 {
 		return nil, InvalidParameter(param, fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
 	}
-	t, ok := s.store.getTopic(arn)
+	t, ok, err := s.store.readTopic(arn)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, NotFound("Topic does not exist")
 	}

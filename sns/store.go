@@ -72,6 +72,10 @@ type store struct {
 	unsubscribed map[string]*Subscription // by token
 	// invalidated asks the reload loop to reload now (Invalidate).
 	invalidated chan struct{}
+	// shared is true when other nodes change the registry too: a topic
+	// missing from memory is then looked for in the registry
+	// (topicmiss.go).
+	shared bool
 }
 
 func openStore(reg Registry) (*store, error) {

@@ -48,7 +48,10 @@ func (s *Service) tagged(arn string) (*Topic, error) {
 	if n := len(strings.Split(arn, ":")); n < 6 {
 		return nil, InvalidParameter("ResourceArn", fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
 	}
-	t, ok := s.store.getTopic(arn)
+	t, ok, err := s.store.readTopic(arn)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, ResourceNotFound("Resource does not exist")
 	}

@@ -322,7 +322,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	shared := storage.Share(store) // the engine's; the topic service and the triggers close their own, and the last closes the store
-	eng, err := o.openBroker(shared, log)
+	eng, err := o.openBroker(shared, cl, log)
 	if err != nil {
 		store.Close()
 		return err

@@ -24,6 +24,9 @@ import (
 type clusterOptions struct {
 	leaseTTL time.Duration
 	reload   time.Duration
+	// queueStores are more PostgreSQL databases to place queues on
+	// (--queue-store, serve_placement.go).
+	queueStores []string
 }
 
 func (c *clusterOptions) addFlags(f *pflag.FlagSet) {
@@ -31,6 +34,8 @@ func (c *clusterOptions) addFlags(f *pflag.FlagSet) {
 		"with --store postgres: how long the node running triggers, alarm notifications and SNS redeliveries holds its lease without renewing it (a dead node is replaced within 4/3 of it)")
 	f.DurationVar(&c.reload, "cluster-reload", 2*time.Second,
 		"with --store postgres: how often each node reloads the topics, subscriptions and triggers as a safety net (other nodes' changes are announced and seen within milliseconds)")
+	f.StringArrayVar(&c.queueStores, "queue-store", nil,
+		"with --store postgres: another PostgreSQL database (on another cluster) to place queues on; repeat it, or give several separated by spaces. --store stays the home database (topics, triggers, leases, the placement table, and queues too); every node must be given the same list")
 }
 
 func (c *clusterOptions) check() error {

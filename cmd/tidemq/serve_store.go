@@ -28,6 +28,9 @@ func isPostgresStore(s string) bool {
 
 // checkStore validates --store against the other storage flags.
 func (o *serveOptions) checkStore() error {
+	if len(o.cluster.queueStoreList()) > 0 && !isPostgresStore(o.store) {
+		return errors.New("--queue-store places queues on more PostgreSQL databases besides --store postgres://...: give --store a postgres:// URL too (the home database)")
+	}
 	switch {
 	case o.store == "" || o.store == "pebble":
 		return nil
@@ -35,16 +38,24 @@ func (o *serveOptions) checkStore() error {
 		if o.inMemory {
 			return errors.New("--in-memory and --store postgres://... both say where queues live: pick one")
 		}
-		if _, err := url.Parse(o.store); err != nil {
-			var ue *url.Error // its message quotes the whole URL, password and all
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return fmt.Errorf("--store %s: not a postgres:// URL: %v", redactDSN(o.store), err)
+		if err := checkPostgresURL("--store", o.store); err != nil {
+			return err
 		}
-		return nil
+		return o.checkQueueStores()
 	}
 	return fmt.Errorf("--store must be pebble (the default: --data-dir) or a postgres://user@host/db URL, not %q", redactDSN(o.store))
+}
+
+// checkPostgresURL checks that flag's value s parses as a URL.
+func checkPostgresURL(flag, s string) error {
+	if _, err := url.Parse(s); err != nil {
+		var ue *url.Error // its message quotes the whole URL, password and all
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s %s: not a postgres:// URL: %v", flag, redactDSN(s), err)
+	}
+	return nil
 }
 
 // redactDSN hides the passwords of a connection URL, for messages and
@@ -145,13 +156,20 @@ func (o *serveOptions) openLocalStore(log *slog.Logger) (storage.Store, error) {
 // openBroker opens the queues' broker: the engine on shared (the local
 // store), or the PostgreSQL broker with --store postgres://..., which
 // does not use shared (the cluster's KV) but closes it when it closes.
-func (o *serveOptions) openBroker(shared storage.Store, log *slog.Logger) (tidemq.Broker, error) {
+func (o *serveOptions) openBroker(shared storage.Store, cl *cluster, log *slog.Logger) (tidemq.Broker, error) {
 	if !isPostgresStore(o.store) {
 		pageSize := engine.DefaultPageSize // the backlog of standard queues stays on disk
 		if o.inMemory {
 			pageSize = 0
 		}
 		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize})
+	}
+	if len(o.cluster.queueStoreList()) > 0 {
+		b, err := o.openPlacement(cl, log)
+		if err != nil {
+			return nil, err
+		}
+		return closesStore{b, shared}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -176,6 +194,8 @@ func (c closesStore) Close() error {
 // storeDescription says where the queues are, for the start-up log line.
 func (o *serveOptions) storeDescription() string {
 	switch {
+	case isPostgresStore(o.store) && len(o.cluster.queueStoreList()) > 0:
+		return fmt.Sprintf("%s and %d more databases for queues (--queue-store)", redactDSN(o.store), len(o.cluster.queueStoreList()))
 	case isPostgresStore(o.store):
 		return redactDSN(o.store)
 	case o.inMemory:
@@ -191,6 +211,12 @@ func secretsOnCommandLine(fs *pflag.FlagSet, o *serveOptions) []string {
 	var out []string
 	if onCommandLine(fs, "store") && redactDSN(o.store) != o.store {
 		out = append(out, "store")
+	}
+	for _, q := range o.cluster.queueStores {
+		if onCommandLine(fs, "queue-store") && redactDSN(q) != q {
+			out = append(out, "queue-store")
+			break
+		}
 	}
 	if onCommandLine(fs, "credentials") && o.credentials != "" {
 		out = append(out, "credentials")

@@ -97,6 +97,16 @@ func Isolated(t testing.TB) (dsn, schema string) {
 	if base != "" {
 		return schemaOn(t, base)
 	}
+	// Registered after the server's stop, so it runs before it.
+	return schemaOn(t, Separate(t))
+}
+
+// Separate starts a server of its own for t (another cluster than the
+// one Main or TIDEMQ_TEST_POSTGRES gives: its own initdb, port and data
+// directory), stops it when t ends and returns its DSN. It skips t when
+// no server can be started (fails it when CI=true).
+func Separate(t testing.TB) string {
+	t.Helper()
 	srv, err := Start()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -109,8 +119,7 @@ func Isolated(t testing.TB) (dsn, schema string) {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
-	// Registered after the server's stop, so it runs before it.
-	return schemaOn(t, srv.DSN)
+	return srv.DSN
 }
 
 // Schema creates a fresh schema for t and returns a DSN whose connections
