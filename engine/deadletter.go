@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -19,8 +18,7 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 	if dlq == nil || dlq == q {
 		return false // the target was deleted: keep delivering rather than lose it
 	}
-	reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
-	e.move(q, m, dlq, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason})
+	e.move(q, m, dlq, now, t, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now))
 	q.stats.DeadLettered++
 	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)
 	return true
@@ -101,7 +99,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 		}
 		if fixed == src {
 			h.unlock()
-			return nil, tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+			return nil, tidemq.MoveToSource(fixed.arn)
 		}
 	}
 	now := e.clock.Now()

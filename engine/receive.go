@@ -111,7 +111,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	}
 	if !q.fifo && q.nInflight >= tidemq.MaxInflightStandard {
-		return nil, tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+		return nil, tidemq.TooManyInflight(q.name)
 	}
 	var taken []*message
 	deliver := func(m *message) bool {
@@ -159,7 +159,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		q.attemptOrder = append(q.attemptOrder, attempt)
 	}
 	for i, m := range taken {
-		handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(q.handleKey)
+		handle := q.handle(m)
 		out[i] = m.snapshot(q, handle)
 		if attempt != nil {
 			attempt.msgs = append(attempt.msgs, m)

@@ -247,7 +247,7 @@ func (b *Broker) Healthy() error {
 // refusal is the error of a request to a closed broker.
 func (b *Broker) refusal() error {
 	if b.closed.Load() {
-		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+		return tidemq.ShuttingDown()
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 				return err
 			}
 			if fixed.id == src.id {
-				return tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+				return tidemq.MoveToSource(fixed.arn)
 			}
 		}
 		now := b.clock.Now()
@@ -145,8 +145,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 				continue
 			}
 			m.settle(stampOf(now), src.name)
-			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
-				Detail: "moved to " + to.name}); err != nil {
+			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.MovedEvent(src.name, to.name, now)); err != nil {
 				return moved, nil, err
 			}
 			b.stat(src.id, func(s *tidemq.QueueStats) { s.MovedOut++ })
@@ -207,8 +206,7 @@ func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, c
 	batch := &pgx.Batch{}
 	for _, m := range ms {
 		m.settle(stampOf(now), q.name)
-		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-			Detail: "retention period of " + q.Retention.String() + " passed; captured into " + dst.name}); err != nil {
+		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.CapturedEvent(q.name, q.Retention, dst.name, now)); err != nil {
 			return 0, err
 		}
 	}
