@@ -25,10 +25,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := 1
-	if p.MaxNumberOfMessages != nil {
-		max = *p.MaxNumberOfMessages
-	}
+	max := p.Limit()
 	var deadline time.Time
 	var w *waiter // while this call waits: its registration on wq
 	var wq *queue

@@ -217,10 +217,7 @@ func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := tidemq.DefaultPeekMessages
-	if p.Max != nil {
-		max = *p.Max
-	}
+	max := p.Limit()
 	var out []*tidemq.Message
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, p.Queue, false)

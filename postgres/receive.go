@@ -25,10 +25,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		return nil, err
 	}
 	p.Queue = b.canonical(p.Queue) // the name its wakes come by
-	max := 1
-	if p.MaxNumberOfMessages != nil {
-		max = *p.MaxNumberOfMessages
-	}
+	max := p.Limit()
 	var deadline time.Time
 	for first := true; ; first = false {
 		if err := b.refusal(); err != nil {
@@ -178,7 +175,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
-				if q.Redrive != nil && m.receiveCount >= q.Redrive.MaxReceiveCount {
+				if q.DeadLetterDue(m.receiveCount) {
 					if !dlqLooked {
 						dlqLooked = true
 						if dlq, err = b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN); err != nil {
