@@ -193,6 +193,13 @@ func InvalidReceiptHandle(handle string) *Error {
 	return Errorf(ErrReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", Echo(handle))
 }
 
+// ExpiredReceiptHandle is the error for a handle that names its message
+// but no longer acts on it: on a FIFO queue a handle of an earlier receive,
+// or one whose visibility timeout has run out.
+func ExpiredReceiptHandle(handle string) *Error {
+	return InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
+}
+
 // MaxEcho is the longest client value an error message repeats whole: a
 // receipt handle is at most 1,024 characters. A longer one is cut (Echo),
 // so that a 5 MB value does not come back as a 5 MB error.
@@ -216,3 +223,90 @@ func Echo(v string) string {
 func MissingParameter(param string) *Error {
 	return Errorf(ErrMissingParameter, "The request must contain the parameter %s.", param)
 }
+
+// The brokers' error texts, worded as SQS words them. Both brokers answer
+// with these; neither writes its own.
+
+// MessageNotAvailableForVisibility is ChangeMessageVisibility's answer
+// for a handle whose message is gone.
+func MessageNotAvailableForVisibility(handle string) *Error {
+	return InvalidParameter("ReceiptHandle", handle, "Message does not exist or is not available for visibility timeout change.")
+}
+
+// MessageNotInflight is ChangeMessageVisibility's answer for a message
+// that is neither in flight nor receivable.
+func MessageNotInflight() *Error {
+	return Errorf(ErrMessageNotInflight, "The message referred to is not in flight.")
+}
+
+// VisibilityBeyondLimit is ChangeMessageVisibility's answer for a timeout
+// that would end more than MaxVisibilityTimeout after the receive.
+func VisibilityBeyondLimit(timeout int) *Error {
+	return InvalidParameter("VisibilityTimeout", timeout,
+		fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", MaxVisibilityTimeout))
+}
+
+// MessageDoesNotExist answers a failure recorded for a message that is gone.
+func MessageDoesNotExist(handle string) *Error {
+	return InvalidParameter("ReceiptHandle", handle, "Message does not exist.")
+}
+
+// TooManyReceiptHandles answers a RecordFailure call beyond its bound.
+func TooManyReceiptHandles(n int) *Error {
+	return InvalidParameter("ReceiptHandles", n, "Too many receipt handles.")
+}
+
+// QueueExistsWithDifferent is CreateQueue's answer for a name that is taken
+// by a queue whose attribute attr differs from the request's.
+func QueueExistsWithDifferent(attr string) *Error {
+	return Errorf(ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", attr)
+}
+
+// PurgeInProgress answers a second PurgeQueue on queue within a minute.
+func PurgeInProgress(queue string) *Error {
+	return Errorf(ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
+}
+
+// TooManyInflight answers a receive from a standard queue that holds
+// MaxInflightStandard messages in flight.
+func TooManyInflight(queue string) *Error {
+	return Errorf(ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", queue, MaxInflightStandard)
+}
+
+// MoveToSource answers MoveMessages whose destination is its source.
+func MoveToSource(arn string) *Error {
+	return InvalidParameter("DestinationArn", arn, "The destination must differ from the source.")
+}
+
+// MoveTaskSourceNotFound, MoveTaskDestinationNotFound, MoveTaskNotFound,
+// NotADeadLetterQueue, MoveTaskAlreadyRunning and MoveTaskNotRunning are the
+// message move task's errors.
+func MoveTaskSourceNotFound() *Error {
+	return Errorf(ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+}
+
+// MoveTaskDestinationNotFound: see MoveTaskSourceNotFound.
+func MoveTaskDestinationNotFound() *Error {
+	return Errorf(ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
+}
+
+// MoveTaskNotFound: see MoveTaskSourceNotFound.
+func MoveTaskNotFound() *Error { return Errorf(ErrResourceNotFound, "Task does not exist.") }
+
+// NotADeadLetterQueue: see MoveTaskSourceNotFound.
+func NotADeadLetterQueue() *Error {
+	return Errorf(ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+}
+
+// MoveTaskAlreadyRunning: see MoveTaskSourceNotFound.
+func MoveTaskAlreadyRunning() *Error {
+	return Errorf(ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+}
+
+// MoveTaskNotRunning: see MoveTaskSourceNotFound.
+func MoveTaskNotRunning(status string) *Error {
+	return Errorf(ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", status)
+}
+
+// ShuttingDown answers a request that arrives while the broker closes.
+func ShuttingDown() *Error { return Errorf(ErrServiceUnavailable, "The server is shutting down.") }

@@ -49,3 +49,10 @@ func ParseQueueSettings(attrs map[string]string) QueueSettings {
 	}
 	return s
 }
+
+// DeadLetterDue reports whether a message received receives times is moved
+// to the dead-letter queue instead of delivered: the receive attempt after
+// maxReceiveCount receives moves it, as on SQS.
+func (s *QueueSettings) DeadLetterDue(receives int) bool {
+	return s.Redrive != nil && receives >= s.Redrive.MaxReceiveCount
+}

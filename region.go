@@ -1,6 +1,9 @@
 package tidemq
 
-import "strings"
+import (
+	"log/slog"
+	"strings"
+)
 
 // Queues per region.
 //
@@ -77,4 +80,28 @@ func QueueNameOfARN(arn, home, account string) (name string, ok bool) {
 		return "", false
 	}
 	return RegionalQueueName(a.Region, home, a.Resource), true
+}
+
+// The home a broker has when its options name none.
+const (
+	DefaultRegion    = "us-east-1"
+	DefaultAccountID = "000000000000"
+)
+
+// BrokerDefaults fills in what a broker's options left out: the system
+// clock, DefaultRegion, DefaultAccountID and slog's default logger.
+func BrokerDefaults(clock Clock, region, account string, log *slog.Logger) (Clock, string, string, *slog.Logger) {
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	if region == "" {
+		region = DefaultRegion
+	}
+	if account == "" {
+		account = DefaultAccountID
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return clock, region, account, log
 }

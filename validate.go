@@ -648,3 +648,22 @@ func (e *SendEntry) Validate(fifo bool, maxSize int) error {
 	}
 	return nil
 }
+
+// Limit is how many messages a receive returns at most: MaxNumberOfMessages,
+// 1 when left out.
+func (p *ReceiveMessagesParams) Limit() int { return orDefault(p.MaxNumberOfMessages, 1) }
+
+// Limit is how many messages a peek returns at most: Max, DefaultPeekMessages
+// when left out.
+func (p *PeekMessagesParams) Limit() int { return orDefault(p.Max, DefaultPeekMessages) }
+
+// Limit is how many tasks ListMessageMoveTasks returns at most: MaxResults,
+// 1 when left out.
+func (p *ListMoveTasksParams) Limit() int { return orDefault(p.MaxResults, 1) }
+
+func orDefault(n *int, def int) int {
+	if n == nil {
+		return def
+	}
+	return *n
+}

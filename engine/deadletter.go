@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -12,15 +11,14 @@ import (
 // receives; it reports whether it did. A receive reaches the message first:
 // the move happens on the receive attempt after maxReceiveCount, as on SQS.
 func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
-	if q.Redrive == nil || m.receiveCount < q.Redrive.MaxReceiveCount {
+	if !q.DeadLetterDue(m.receiveCount) {
 		return false
 	}
 	dlq := e.queueByARN(q.Redrive.DeadLetterTargetARN)
 	if dlq == nil || dlq == q {
 		return false // the target was deleted: keep delivering rather than lose it
 	}
-	reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
-	e.move(q, m, dlq, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason})
+	e.move(q, m, dlq, now, t, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now))
 	q.stats.DeadLettered++
 	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)
 	return true
@@ -28,12 +26,8 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 
 // move transfers m from src to dst in one batch: the source records are
 // deleted and the destination records written together, so after a crash
-// the message is in exactly one of the two queues. The message keeps its id,
-// body, attributes, receive count and history; it gets a new sequence in
-// dst. A dead-letter move keeps the receive count; into a FIFO queue the
-// message restarts its retention, into a standard queue it keeps its
-// original enqueue time, as on SQS. A redrive (any other move) resets the
-// receive count and restarts retention.
+// the message is in exactly one of the two queues. What the move does to
+// the message is tidemq.MoveRuleOf's.
 func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn, ev tidemq.HistoryEvent) *message {
 	n := &message{
 		id: m.id, body: m.body, attrs: m.attrs, sysAttrs: m.sysAttrs,
@@ -42,31 +36,13 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
 		history: append([]tidemq.HistoryEvent(nil), m.history...),
 	}
-	switch ev.Kind {
-	case tidemq.HistoryDeadLetter:
-		n.dlqSource = src.arn
-	case tidemq.HistoryCaptured:
-		// An expired message keeps its story and count but gets the
-		// capture queue's whole retention period.
-		n.enqueued = stampOf(now)
-	default:
-		// A redrive gives the message a fresh start in its new queue: with
-		// the receive count kept, a source with maxReceiveCount 1 would
-		// dead-letter it again on the first receive attempt.
-		n.receiveCount, n.firstReceive, n.receivedAt = 0, 0, 0
-		n.enqueued = stampOf(now)
-	}
-	if dst.fifo {
-		n.enqueued = stampOf(now)
-	}
+	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now),
+		&n.dlqSource, &n.group, &n.receiveCount, &n.firstReceive, &n.receivedAt, &n.enqueued)
 	n.addHistory(ev)
 	n.seq = dst.nextSeq
 	dst.nextSeq++
 	if dst.fifo {
 		n.fifoSeq = n.seq
-		if n.group == "" {
-			n.group = "default"
-		}
 	}
 	src.remove(m, t)
 	dst.add(n)
@@ -101,7 +77,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 		}
 		if fixed == src {
 			h.unlock()
-			return nil, tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+			return nil, tidemq.MoveToSource(fixed.arn)
 		}
 	}
 	now := e.clock.Now()

@@ -30,8 +30,8 @@ func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 			errs[i] = err
 		case m == nil:
 			// Already deleted: success, as on SQS.
-		case q.fifo && (r.count != m.receiveCount || m.state != stateInflight):
-			errs[i] = expiredReceipt(entry.ReceiptHandle)
+		case q.handled(r, m).Stale():
+			errs[i] = tidemq.ExpiredReceiptHandle(entry.ReceiptHandle)
 		default:
 			q.remove(m, t)
 			q.stats.Deleted++

@@ -39,6 +39,10 @@ type Options struct {
 
 // Engine is the single-node Broker. It is safe for concurrent use.
 type Engine struct {
+	// QueueCore implements the calls on a queue's record over the
+	// engine's queueDriver (queuedriver.go).
+	tidemq.QueueCore
+
 	store  storage.Store
 	clock  tidemq.Clock
 	region string
@@ -100,19 +104,9 @@ func Open(o Options) (*Engine, error) {
 		closing:  make(chan struct{}),
 		draining: make(chan struct{}),
 	}
+	e.QueueCore = tidemq.NewQueueCore(queueDriver{e})
 	e.resetState()
-	if e.clock == nil {
-		e.clock = tidemq.SystemClock{}
-	}
-	if e.region == "" {
-		e.region = "us-east-1"
-	}
-	if e.acct == "" {
-		e.acct = "000000000000"
-	}
-	if e.log == nil {
-		e.log = slog.Default()
-	}
+	e.clock, e.region, e.acct, e.log = tidemq.BrokerDefaults(e.clock, e.region, e.acct, e.log)
 	start := time.Now()
 	if err := e.load(); err != nil {
 		return nil, fmt.Errorf("engine: load state: %w", err)
@@ -144,7 +138,7 @@ func (e *Engine) resetState() {
 // resumeTasks starts a runner for every loaded task that was running.
 func (e *Engine) resumeTasks() {
 	for _, t := range e.tasks {
-		if t.active() {
+		if t.Active() {
 			e.log.Info("resuming message move task", "source", t.SourceARN, "moved", t.ApproximateNumberOfMessagesMoved)
 			e.startTask(t)
 		}

@@ -23,7 +23,7 @@ func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 	h := hold{e: e}
 	defer h.guard(&err)
 	if len(p.ReceiptHandles) > maxFailureHandles {
-		return nil, tidemq.InvalidParameter("ReceiptHandles", len(p.ReceiptHandles), "Too many receipt handles.")
+		return nil, tidemq.TooManyReceiptHandles(len(p.ReceiptHandles))
 	}
 	q, now, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
@@ -36,12 +36,11 @@ func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 		case err != nil:
 			errs[i] = err
 		case m == nil || m.state == stateGone:
-			errs[i] = tidemq.InvalidParameter("ReceiptHandle", h, "Message does not exist.")
-		case r.count != m.receiveCount:
-			errs[i] = expiredReceipt(h)
+			errs[i] = tidemq.MessageDoesNotExist(h)
+		case !q.handled(r, m).Latest():
+			errs[i] = tidemq.ExpiredReceiptHandle(h)
 		default:
-			m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryConsumerFailed, Queue: q.name,
-				Client: p.Client, Detail: p.Detail})
+			m.addHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
 			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 		}
 	}

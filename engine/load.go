@@ -223,8 +223,7 @@ func (e *Engine) load() (err error) {
 			if m.expiredWhileDown(now) {
 				// The visibility timeout ran out while the server was down:
 				// record it as the timer would have.
-				m.addHistory(tidemq.HistoryEvent{Time: m.visibleAt.time(), Kind: tidemq.HistoryExpired, Queue: q.name,
-					Detail: "visibility timeout expired without a delete"})
+				m.addHistory(tidemq.ExpiredEvent(q.name, m.visibleAt.time()))
 				cleanup.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 			}
 			q.activate(m, now)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,10 +60,6 @@ func taskFromRecord(b []byte) (*moveTask, error) {
 	}}, nil
 }
 
-func (t *moveTask) active() bool {
-	return t.Status == tidemq.MoveTaskRunning || t.Status == tidemq.MoveTaskCancelling
-}
-
 // isDeadLetterQueue reports whether some queue's RedrivePolicy targets q.
 func (e *Engine) isDeadLetterQueue(q *queue) bool {
 	for _, src := range e.queues {
@@ -82,31 +77,20 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	if err := p.Validate(); err != nil {
 		return "", err
 	}
-	rate := 0 // the broker's choice: as fast as chunks go
-	if p.MaxNumberOfMessagesPerSecond != nil {
-		rate = *p.MaxNumberOfMessagesPerSecond
-	}
+	rate := p.Rate() // 0, the broker's choice: as fast as chunks go
 	if err := h.lock(); err != nil {
 		return "", err
 	}
 	src := e.queueByARN(p.SourceARN)
-	if src == nil {
-		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
-	}
-	if p.DestinationARN != "" && e.queueByARN(p.DestinationARN) == nil {
-		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
-	}
-	if !e.isDeadLetterQueue(src) {
-		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
-	}
-	for _, t := range e.tasksBySource[src.arn] {
-		if t.active() {
-			h.unlock()
-			return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+	running := false
+	if src != nil {
+		for _, t := range e.tasksBySource[src.arn] {
+			running = running || t.Active()
 		}
+	}
+	if err := p.CheckStart(src != nil, e.queueByARN(p.DestinationARN) != nil, src != nil && e.isDeadLetterQueue(src), running); err != nil {
+		h.unlock()
+		return "", err
 	}
 	now := e.clock.Now()
 	tx := e.begin()
@@ -149,18 +133,14 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 	if err := h.lock(); err != nil {
 		return 0, err
 	}
-	if e.queueByARN(th.SourceARN) == nil { // AWS's answer for a handle of a queue that is gone
-		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
-	}
 	t := e.tasks[th.TaskID]
-	if t == nil || t.SourceARN != th.SourceARN {
-		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+	var found *tidemq.MessageMoveTask
+	if t != nil {
+		found = &t.MessageMoveTask
 	}
-	if t.Status != tidemq.MoveTaskRunning {
+	if err := tidemq.CheckCancel(th, e.queueByARN(th.SourceARN) != nil, found); err != nil {
 		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+		return 0, err
 	}
 	t.Status = tidemq.MoveTaskCancelling
 	moved := t.ApproximateNumberOfMessagesMoved
@@ -176,25 +156,18 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := 1
-	if p.MaxResults != nil {
-		max = *p.MaxResults
-	}
+	max := p.Limit()
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
 	// e.mu is released by the guard
 	if e.queueByARN(p.SourceARN) == nil {
-		return nil, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		return nil, tidemq.MoveTaskSourceNotFound()
 	}
 	list := e.tasksBySource[p.SourceARN]
 	var out []tidemq.MessageMoveTask
 	for i := len(list) - 1; i >= 0 && len(out) < max; i-- {
-		t := list[i].MessageMoveTask
-		if t.Status == tidemq.MoveTaskRunning {
-			t.TaskHandle = tidemq.MoveTaskHandle{TaskID: list[i].id, SourceARN: t.SourceARN}.Encode()
-		}
-		out = append(out, t)
+		out = append(out, list[i].MessageMoveTask.Listed(list[i].id))
 	}
 	return out, nil
 }
@@ -211,29 +184,9 @@ func (e *Engine) startTask(t *moveTask) {
 // Open). With a rate it moves that many messages per second of the Clock.
 func (e *Engine) runTask(t *moveTask, rate int) {
 	defer e.wg.Done()
-	for {
-		select {
-		case <-e.closing:
-			return
-		default:
-		}
-		chunk := moveChunk
-		if rate > 0 {
-			chunk = rate
-		}
-		if e.taskStep(t, chunk) {
-			return
-		}
-		if rate > 0 {
-			timer := e.clock.NewTimer(time.Second)
-			select {
-			case <-timer.C():
-			case <-e.closing:
-				timer.Stop()
-				return
-			}
-		}
-	}
+	tidemq.PaceMoveTask(e.clock, e.closing, rate, moveChunk, func(n int) (bool, bool) {
+		return e.taskStep(t, n), false
+	})
 }
 
 // taskStep moves up to chunk messages and reports whether the task ended.
@@ -259,35 +212,16 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 	now := e.clock.Now()
 	tx := e.begin()
 	next := *t
-	end := func(status, reason string) {
-		next.Status, next.FailureReason = status, reason
-	}
 	src := e.queueByARN(t.SourceARN)
 	var fixed *queue
 	if t.DestinationARN != "" {
 		fixed = e.queueByARN(t.DestinationARN)
 	}
-	switch {
-	case t.Status == tidemq.MoveTaskCancelling:
-		end(tidemq.MoveTaskCancelled, "")
-	case src == nil || (t.DestinationARN != "" && fixed == nil):
-		end(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
-	default:
+	if next.StepCheck(src != nil, fixed != nil) {
 		e.advance(src, now, tx)
-		left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
-		if left <= 0 { // an empty DLQ at start, or done: never move past the snapshot
-			end(tidemq.MoveTaskCompleted, "")
-			break
-		}
-		n, err := e.moveSome(src, fixed, int(min(int64(chunk), left)), now, tx, false)
-		next.ApproximateNumberOfMessagesMoved += int64(n)
-		switch {
-		case errors.Is(err, errNoSource):
-			end(tidemq.MoveTaskFailed, tidemq.MoveTaskNoSource)
-		case err != nil:
-			end(tidemq.MoveTaskFailed, tidemq.AsError(err).Code.Code)
-		case next.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || src.nReady == 0:
-			end(tidemq.MoveTaskCompleted, "")
+		if size := next.StepSize(chunk); size > 0 {
+			n, err := e.moveSome(src, fixed, size, now, tx, false)
+			next.StepDone(n, err, src.nReady == 0)
 		}
 	}
 	tx.b.Set(append([]byte(prefixTask), t.id...), next.record())
@@ -304,7 +238,7 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 		next.Status = tidemq.MoveTaskCancelling // cancelled while this step was syncing
 	}
 	*t = next
-	if cancelled && !next.active() {
+	if cancelled && !next.Active() {
 		// A Cancel during this step's sync wrote a CANCELLING record after
 		// this step's final one; write the final state again so that the
 		// store, like memory, ends with it (a CANCELLING task would resume
@@ -317,7 +251,7 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 	} else {
 		h.unlock()
 	}
-	if next.active() {
+	if next.Active() {
 		return false
 	}
 	if e.onTaskEnd != nil {
@@ -327,10 +261,6 @@ func (e *Engine) taskStep(t *moveTask, chunk int) (ended bool) {
 		"moved", next.ApproximateNumberOfMessagesMoved, "reason", next.FailureReason)
 	return true
 }
-
-// errNoSource ends a task that sends messages back to their sources at a
-// message that has none (tidemq.MoveTaskNoSource).
-var errNoSource = errors.New("message has no dead-letter source")
 
 // moveSome moves up to max ready messages (all when max <= 0) from src to
 // dst, or to each message's own source queue when dst is nil. A message
@@ -356,7 +286,7 @@ func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipM
 		if to == nil || to == src {
 			if !skipMissing {
 				if dst == nil && m.dlqSource == "" {
-					return moved, errNoSource
+					return moved, tidemq.ErrNoMoveSource
 				}
 				return moved, tidemq.NonExistentQueue()
 			}
@@ -365,8 +295,7 @@ func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipM
 			parked = append(parked, m)
 			continue
 		}
-		e.move(src, m, to, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
-			Detail: "moved to " + to.name})
+		e.move(src, m, to, now, t, tidemq.MovedEvent(src.name, to.name, now))
 		src.stats.MovedOut++
 		moved++
 	}

@@ -14,10 +14,7 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := tidemq.DefaultPeekMessages
-	if p.Max != nil {
-		max = *p.Max
-	}
+	max := p.Limit()
 	q, _, t, err := e.lockQueue(&h, p.Queue)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/google/btree"
@@ -245,8 +244,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 			continue
 		}
 		if te.kind == timerVisible {
-			m.addHistory(tidemq.HistoryEvent{Time: te.at.time(), Kind: tidemq.HistoryExpired, Queue: q.name,
-				Detail: "visibility timeout expired without a delete"})
+			m.addHistory(tidemq.ExpiredEvent(q.name, te.at.time()))
 			// Written now: nothing else rewrites the state before the next
 			// receive, and a restart does not derive the event again.
 			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
@@ -288,8 +286,7 @@ func (e *Engine) expire(q *queue, m *message, capture *queue, now time.Time, t *
 	q.stats.Expired++
 	q.expiredUnlogged++
 	if capture != nil {
-		e.move(q, m, capture, now, t, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-			Detail: fmt.Sprintf("retention period of %s passed; captured into %s", q.Retention, capture.name)})
+		e.move(q, m, capture, now, t, tidemq.CapturedEvent(q.name, q.Retention, capture.name, now))
 		return
 	}
 	q.remove(m, t)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,13 +48,8 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	}
 	if q := e.queues[p.Name]; q != nil {
 		// e.mu is released by the guard
-		for name, v := range attrs {
-			if q.attrs[name] != v {
-				return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
-			}
-		}
-		if fifo != q.fifo {
-			return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+		if err := tidemq.CheckExisting(attrs, fifo, q.attrs, q.fifo); err != nil {
+			return nil, err
 		}
 		return q.info(), nil
 	}
@@ -86,19 +80,12 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 // target exists, has the same type, and its RedriveAllowPolicy lets this
 // queue in. Called with e.mu held.
 func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) error {
-	s := attrs[tidemq.AttrRedrivePolicy]
-	if s == "" {
-		return nil
-	}
-	p, err := tidemq.ParseRedrivePolicy(s)
-	if err != nil {
-		return err
-	}
-	var target *tidemq.RedriveTarget
-	if dlq := e.queueByARN(p.DeadLetterTargetARN); dlq != nil {
-		target = &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}
-	}
-	return tidemq.CheckRedriveTarget(s, e.region, name, e.arn(name), fifo, target)
+	return tidemq.CheckRedrive(attrs, e.region, name, e.arn(name), fifo, func(arn string) (*tidemq.RedriveTarget, error) {
+		if dlq := e.queueByARN(arn); dlq != nil {
+			return &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}, nil
+		}
+		return nil, nil
+	})
 }
 
 // GetQueue reports a queue by name.
@@ -192,7 +179,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	now := e.clock.Now()
 	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
 		h.unlock()
-		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+		return tidemq.PurgeInProgress(q.name)
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)
@@ -257,45 +244,6 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 	return tidemq.PageQueueNames(names, p.MaxResults, p.NextToken)
 }
 
-// GetQueueAttributes returns the asked-for attributes, computed ones
-// included. No names, no attributes.
-func (e *Engine) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (_ map[string]string, err error) {
-	h := hold{e: e}
-	defer h.guard(&err)
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q, _, t, err := e.lockQueue(&h, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	all := make(map[string]string, len(q.attrs)+6)
-	for k, v := range q.attrs {
-		if v != "" {
-			all[k] = v
-		}
-	}
-	all[tidemq.AttrApproximateNumberOfMessages] = strconv.Itoa(q.nReady)
-	all[tidemq.AttrApproximateNumberOfMessagesNotVisible] = strconv.Itoa(q.nInflight)
-	all[tidemq.AttrApproximateNumberOfMessagesDelayed] = strconv.Itoa(q.nDelayed)
-	all[tidemq.AttrCreatedTimestamp] = strconv.FormatInt(q.created.Unix(), 10)
-	all[tidemq.AttrLastModifiedTimestamp] = strconv.FormatInt(q.modified.Unix(), 10)
-	all[tidemq.AttrQueueArn] = q.arn
-	if err := e.finish(&h, t); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string)
-	for _, n := range p.Names {
-		if n == tidemq.AttrAll {
-			return all, nil
-		}
-		if v, ok := all[n]; ok {
-			out[n] = v
-		}
-	}
-	return out, nil
-}
-
 // SetQueueAttributes changes settable attributes. Changes apply at once.
 func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) (err error) {
 	h := hold{e: e}
@@ -311,14 +259,9 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		h.unlock()
 		return err
 	}
-	attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-	merged := tidemq.MergeQueueAttributes(q.attrs, attrs)
-	if err == nil {
-		err = e.checkRedrive(q.name, q.fifo, merged)
-	}
-	if err == nil {
-		err = tidemq.ValidateMergedQueueAttributes(merged)
-	}
+	merged, err := p.Merge(q.attrs, q.fifo, func(merged map[string]string) error {
+		return e.checkRedrive(q.name, q.fifo, merged)
+	})
 	if err != nil {
 		h.unlock()
 		return err

@@ -1,116 +1,51 @@
 package engine
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"hash"
-	"sync"
-
 	"github.com/tidemq/tidemq"
 )
 
-// A receipt handle names one receive of one message: the queue id, the
-// message's sequence, and the receive count at that receive (so a later
-// receive makes older handles stale), sealed with an HMAC under the
-// engine's secret key (stored under keyHandleSecret) so that a handle
-// cannot be forged from the small integers it carries.
-type receipt struct {
-	qid, seq uint64
-	count    int
-}
-
+// receiptVersion is the embedded store's receipt handle format
+// (tidemq.ReceiptCodec); the key is the engine's secret, stored under
+// keyHandleSecret.
 const receiptVersion = 1
 
-func (r receipt) encode(key []byte) string {
-	b := make([]byte, 0, 40)
-	b = append(b, receiptVersion)
-	b = binary.AppendUvarint(b, r.qid)
-	b = binary.AppendUvarint(b, r.seq)
-	b = binary.AppendUvarint(b, uint64(r.count))
-	b = appendReceiptMAC(b, key, b)
-	return base64.RawURLEncoding.EncodeToString(b)
+// receipts is q's receipt codec.
+func (q *queue) receipts() tidemq.ReceiptCodec {
+	return tidemq.ReceiptCodec{Version: receiptVersion, Key: q.handleKey}
 }
 
-// macState is a keyed HMAC kept for reuse: hmac.New costs two allocations
-// and two SHA-256 blocks of key setup, on every receive and delete.
-type macState struct {
-	key []byte
-	h   hash.Hash
-	sum [sha256.Size]byte
-}
-
-var macStates sync.Pool
-
-// appendReceiptMAC appends the 12-byte seal of a handle's fields to dst.
-func appendReceiptMAC(dst, key, fields []byte) []byte {
-	s, _ := macStates.Get().(*macState)
-	if s == nil || !bytes.Equal(s.key, key) {
-		s = &macState{key: key, h: hmac.New(sha256.New, key)}
-	} else {
-		s.h.Reset()
-	}
-	s.h.Write(fields)
-	dst = append(dst, s.h.Sum(s.sum[:0])[:12]...)
-	macStates.Put(s)
-	return dst
-}
-
-func decodeReceipt(key []byte, s string) (receipt, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 1+3+12 || b[0] != receiptVersion {
-		return receipt{}, false
-	}
-	fields := b[:len(b)-12]
-	var mac [12]byte
-	if !hmac.Equal(b[len(b)-12:], appendReceiptMAC(mac[:0], key, fields)) {
-		return receipt{}, false
-	}
-	b = b[1:]
-	var r receipt
-	var vals [3]uint64
-	for i := range vals {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return receipt{}, false
-		}
-		vals[i] = v
-		b = b[n:]
-	}
-	if len(b) != 12 || vals[2] == 0 || vals[2] > 1<<31 {
-		return receipt{}, false
-	}
-	r.qid, r.seq, r.count = vals[0], vals[1], int(vals[2])
-	return r, true
-}
-
-func invalidReceipt(handle string) error {
-	return tidemq.InvalidReceiptHandle(handle)
-}
-
-func expiredReceipt(handle string) error {
-	return tidemq.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
+// handle returns the receipt handle of m's latest receive.
+func (q *queue) handle(m *message) string {
+	return q.receipts().Encode(tidemq.Receipt{Queue: q.id, Seq: m.seq, Count: m.receiveCount})
 }
 
 // lookupReceipt resolves a handle for queue q. It returns the message (nil
 // when it is no longer in the queue) or ReceiptHandleIsInvalid for a handle
 // that is malformed or belongs to another queue.
-func (q *queue) lookupReceipt(handle string) (receipt, *message, error) {
-	if handle == "" {
-		return receipt{}, nil, tidemq.MissingParameter("ReceiptHandle")
+func (q *queue) lookupReceipt(handle string) (tidemq.Receipt, *message, error) {
+	r, err := q.receipts().Open(handle, q.id)
+	if err != nil {
+		return r, nil, err
 	}
-	r, ok := decodeReceipt(q.handleKey, handle)
-	if !ok || r.qid != q.id || r.seq >= q.nextSeq {
-		return r, nil, invalidReceipt(handle)
+	if r.Seq >= q.nextSeq {
+		return r, nil, tidemq.InvalidReceiptHandle(handle)
 	}
-	m := q.msgs[r.seq]
+	m := q.msgs[r.Seq]
 	if m == nil {
-		m = q.pageInOne(r.seq)
+		m = q.pageInOne(r.Seq)
 	}
-	if m != nil && r.count > m.receiveCount {
-		return r, nil, invalidReceipt(handle)
+	if m != nil && r.Count > m.receiveCount {
+		return r, nil, tidemq.InvalidReceiptHandle(handle)
 	}
 	return r, m, nil
+}
+
+// handled describes m, named by receipt r, for the handle rules
+// (tidemq.Handled); m is nil when it is no longer in q.
+func (q *queue) handled(r tidemq.Receipt, m *message) tidemq.Handled {
+	if m == nil {
+		return tidemq.Handled{Gone: true, FIFO: q.fifo, Receipt: r}
+	}
+	return tidemq.Handled{FIFO: q.fifo, Receipt: r, ReceiveCount: m.receiveCount,
+		Inflight: m.state == stateInflight, Ready: m.state == stateReady, ReceivedAt: m.receivedAt.time()}
 }

@@ -25,10 +25,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := 1
-	if p.MaxNumberOfMessages != nil {
-		max = *p.MaxNumberOfMessages
-	}
+	max := p.Limit()
 	var deadline time.Time
 	var w *waiter // while this call waits: its registration on wq
 	var wq *queue
@@ -111,7 +108,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	}
 	if !q.fifo && q.nInflight >= tidemq.MaxInflightStandard {
-		return nil, tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+		return nil, tidemq.TooManyInflight(q.name)
 	}
 	var taken []*message
 	deliver := func(m *message) bool {
@@ -159,7 +156,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		q.attemptOrder = append(q.attemptOrder, attempt)
 	}
 	for i, m := range taken {
-		handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(q.handleKey)
+		handle := q.handle(m)
 		out[i] = m.snapshot(q, handle)
 		if attempt != nil {
 			attempt.msgs = append(attempt.msgs, m)

@@ -63,7 +63,7 @@ func TestForgedReceiptHandleIsInvalid(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatal("no message")
 	}
-	forged := receipt{qid: 1, seq: 1, count: 1}.encode([]byte("not the engine's key"))
+	forged := tidemq.ReceiptCodec{Version: receiptVersion, Key: []byte("not the engine's key")}.Encode(tidemq.Receipt{Queue: 1, Seq: 1, Count: 1})
 	errs, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{{ReceiptHandle: forged}}})
 	if err != nil || !tidemq.HasCode(errs[0], tidemq.ErrReceiptHandleIsInvalid) {
 		t.Fatalf("forged handle: %v %v", err, errs)

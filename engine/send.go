@@ -44,30 +44,20 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			return nil, err
 		}
 	}
-	sender := p.Client.AccessKey
-	if sender == "" {
-		sender = e.acct
-	}
-	results := make([]tidemq.SendResult, len(p.Entries))
+	sender := p.SenderID(e.acct)
+	results := p.Results(q.fifo, q.MaxSize)
 	var waits []*sharedDurable
 	created := false
 	for i := range p.Entries {
-		entry := &p.Entries[i]
-		res := &results[i]
-		res.ID = entry.ID
-		if err := entry.Validate(q.fifo, q.MaxSize); err != nil {
-			res.Err = err
+		entry, res := &p.Entries[i], &results[i]
+		if res.Err != nil {
 			continue
 		}
 		m := &message{
 			body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
 			group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now),
 		}
-		delay := q.Delay
-		if entry.DelaySeconds != nil && !q.fifo {
-			delay = time.Duration(*entry.DelaySeconds) * time.Second
-		}
-		m.availableAt = stampOf(now.Add(delay))
+		m.availableAt = stampOf(now.Add(q.SendDelay(entry, q.fifo)))
 		var key string
 		if q.fifo {
 			m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)

@@ -30,36 +30,20 @@ func (e *Engine) changeVisibility(q *queue, entry *tidemq.ChangeVisibilityEntry,
 	if err := entry.Validate(); err != nil {
 		return err
 	}
-	v := 0 // a batch entry without a timeout
-	if entry.VisibilityTimeout != nil {
-		v = *entry.VisibilityTimeout
-	}
 	r, m, err := q.lookupReceipt(entry.ReceiptHandle)
 	if err != nil {
 		return err
 	}
-	if m == nil {
-		return tidemq.InvalidParameter("ReceiptHandle", entry.ReceiptHandle, "Message does not exist or is not available for visibility timeout change.")
+	c, err := entry.Decide(q.handled(r, m), now)
+	if err != nil {
+		return err
 	}
-	if q.fifo && (r.count != m.receiveCount || m.state != stateInflight) {
-		return expiredReceipt(entry.ReceiptHandle)
-	}
-	if m.state != stateInflight && m.state != stateReady {
-		return tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
-	}
-	// On a standard queue SQS accepts an expired handle: the message,
-	// visible again, is hidden for the new timeout (0 changes nothing).
-	timeout := time.Duration(v) * time.Second
-	if now.Add(timeout).After(m.receivedAt.time().Add(tidemq.MaxVisibilityTimeout * time.Second)) {
-		return tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
-	}
-	m.visibleAt = stampOf(now.Add(timeout))
-	if v == 0 && m.state == stateReady {
+	m.visibleAt = stampOf(c.VisibleAt)
+	if !c.Write {
 		return nil
 	}
-	if v == 0 {
-		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
-			Detail: "visibility timeout set to 0: returned to the queue"})
+	if c.Release {
+		m.addHistory(tidemq.ReleasedEvent(q.name, now))
 		q.setState(m, stateReady)
 	} else {
 		q.setState(m, stateInflight) // a new deadline; the old timer entry goes stale

@@ -49,6 +49,10 @@ const DefaultMaxConns = 20
 // Broker is a tidemq.Broker on PostgreSQL. Several Brokers (nodes) may
 // share one database; each is safe for concurrent use.
 type Broker struct {
+	// QueueCore implements the calls on a queue's record over the
+	// broker's queueDriver (queuedriver.go).
+	tidemq.QueueCore
+
 	pool    *pgxpool.Pool
 	ownPool bool
 	clock   tidemq.Clock
@@ -98,19 +102,9 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
 		closing: make(chan struct{}), draining: make(chan struct{}), running: map[string]bool{},
 	}
+	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}
-	if b.clock == nil {
-		b.clock = tidemq.SystemClock{}
-	}
-	if b.region == "" {
-		b.region = "us-east-1"
-	}
-	if b.acct == "" {
-		b.acct = "000000000000"
-	}
-	if b.log == nil {
-		b.log = slog.Default()
-	}
+	b.clock, b.region, b.acct, b.log = tidemq.BrokerDefaults(b.clock, b.region, b.acct, b.log)
 	if b.pool == nil {
 		cfg, err := PoolConfig(o.DSN)
 		if err != nil {
@@ -247,7 +241,7 @@ func (b *Broker) Healthy() error {
 // refusal is the error of a request to a closed broker.
 func (b *Broker) refusal() error {
 	if b.closed.Load() {
-		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+		return tidemq.ShuttingDown()
 	}
 	return nil
 }

@@ -36,22 +36,18 @@ func (b *Broker) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 // are told apart afterwards, one by one.
 func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, entries []tidemq.DeleteEntry) ([]error, error) {
 	errs := make([]error, len(entries))
-	rs := make([]receipt, len(entries))
+	rs := make([]tidemq.Receipt, len(entries))
 	var seqs []int64
 	var counts []int32
 	for i, entry := range entries {
-		if entry.ReceiptHandle == "" {
-			errs[i] = tidemq.MissingParameter("ReceiptHandle")
-			continue
-		}
-		r, ok := decodeReceipt(b.handleKey, entry.ReceiptHandle)
-		if !ok || r.qid != q.id {
-			errs[i] = invalidReceipt(entry.ReceiptHandle)
+		r, err := b.receipts().Open(entry.ReceiptHandle, uint64(q.id))
+		if err != nil {
+			errs[i] = err
 			continue
 		}
 		rs[i] = r
-		seqs = append(seqs, r.seq)
-		counts = append(counts, int32(r.count))
+		seqs = append(seqs, int64(r.Seq))
+		counts = append(counts, int32(r.Count))
 	}
 	if len(seqs) == 0 {
 		return errs, nil
@@ -69,7 +65,7 @@ func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, ent
 	}
 	var rest []int
 	for i := range entries {
-		if errs[i] == nil && !deleted[rs[i].seq] {
+		if errs[i] == nil && !deleted[int64(rs[i].Seq)] {
 			rest = append(rest, i)
 		}
 	}
@@ -86,8 +82,8 @@ func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, ent
 				case err != nil:
 					return err
 				case m == nil:
-				case q.fifo && (r.count != m.receiveCount || !m.inflight(stampOf(now))):
-					errs[i] = expiredReceipt(entries[i].ReceiptHandle)
+				case q.handled(r, m, now).Stale():
+					errs[i] = tidemq.ExpiredReceiptHandle(entries[i].ReceiptHandle)
 				default: // changed between the two looks: delete it now
 					if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND seq = $2`, q.id, m.seq); err != nil {
 						return err
@@ -151,40 +147,20 @@ func (b *Broker) changeVisibility(ctx context.Context, tx pgx.Tx, q *queue, entr
 	if err := entry.Validate(); err != nil {
 		return false, err
 	}
-	v := 0 // a batch entry without a timeout
-	if entry.VisibilityTimeout != nil {
-		v = *entry.VisibilityTimeout
-	}
 	r, m, err := b.lookupReceipt(ctx, tx, q, entry.ReceiptHandle)
 	if err != nil {
 		return false, err
 	}
-	if m == nil {
-		return false, tidemq.InvalidParameter("ReceiptHandle", entry.ReceiptHandle, "Message does not exist or is not available for visibility timeout change.")
+	c, err := entry.Decide(q.handled(r, m, now), now)
+	if err != nil || !c.Write {
+		return false, err
 	}
-	n := stampOf(now)
-	if q.fifo && (r.count != m.receiveCount || !m.inflight(n)) {
-		return false, expiredReceipt(entry.ReceiptHandle)
-	}
-	if !m.inflight(n) && !m.ready(n) {
-		return false, tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
-	}
-	// On a standard queue SQS accepts an expired handle: the message,
-	// visible again, is hidden for the new timeout (0 changes nothing).
-	timeout := time.Duration(v) * time.Second
-	if now.Add(timeout).After(timeOf(m.receivedAt).Add(tidemq.MaxVisibilityTimeout * time.Second)) {
-		return false, tidemq.InvalidParameter("VisibilityTimeout", v, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
-	}
-	if v == 0 && m.ready(n) {
-		return false, nil
-	}
-	m.settle(n, q.name)
-	if v == 0 {
-		m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReleased, Queue: q.name,
-			Detail: "visibility timeout set to 0: returned to the queue"})
+	m.settle(stampOf(now), q.name)
+	if c.Release {
+		m.addHistory(tidemq.ReleasedEvent(q.name, now))
 		m.held = false
 	}
-	m.visibleAt = stampOf(now.Add(timeout))
+	m.visibleAt = stampOf(c.VisibleAt)
 	_, err = tx.Exec(ctx, updateStateSQL, m.stateArgs()...)
 	return true, err
 }
@@ -198,7 +174,7 @@ const maxFailureHandles = 10000
 // receive's handle counts. See tidemq.FailureRecorder.
 func (b *Broker) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams) ([]error, error) {
 	if len(p.ReceiptHandles) > maxFailureHandles {
-		return nil, tidemq.InvalidParameter("ReceiptHandles", len(p.ReceiptHandles), "Too many receipt handles.")
+		return nil, tidemq.TooManyReceiptHandles(len(p.ReceiptHandles))
 	}
 	var errs []error
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
@@ -216,13 +192,12 @@ func (b *Broker) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 			case err != nil:
 				return err
 			case m == nil:
-				errs[i] = tidemq.InvalidParameter("ReceiptHandle", h, "Message does not exist.")
-			case r.count != m.receiveCount:
-				errs[i] = expiredReceipt(h)
+				errs[i] = tidemq.MessageDoesNotExist(h)
+			case !q.handled(r, m, now).Latest():
+				errs[i] = tidemq.ExpiredReceiptHandle(h)
 			default:
 				m.settle(stampOf(now), q.name)
-				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryConsumerFailed, Queue: q.name,
-					Client: p.Client, Detail: p.Detail})
+				m.addHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
 				if _, err := tx.Exec(ctx, updateStateSQL, m.stateArgs()...); err != nil {
 					return err
 				}
@@ -242,10 +217,7 @@ func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := tidemq.DefaultPeekMessages
-	if p.Max != nil {
-		max = *p.Max
-	}
+	max := p.Limit()
 	var out []*tidemq.Message
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, p.Queue, false)

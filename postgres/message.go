@@ -169,15 +169,14 @@ func (m *message) settle(now int64, queue string) bool {
 	if !m.held || m.visibleAt > now {
 		return false
 	}
-	m.addHistory(tidemq.HistoryEvent{Time: timeOf(m.visibleAt), Kind: tidemq.HistoryExpired, Queue: queue,
-		Detail: expiredDetail})
+	m.addHistory(tidemq.ExpiredEvent(queue, timeOf(m.visibleAt)))
 	m.held = false
 	return true
 }
 
-// expiredDetail is the detail of a visibility-expired event (receiveSQL
-// writes it too).
-const expiredDetail = "visibility timeout expired without a delete"
+// expiredDetail is the detail of a visibility-expired event, which
+// receiveSQL writes too.
+const expiredDetail = tidemq.ExpiredDetail
 
 // addHistory appends an event to m's story (tidemq.AppendHistory).
 func (m *message) addHistory(ev tidemq.HistoryEvent) {

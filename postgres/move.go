@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,32 +11,15 @@ import (
 
 // move transfers m from src to dst inside the caller's transaction (one
 // statement, moveSQL, queued on batch): the message is never in both
-// queues nor in neither. It keeps its id, body, attributes, receive
-// count and history and gets a new sequence in dst. A dead-letter move
-// keeps the receive count; into a FIFO queue the message restarts its
-// retention, into a standard queue it keeps its enqueue time, as on SQS.
-// A redrive (any other move) resets the receive count and restarts
-// retention. The caller announces dst (notify and wake).
+// queues nor in neither. What the move does to the message is
+// tidemq.MoveRuleOf's. The caller announces dst (notify and wake).
 func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *queue, m *message, dst *queue, now time.Time, ev tidemq.HistoryEvent) error {
 	n := *m
 	n.queueID = dst.id
 	n.visibleAt = stampOf(now)
 	n.history = append([]tidemq.HistoryEvent(nil), m.history...)
-	switch ev.Kind {
-	case tidemq.HistoryDeadLetter:
-		n.dlqSource = src.arn
-	case tidemq.HistoryCaptured:
-		n.enqueued = stampOf(now)
-	default:
-		n.receiveCount, n.firstReceive, n.receivedAt = 0, 0, 0
-		n.enqueued = stampOf(now)
-	}
-	if dst.fifo {
-		n.enqueued = stampOf(now)
-		if n.group == "" {
-			n.group = "default"
-		}
-	}
+	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now),
+		&n.dlqSource, &n.group, &n.receiveCount, &n.firstReceive, &n.receivedAt, &n.enqueued)
 	n.held = false // its story is settled (the callers settle m first)
 	n.addHistory(ev)
 	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
@@ -66,7 +48,7 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 				return err
 			}
 			if fixed.id == src.id {
-				return tidemq.InvalidParameter("DestinationArn", fixed.arn, "The destination must differ from the source.")
+				return tidemq.MoveToSource(fixed.arn)
 			}
 		}
 		now := b.clock.Now()
@@ -97,9 +79,9 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // moveSome moves up to max ready messages (all when max <= 0) from src to
 // dst, or to each message's own source queue when dst is nil, oldest
 // first. A message whose destination is gone is skipped when skipMissing,
-// and otherwise ends the call with QueueDoesNotExist, or errNoSource when
-// it has no source to go back to. It returns the queues that got
-// messages, announced (NOTIFY) in tx.
+// and otherwise ends the call with QueueDoesNotExist, or
+// tidemq.ErrNoMoveSource when it has no source to go back to. It returns
+// the queues that got messages, announced (NOTIFY) in tx.
 func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max int, now time.Time, skipMissing bool) (int, []string, error) {
 	moved := 0
 	byARN := map[string]*queue{}
@@ -137,7 +119,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 						return moved, nil, err
 					}
 					if dst == nil && m.dlqSource == "" {
-						return moved, wake, errNoSource
+						return moved, wake, tidemq.ErrNoMoveSource
 					}
 					return moved, wake, tidemq.NonExistentQueue()
 				}
@@ -145,8 +127,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 				continue
 			}
 			m.settle(stampOf(now), src.name)
-			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryMoved, Queue: src.name,
-				Detail: "moved to " + to.name}); err != nil {
+			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.MovedEvent(src.name, to.name, now)); err != nil {
 				return moved, nil, err
 			}
 			b.stat(src.id, func(s *tidemq.QueueStats) { s.MovedOut++ })
@@ -167,11 +148,6 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 	}
 	return moved, wake, nil
 }
-
-// errNoSource ends a task that sends messages back to their sources at a
-// message that has none, one sent straight to the dead-letter queue
-// (tidemq.MoveTaskNoSource).
-var errNoSource = errors.New("message has no dead-letter source")
 
 // CaptureExpiredTag is tidemq.CaptureExpiredTag.
 const CaptureExpiredTag = tidemq.CaptureExpiredTag
@@ -207,8 +183,7 @@ func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, c
 	batch := &pgx.Batch{}
 	for _, m := range ms {
 		m.settle(stampOf(now), q.name)
-		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryCaptured, Queue: q.name,
-			Detail: "retention period of " + q.Retention.String() + " passed; captured into " + dst.name}); err != nil {
+		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.CapturedEvent(q.name, q.Retention, dst.name, now)); err != nil {
 			return 0, err
 		}
 	}

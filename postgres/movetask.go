@@ -39,19 +39,12 @@ func scanTask(row pgx.Row) (*task, error) {
 	return t, err
 }
 
-func active(status string) bool {
-	return status == tidemq.MoveTaskRunning || status == tidemq.MoveTaskCancelling
-}
-
 // StartMessageMoveTask starts a redrive of a dead-letter queue.
 func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTaskParams) (string, error) {
 	if err := p.Validate(); err != nil {
 		return "", err
 	}
-	rate := 0
-	if p.MaxNumberOfMessagesPerSecond != nil {
-		rate = *p.MaxNumberOfMessagesPerSecond
-	}
+	rate := p.Rate()
 	var handle, id string
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		src, err := b.queueByARN(ctx, tx, p.SourceARN)
@@ -59,31 +52,27 @@ func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 			return err
 		}
 		if src == nil {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+			return p.CheckStart(false, false, false, false)
 		}
 		if src, err = b.getQueue(ctx, tx, src.name, true); err != nil { // one start at a time per source
 			return err
 		}
+		var dst *queue
 		if p.DestinationARN != "" {
-			dst, err := b.queueByARN(ctx, tx, p.DestinationARN)
-			if err != nil {
+			if dst, err = b.queueByARN(ctx, tx, p.DestinationARN); err != nil {
 				return err
-			}
-			if dst == nil {
-				return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
 			}
 		}
 		var isDLQ, running bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE dlq_target = $1),
+		if dst != nil || p.DestinationARN == "" {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE dlq_target = $1),
 				EXISTS (SELECT 1 FROM move_tasks WHERE source_arn = $1 AND status IN ('RUNNING', 'CANCELLING'))`,
-			src.arn).Scan(&isDLQ, &running); err != nil {
+				src.arn).Scan(&isDLQ, &running); err != nil {
+				return err
+			}
+		}
+		if err := p.CheckStart(true, dst != nil, isDLQ, running); err != nil {
 			return err
-		}
-		if !isDLQ {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
-		}
-		if running {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 		}
 		now := b.clock.Now()
 		if err := b.expire(ctx, tx, src, now); err != nil {
@@ -121,18 +110,19 @@ func (b *Broker) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 		if err != nil {
 			return err
 		}
-		if src == nil { // AWS's answer for a handle of a queue that is gone
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		if src == nil {
+			return tidemq.CheckCancel(th, false, nil)
 		}
 		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, th.TaskID))
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && t.SourceARN != th.SourceARN) {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
-		}
-		if err != nil {
+		var found *tidemq.MessageMoveTask
+		switch {
+		case err == nil:
+			found = &t.MessageMoveTask
+		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		if t.Status != tidemq.MoveTaskRunning {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+		if err := tidemq.CheckCancel(th, true, found); err != nil {
+			return err
 		}
 		moved = t.ApproximateNumberOfMessagesMoved
 		_, err = tx.Exec(ctx, `UPDATE move_tasks SET status = 'CANCELLING' WHERE id = $1`, t.id)
@@ -146,10 +136,7 @@ func (b *Broker) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	max := 1
-	if p.MaxResults != nil {
-		max = *p.MaxResults
-	}
+	max := p.Limit()
 	var out []tidemq.MessageMoveTask
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil
@@ -158,7 +145,7 @@ func (b *Broker) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 			return err
 		}
 		if src == nil {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+			return tidemq.MoveTaskSourceNotFound()
 		}
 		rows, err := tx.Query(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE source_arn = $1 ORDER BY ord DESC LIMIT $2`, p.SourceARN, max)
 		if err != nil {
@@ -170,10 +157,7 @@ func (b *Broker) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 			if err != nil {
 				return err
 			}
-			if t.Status == tidemq.MoveTaskRunning {
-				t.TaskHandle = tidemq.MoveTaskHandle{TaskID: t.id, SourceARN: t.SourceARN}.Encode()
-			}
-			out = append(out, t.MessageMoveTask)
+			out = append(out, t.MessageMoveTask.Listed(t.id))
 		}
 		return rows.Err()
 	})
@@ -243,43 +227,23 @@ func (b *Broker) runTask(id string, rate int) {
 		}
 	}()
 	retry := 100 * time.Millisecond
-	for {
+	tidemq.PaceMoveTask(b.clock, b.closing, rate, moveChunk, func(n int) (bool, bool) {
+		ended, err := b.taskStep(ctx, id, n)
+		if err == nil {
+			return ended, false
+		}
+		if ctx.Err() != nil {
+			return true, false
+		}
+		b.log.Warn("postgres: move task step failed; retrying", "task", id, "err", err)
 		select {
+		case <-time.After(retry):
 		case <-b.closing:
-			return
-		default:
+			return true, false
 		}
-		chunk := moveChunk
-		if rate > 0 {
-			chunk = rate
-		}
-		ended, err := b.taskStep(ctx, id, chunk)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			b.log.Warn("postgres: move task step failed; retrying", "task", id, "err", err)
-			select {
-			case <-time.After(retry):
-			case <-b.closing:
-				return
-			}
-			retry = min(2*retry, 10*time.Second)
-			continue
-		}
-		if ended {
-			return
-		}
-		if rate > 0 {
-			timer := b.clock.NewTimer(time.Second)
-			select {
-			case <-timer.C():
-			case <-b.closing:
-				timer.Stop()
-				return
-			}
-		}
-	}
+		retry = min(2*retry, 10*time.Second)
+		return false, true
+	})
 }
 
 // taskStep moves up to chunk messages and reports whether the task ended.
@@ -297,12 +261,9 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 		if err != nil {
 			return err
 		}
-		if !active(t.Status) {
+		if !t.Active() {
 			ended = true
 			return nil
-		}
-		end := func(status, reason string) {
-			t.Status, t.FailureReason = status, reason
 		}
 		now := b.clock.Now()
 		src, err := b.queueByARN(ctx, tx, t.SourceARN)
@@ -315,12 +276,7 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 				return err
 			}
 		}
-		switch {
-		case t.Status == tidemq.MoveTaskCancelling:
-			end(tidemq.MoveTaskCancelled, "")
-		case src == nil || (t.DestinationARN != "" && fixed == nil):
-			end(tidemq.MoveTaskFailed, tidemq.ErrQueueDoesNotExist.Code)
-		default:
+		if t.StepCheck(src != nil, fixed != nil) {
 			if src.fifo {
 				// FIFO receives of src take turns on its row; so do moves.
 				if src, err = b.getQueue(ctx, tx, src.name, true); err != nil {
@@ -330,32 +286,21 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 			if err := b.expire(ctx, tx, src, now); err != nil {
 				return err
 			}
-			left := t.ApproximateNumberOfMessagesToMove - t.ApproximateNumberOfMessagesMoved
-			if left <= 0 {
-				end(tidemq.MoveTaskCompleted, "")
-				break
-			}
-			n, w, err := b.moveSome(ctx, tx, src, fixed, int(min(int64(chunk), left)), now, false)
-			wake = w
-			t.ApproximateNumberOfMessagesMoved += int64(n)
-			var te *tidemq.Error
-			if err != nil && !errors.Is(err, errNoSource) && !errors.As(err, &te) {
-				return err
-			}
-			c, cerr := b.counts(ctx, tx, src.id, stampOf(now))
-			if cerr != nil {
-				return cerr
-			}
-			switch {
-			case errors.Is(err, errNoSource):
-				end(tidemq.MoveTaskFailed, tidemq.MoveTaskNoSource)
-			case err != nil:
-				end(tidemq.MoveTaskFailed, te.Code.Code)
-			case t.ApproximateNumberOfMessagesMoved >= t.ApproximateNumberOfMessagesToMove || c.visible == 0:
-				end(tidemq.MoveTaskCompleted, "")
+			if size := t.StepSize(chunk); size > 0 {
+				n, w, err := b.moveSome(ctx, tx, src, fixed, size, now, false)
+				wake = w
+				var te *tidemq.Error
+				if err != nil && !errors.Is(err, tidemq.ErrNoMoveSource) && !errors.As(err, &te) {
+					return err // the database's: the step is retried
+				}
+				c, cerr := b.counts(ctx, tx, src.id, stampOf(now))
+				if cerr != nil {
+					return cerr
+				}
+				t.StepDone(n, err, c.visible == 0)
 			}
 		}
-		if !active(t.Status) {
+		if !t.Active() {
 			ended = true
 			final = t
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,13 +22,8 @@ func (b *Broker) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 	err = b.inTx(ctx, func(tx pgx.Tx) error {
 		existing, err := b.getQueue(ctx, tx, p.Name, false)
 		if err == nil {
-			for name, v := range attrs {
-				if existing.attrs[name] != v {
-					return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
-				}
-			}
-			if fifo != existing.fifo {
-				return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+			if err := tidemq.CheckExisting(attrs, fifo, existing.attrs, existing.fifo); err != nil {
+				return err
 			}
 			info = existing.info()
 			return nil
@@ -76,23 +70,13 @@ var errRetry = errors.New("postgres: concurrent change, retry")
 // target exists, has the same type, and its RedriveAllowPolicy lets this
 // queue in.
 func (b *Broker) checkRedrive(ctx context.Context, db querier, name string, fifo bool, attrs map[string]string) error {
-	s := attrs[tidemq.AttrRedrivePolicy]
-	if s == "" {
-		return nil
-	}
-	p, err := tidemq.ParseRedrivePolicy(s)
-	if err != nil {
-		return err
-	}
-	dlq, err := b.queueByARN(ctx, db, p.DeadLetterTargetARN)
-	if err != nil {
-		return err
-	}
-	var target *tidemq.RedriveTarget
-	if dlq != nil {
-		target = &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}
-	}
-	return tidemq.CheckRedriveTarget(s, b.region, name, b.arn(name), fifo, target)
+	return tidemq.CheckRedrive(attrs, b.region, name, b.arn(name), fifo, func(arn string) (*tidemq.RedriveTarget, error) {
+		dlq, err := b.queueByARN(ctx, db, arn)
+		if dlq == nil || err != nil {
+			return nil, err
+		}
+		return &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}, nil
+	})
 }
 
 // GetQueue reports a queue by name.
@@ -139,7 +123,7 @@ func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) erro
 		}
 		now := b.clock.Now()
 		if q.purged != 0 && now.Sub(timeOf(q.purged)) < tidemq.PurgeCooldown {
-			return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+			return tidemq.PurgeInProgress(q.name)
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1`, q.id)
 		if err != nil {
@@ -255,55 +239,6 @@ func (b *Broker) counts(ctx context.Context, db querier, qid int64, now int64) (
 	return c[qid], err
 }
 
-// GetQueueAttributes returns the asked-for attributes, computed ones
-// included. No names, no attributes.
-func (b *Broker) GetQueueAttributes(ctx context.Context, p tidemq.GetQueueAttributesParams) (map[string]string, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	var all map[string]string
-	err := b.inTx(ctx, func(tx pgx.Tx) error {
-		q, err := b.getQueue(ctx, tx, p.Queue, false)
-		if err != nil {
-			return err
-		}
-		now := b.clock.Now()
-		if err := b.expire(ctx, tx, q, now); err != nil {
-			return err
-		}
-		c, err := b.counts(ctx, tx, q.id, stampOf(now))
-		if err != nil {
-			return err
-		}
-		all = make(map[string]string, len(q.attrs)+6)
-		for k, v := range q.attrs {
-			if v != "" {
-				all[k] = v
-			}
-		}
-		all[tidemq.AttrApproximateNumberOfMessages] = strconv.Itoa(c.visible)
-		all[tidemq.AttrApproximateNumberOfMessagesNotVisible] = strconv.Itoa(c.inflight)
-		all[tidemq.AttrApproximateNumberOfMessagesDelayed] = strconv.Itoa(c.delayed)
-		all[tidemq.AttrCreatedTimestamp] = strconv.FormatInt(timeOf(q.created).Unix(), 10)
-		all[tidemq.AttrLastModifiedTimestamp] = strconv.FormatInt(timeOf(q.modified).Unix(), 10)
-		all[tidemq.AttrQueueArn] = q.arn
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string)
-	for _, n := range p.Names {
-		if n == tidemq.AttrAll {
-			return all, nil
-		}
-		if v, ok := all[n]; ok {
-			out[n] = v
-		}
-	}
-	return out, nil
-}
-
 // SetQueueAttributes changes settable attributes. Changes apply at once.
 func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttributesParams) error {
 	if err := p.Validate(); err != nil {
@@ -314,14 +249,9 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		if err != nil {
 			return err
 		}
-		attrs, err := tidemq.ValidateQueueAttributes(p.Attributes, q.fifo, false)
-		merged := tidemq.MergeQueueAttributes(q.attrs, attrs)
-		if err == nil {
-			err = b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
-		}
-		if err == nil {
-			err = tidemq.ValidateMergedQueueAttributes(merged)
-		}
+		merged, err := p.Merge(q.attrs, q.fifo, func(merged map[string]string) error {
+			return b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
+		})
 		if err != nil {
 			return err
 		}

@@ -25,10 +25,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		return nil, err
 	}
 	p.Queue = b.canonical(p.Queue) // the name its wakes come by
-	max := 1
-	if p.MaxNumberOfMessages != nil {
-		max = *p.MaxNumberOfMessages
-	}
+	max := p.Limit()
 	var deadline time.Time
 	for first := true; ; first = false {
 		if err := b.refusal(); err != nil {
@@ -178,7 +175,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
-				if q.Redrive != nil && m.receiveCount >= q.Redrive.MaxReceiveCount {
+				if q.DeadLetterDue(m.receiveCount) {
 					if !dlqLooked {
 						dlqLooked = true
 						if dlq, err = b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN); err != nil {
@@ -186,8 +183,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						}
 					}
 					if dlq != nil && dlq.id != q.id {
-						reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
-						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
+						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now)); err != nil {
 							return err
 						}
 						moved++
@@ -266,7 +262,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		r.msgs = make([]*tidemq.Message, len(taken))
 		entries := make([]attemptEntry, len(taken))
 		for i, m := range taken {
-			handle := receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(b.handleKey)
+			handle := b.handle(q, m)
 			r.msgs[i] = m.snapshot(q, handle)
 			entries[i] = attemptEntry{Seq: m.seq, Count: m.receiveCount, VisibleAt: m.visibleAt, Handle: handle}
 		}
@@ -538,7 +534,7 @@ func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now ti
 	b.inflight[q.id] = inflightCheck{count: n}
 	b.statsMu.Unlock()
 	if n >= tidemq.MaxInflightStandard {
-		return tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+		return tidemq.TooManyInflight(q.name)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -37,27 +36,18 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 // (commit.go): one statement for the group, its messages' instants the
 // Clock's once the committer holds its connection.
 func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	sender := p.Client.AccessKey
-	if sender == "" {
-		sender = b.acct
-	}
-	results := make([]tidemq.SendResult, len(p.Entries))
+	sender := p.SenderID(b.acct)
+	results := p.Results(false, q.MaxSize)
 	var ids, bodies []string
 	var attrs, sys [][]byte
 	var delays []int64
 	var groups []string
 	for i := range p.Entries {
-		entry := &p.Entries[i]
-		res := &results[i]
-		res.ID = entry.ID
-		if err := entry.Validate(false, q.MaxSize); err != nil {
-			res.Err = err
+		entry, res := &p.Entries[i], &results[i]
+		if res.Err != nil {
 			continue
 		}
-		delay := q.Delay
-		if entry.DelaySeconds != nil {
-			delay = time.Duration(*entry.DelaySeconds) * time.Second
-		}
+		delay := q.SendDelay(entry, false)
 		res.MessageID = uuid.NewString()
 		ids = append(ids, res.MessageID)
 		bodies = append(bodies, entry.Body)
@@ -102,29 +92,19 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.Send
 		qid = q.id
 		sent, dups = 0, 0
 		now := b.clock.Now()
-		sender := p.Client.AccessKey
-		if sender == "" {
-			sender = b.acct
-		}
-		results = make([]tidemq.SendResult, len(p.Entries))
+		sender := p.SenderID(b.acct)
+		results = p.Results(q.fifo, q.MaxSize)
 		msgs := make([]*message, len(p.Entries))
 		keys := make([]string, len(p.Entries))
 		var lookup []string
 		for i := range p.Entries {
 			entry := &p.Entries[i]
-			res := &results[i]
-			res.ID = entry.ID
-			if err := entry.Validate(q.fifo, q.MaxSize); err != nil {
-				res.Err = err
+			if results[i].Err != nil {
 				continue
 			}
 			m := &message{queueID: q.id, body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
 				group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now)}
-			delay := q.Delay
-			if entry.DelaySeconds != nil && !q.fifo {
-				delay = time.Duration(*entry.DelaySeconds) * time.Second
-			}
-			m.visibleAt = stampOf(now.Add(delay))
+			m.visibleAt = stampOf(now.Add(q.SendDelay(entry, q.fifo)))
 			if q.fifo {
 				m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
 				keys[i] = q.DedupKey(m.group, m.dedupID)

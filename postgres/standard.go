@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -156,7 +155,7 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	}
 	r.msgs = make([]*tidemq.Message, len(taken))
 	for i, m := range taken {
-		r.msgs[i] = m.snapshot(q, receipt{qid: q.id, seq: m.seq, count: m.receiveCount}.encode(b.handleKey))
+		r.msgs[i] = m.snapshot(q, b.handle(q, m))
 	}
 	return r, nil
 }
@@ -197,8 +196,7 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 		batch := &pgx.Batch{}
 		for _, m := range ms {
 			m.settle(stampOf(now), q.name)
-			reason := fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", q.Redrive.MaxReceiveCount, m.receiveCount)
-			if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryDeadLetter, Queue: q.name, Detail: reason}); err != nil {
+			if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now)); err != nil {
 				return err
 			}
 		}
