@@ -378,7 +378,17 @@ func (b *Broker) sweepLoop(interval time.Duration) {
 		case <-b.closing:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), interval)
+			// A sweep may take longer than a short interval on a busy
+			// database (the ticker drops the ticks it misses, so sweeps
+			// never pile up); Close cuts it short.
+			ctx, cancel := context.WithTimeout(context.Background(), max(interval, minSweepTime))
+			go func() {
+				select {
+				case <-b.closing:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
 				b.log.Warn("postgres: sweep failed", "err", err)
 			}
@@ -386,6 +396,10 @@ func (b *Broker) sweepLoop(interval time.Duration) {
 		}
 	}
 }
+
+// minSweepTime bounds a periodic sweep from below: its deadline is its
+// interval, or this when the interval is shorter.
+const minSweepTime = 30 * time.Second
 
 // Sweep drops (or captures) the expired messages of every queue, and
 // forgets the deduplication entries and receive attempts that ran out.
