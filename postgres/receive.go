@@ -287,43 +287,77 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 // message of their group before them that is not (AWS's group rule, as
 // the engine keeps it, engine/fifo.go: a message waits while an EARLIER
 // message of its group is in flight or delayed, not while a later one
-// is). So a receive takes a group's messages in order from its first
-// live message and stops at the first one not ready, and a group has
-// receivable messages exactly when its first message is ready.
-// fifoNearSQL looks for them among the first fifoScanBound ready messages
-// in sequence order, which finds them at once in the usual case. When
-// those are all held up behind locked groups (one busy group with
-// thousands queued behind its message in flight), fifoHeadsSQL walks the
-// groups instead, from each group's head to the next group's with one
-// index probe (a loose index scan), and takes the groups whose head is
-// ready, oldest first: the cost follows the number of groups, not the
-// depth of the locked one (0.2 ms past a locked group of 200,000 where the
-// scan in sequence order took 130 ms).
+// is). So a receive takes a group's messages in order from its head (its
+// first live message) and stops at the first one not ready, and a group
+// has receivable messages exactly when its head is ready.
+//
+// Groups are served in the line tidemq.GroupHead describes: by when their
+// head became receivable (its visible_at), one that came back behind one
+// that did not at the same instant, then by sequence. That is the order
+// of the two receive indexes (migrations/0005_receive_order.sql:
+// messages never received, and messages back from in flight, each by
+// visible_at and seq), so fifoLineSQL walks each from its start, keeps the
+// rows that are their group's head (one probe of messages_group each),
+// merges the two walks and expands the first heads into their groups'
+// ready runs, stopping as soon as it has $3 messages: its cost follows
+// what it returns, not the queue's depth. (The query it replaces read the
+// first 1,000 ready messages in sequence order, sorted them by their
+// group's keys and joined them back to their rows: 12 ms a receive at
+// 2,000 queued, all of it under the queue's lock.)
+//
+// Each walk looks at no more than fifoScanBound rows. When those are all
+// held up behind locked groups (one busy group with thousands queued
+// behind its message in flight), fifoHeadsSQL walks the groups instead,
+// from each group's head to the next group's with one index probe (a
+// loose index scan), and takes the groups whose head is ready, in the
+// line: the cost follows the number of groups, not the depth of the locked
+// one (0.2 ms past a locked group of 200,000 where the scan took 130 ms).
 const fifoScanBound = 1000
 
-// Groups are served in the line tidemq.GroupHead describes: by when their
-// head became receivable (its visible_at, whether it was sent or came
-// back), one that came back behind one that did not at the same instant,
-// then by sequence. fifoNearSQL sorts its candidates by their group head's
-// keys (the first candidate of a group is its head) and then by sequence.
-var fifoNearSQL = `WITH r AS (
-		SELECT seq, group_id, visible_at, receive_count FROM messages
-		WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
-		ORDER BY seq LIMIT 1000),
-	c AS (
-		SELECT r.seq, first_value(r.visible_at) OVER w AS h_since, first_value(r.receive_count > 0) OVER w AS h_returned,
-			first_value(r.seq) OVER w AS h_seq
-		FROM r WHERE NOT EXISTS (SELECT 1 FROM messages o
-			WHERE o.queue_id = $1 AND o.group_id = r.group_id AND o.group_id <> '' AND o.visible_at > $2
-			  AND o.enqueued_at > $4 AND o.seq < r.seq)
-		WINDOW w AS (PARTITION BY r.group_id ORDER BY r.seq)
-		ORDER BY h_since, h_returned, h_seq, seq LIMIT $3)
-	SELECT ` + qualified("m", messageCols) + ` FROM messages m JOIN c ON m.queue_id = $1 AND m.seq = c.seq
-	ORDER BY c.h_since, c.h_returned, c.h_seq, c.seq`
+// fifoHeadWalk is one walk of fifoLineSQL over a receive index: the
+// receive count's condition picks the index, returned says which.
+func fifoHeadWalk(received, returned string) string {
+	return `(SELECT seq, group_id, visible_at, ` + returned + ` AS returned FROM (
+			SELECT seq, group_id, visible_at FROM messages
+			WHERE queue_id = $1 AND ` + received + ` AND visible_at <= $2 AND enqueued_at > $4 AND group_id <> ''
+			ORDER BY visible_at, seq LIMIT 1000) f
+		WHERE f.seq = (SELECT o.seq FROM messages o WHERE o.queue_id = $1 AND o.group_id <> ''
+			AND o.group_id >= f.group_id AND o.group_id <= f.group_id AND o.enqueued_at > $4
+			ORDER BY o.group_id, o.seq LIMIT 1)
+		ORDER BY visible_at, seq LIMIT $3)`
+}
 
-const fifoNearCountSQL = `SELECT count(*) FROM (
-		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $3
-		ORDER BY seq LIMIT 1000) m`
+// fifoLineSQL takes up to $3 receivable messages of a FIFO queue, group by
+// group in the line, each group's ready run in sequence order. h holds the
+// first ready heads in the line (read as the expansion asks for them); the
+// expansion reads each head's group from the head on (at most $3 rows)
+// and keeps the rows before its first one not ready. The outer LIMIT
+// stops at $3 rows, so the heads after those it needed are never read.
+// (The range on group_id, rather than an equality, keeps the planner on
+// the group index: with an equality it may walk the queue in sequence
+// order instead.)
+var fifoLineSQL = `WITH h AS MATERIALIZED (
+		SELECT * FROM (` + fifoHeadWalk("receive_count = 0", "false") + `
+			UNION ALL ` + fifoHeadWalk("receive_count > 0", "true") + `) u
+		ORDER BY visible_at, returned, seq LIMIT $3)
+	SELECT ` + qualified("r", messageCols) + ` FROM h CROSS JOIN LATERAL (
+		SELECT * FROM (
+			SELECT g.*, bool_and(g.visible_at <= $2) OVER (ORDER BY g.seq) AS run FROM (
+				SELECT * FROM messages m
+				WHERE m.queue_id = $1 AND m.group_id <> '' AND m.group_id >= h.group_id AND m.group_id <= h.group_id
+				  AND m.seq >= h.seq AND m.enqueued_at > $4
+				ORDER BY m.group_id, m.seq LIMIT $3) g) w
+		WHERE w.run) r
+	LIMIT $3`
+
+// fifoReadyCountSQL counts the ready messages of a FIFO queue in each
+// receive index, up to fifoScanBound: whether a walk of fifoLineSQL may
+// have stopped at its bound.
+const fifoReadyCountSQL = `SELECT greatest(
+		(SELECT count(*) FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2 AND enqueued_at > $3
+			LIMIT 1000) f),
+		(SELECT count(*) FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2 AND enqueued_at > $3
+			LIMIT 1000) r))`
 
 const fifoHeadsSQL = `WITH RECURSIVE g AS (
 		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND enqueued_at > $4
@@ -382,7 +416,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
 		return ms, err
 	}
-	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100), cutoff)
+	rows, err := tx.Query(ctx, fifoLineSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -391,14 +425,14 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		return nil, err
 	}
 	if len(ms) >= n {
-		return groupOrder(ms, n), nil
+		return ms, nil
 	}
-	var scanned int
-	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now), cutoff).Scan(&scanned); err != nil {
+	var ready int
+	if err := tx.QueryRow(ctx, fifoReadyCountSQL, q.id, stampOf(now), cutoff).Scan(&ready); err != nil {
 		return nil, err
 	}
-	if scanned < fifoScanBound {
-		return groupOrder(ms, n), nil // every ready message was looked at
+	if ready < fifoScanBound {
+		return ms, nil // every ready message was looked at
 	}
 	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
@@ -429,30 +463,6 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		}
 	}
 	return ms, nil
-}
-
-// groupOrder arranges messages group by group, groups in the line of
-// groups (tidemq.GroupHead: a group's first message here is its head),
-// each group's in sequence order, and keeps the first n.
-func groupOrder(ms []*message, n int) []*message {
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].seq < ms[j].seq })
-	heads := map[string]tidemq.GroupHead{}
-	for _, m := range ms {
-		if _, ok := heads[m.group]; !ok {
-			heads[m.group] = tidemq.GroupHead{Since: m.visibleAt, Returned: m.receiveCount > 0, Seq: uint64(m.seq)}
-		}
-	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		hi, hj := heads[ms[i].group], heads[ms[j].group]
-		if hi != hj {
-			return hi.ServedBefore(hj)
-		}
-		return ms[i].seq < ms[j].seq
-	})
-	if len(ms) > n {
-		ms = ms[:n]
-	}
-	return ms
 }
 
 // retryAttempt answers a retried FIFO receive from its attempt, if the

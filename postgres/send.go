@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,7 +31,8 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		res, err := b.sendStandard(ctx, q, p)
 		return res, b.failure(ctx, err)
 	}
-	return b.sendFIFO(ctx, conn, p)
+	res, err := b.sendFIFO(ctx, conn, q, p)
+	return res, err
 }
 
 // sendStandard sends to a standard queue with the next group commit
@@ -81,136 +83,148 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	return results, nil
 }
 
-// sendFIFO sends to a FIFO queue in one transaction on conn.
-func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+// sendFIFO sends to a FIFO queue in one transaction on conn, q as read
+// before it. The queue's row is locked for the transaction's length, so
+// it takes three round trips while holding it: the lock, the
+// deduplication window's look-up and the request's sequence numbers in one
+// pipeline (each statement sees what was committed before it ran, so the
+// look-up sees every send that held the lock before); then the window's
+// and the messages' rows in one statement (insertFIFOSQL, so the depth
+// counters' trigger runs once a request, not once a message); then the
+// commit.
+func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q0 *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	if err := p.ValidateFIFO(q0.ContentDedup); err != nil {
+		return nil, err
+	}
 	var results []tidemq.SendResult
 	var qid int64
 	var sent, dups uint64
 	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
-		q, err := b.getQueue(ctx, tx, p.Queue, false)
-		if err != nil {
-			return err
-		}
-		if q.fifo {
-			if err := p.ValidateFIFO(q.ContentDedup); err != nil {
-				return err
-			}
-			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
-				return err
-			}
-		}
-		qid = q.id
 		sent, dups = 0, 0
 		now := b.clock.Now()
 		sender := p.Client.AccessKey
 		if sender == "" {
 			sender = b.acct
 		}
-		results = make([]tidemq.SendResult, len(p.Entries))
-		msgs := make([]*message, len(p.Entries))
-		keys := make([]string, len(p.Entries))
-		var lookup []string
-		for i := range p.Entries {
-			entry := &p.Entries[i]
-			res := &results[i]
-			res.ID = entry.ID
-			if err := entry.Validate(q.fifo, q.MaxSize); err != nil {
-				res.Err = err
-				continue
-			}
-			m := &message{queueID: q.id, body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
-				group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now)}
-			delay := q.Delay
-			if entry.DelaySeconds != nil && !q.fifo {
-				delay = time.Duration(*entry.DelaySeconds) * time.Second
-			}
-			m.visibleAt = stampOf(now.Add(delay))
-			if q.fifo {
-				m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
-				keys[i] = q.DedupKey(m.group, m.dedupID)
-				lookup = append(lookup, keys[i])
-			}
-			msgs[i] = m
-		}
-		// The deduplication window: what was sent within it, and earlier
-		// entries of this request.
-		type sentAs struct {
-			id  string
-			seq int64
-		}
-		window := map[string]sentAs{}
-		if len(lookup) > 0 {
-			rows, err := tx.Query(ctx, `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`,
-				q.id, lookup, stampOf(now))
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var k string
-				var d sentAs
-				if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
-					rows.Close()
-					return err
+		// keys are the entries' deduplication keys under q's settings, ""
+		// for an entry that q refuses.
+		keys := func(q *queue) []string {
+			ks := make([]string, len(p.Entries))
+			for i := range p.Entries {
+				e := &p.Entries[i]
+				if e.Validate(true, q.MaxSize) == nil {
+					ks[i] = q.DedupKey(e.MessageGroupID, tidemq.DeduplicationID(e.MessageDeduplicationID, e.Body))
 				}
-				window[k] = d
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
+			return ks
+		}
+		guess := keys(q0)
+		var lookup []string
+		for _, k := range guess {
+			if k != "" {
+				lookup = append(lookup, k)
 			}
 		}
-		n := 0
-		for i, m := range msgs {
-			if m == nil {
-				continue
-			}
-			if d, ok := window[keys[i]]; ok && q.fifo {
-				results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
-				msgs[i] = nil
-				dups++
-				continue
-			}
-			if q.fifo {
-				window[keys[i]] = sentAs{} // filled in below, once it has its seq
-			}
-			n++
-		}
-		if n == 0 {
-			return nil
-		}
-		rows, err := tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, n)
+		batch := &pgx.Batch{}
+		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
+		batch.Queue(dedupLookupSQL, q0.id, lookup, stampOf(now))
+		batch.Queue(`SELECT nextval('message_seq') FROM generate_series(1, $1)`, len(lookup))
+		br := tx.SendBatch(ctx, batch)
+		q, err := b.scanQueue(br.QueryRow())
 		if err != nil {
+			br.Close()
+			return err
+		}
+		window, err := readWindow(br)
+		if err != nil {
+			br.Close()
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			br.Close()
 			return err
 		}
 		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err != nil {
+			br.Close()
 			return err
 		}
-		batch := &pgx.Batch{}
-		k := 0
-		for i, m := range msgs {
-			if m == nil {
-				if q.fifo && results[i].MessageID == "" && results[i].Err == nil {
-					// A duplicate of an earlier entry of this request.
-					d := window[keys[i]]
-					results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
+		if err := br.Close(); err != nil {
+			return err
+		}
+		if !q.fifo {
+			return tidemq.NonExistentQueue() // deleted and made again as a standard queue meanwhile
+		}
+		if err := p.ValidateFIFO(q.ContentDedup); err != nil {
+			return err
+		}
+		qid = q.id
+		ks := keys(q)
+		if q.id != q0.id || !slices.Equal(ks, guess) {
+			// The queue changed between the two reads: look again, and
+			// take sequence numbers for what the lock found.
+			lookup = lookup[:0]
+			for _, k := range ks {
+				if k != "" {
+					lookup = append(lookup, k)
 				}
+			}
+			rows, err := tx.Query(ctx, dedupLookupSQL, q.id, lookup, stampOf(now))
+			if err != nil {
+				return err
+			}
+			if window, err = collectWindow(rows); err != nil {
+				return err
+			}
+			rows, err = tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, len(lookup))
+			if err != nil {
+				return err
+			}
+			if seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+				return err
+			}
+		}
+		results = make([]tidemq.SendResult, len(p.Entries))
+		var (
+			dkeys, ids, bodies, groups, dedupIDs []string
+			attrs, sys                           [][]byte
+			mseqs                                []int64
+		)
+		k := 0
+		for i := range p.Entries {
+			entry := &p.Entries[i]
+			res := &results[i]
+			res.ID = entry.ID
+			if ks[i] == "" {
+				res.Err = entry.Validate(true, q.MaxSize)
 				continue
 			}
-			m.seq = seqs[k]
-			k++
-			m.id = uuid.NewString()
-			results[i].MessageID = m.id
-			if q.fifo {
-				results[i].SequenceNumber = tidemq.FormatSequenceNumber(uint64(m.seq))
-				window[keys[i]] = sentAs{m.id, m.seq}
-				batch.Queue(`INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
-					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
-					q.id, keys[i], m.id, m.seq, stampOf(now.Add(tidemq.DedupWindow)))
+			if d, ok := window[ks[i]]; ok {
+				// Sent within the window, or by an earlier entry of this
+				// request.
+				res.MessageID, res.SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
+				dups++
+				continue
 			}
-			batch.Queue(insertSQL, m.insertArgs()...)
+			seq := seqs[k]
+			k++
+			res.MessageID = uuid.NewString()
+			res.SequenceNumber = tidemq.FormatSequenceNumber(uint64(seq))
+			window[ks[i]] = sentAs{res.MessageID, seq}
+			dkeys, ids, mseqs = append(dkeys, ks[i]), append(ids, res.MessageID), append(mseqs, seq)
+			bodies, groups = append(bodies, entry.Body), append(groups, entry.MessageGroupID)
+			dedupIDs = append(dedupIDs, tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body))
+			attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
+			sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
 			sent++
 		}
+		if sent == 0 {
+			return nil
+		}
+		batch = &pgx.Batch{}
+		batch.Queue(insertFIFOSQL, q.id, stampOf(now.Add(tidemq.DedupWindow)), dkeys, ids, mseqs,
+			sender, stampOf(now), stampOf(now.Add(q.Delay)), bodies, attrs, sys, groups, dedupIDs)
 		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, q.name)
 		return tx.SendBatch(ctx, batch).Close()
 	})
@@ -223,3 +237,49 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.Send
 	}
 	return results, nil
 }
+
+// sentAs is a message sent within the deduplication window.
+type sentAs struct {
+	id  string
+	seq int64
+}
+
+// dedupLookupSQL reads the deduplication window's rows of the keys $2.
+const dedupLookupSQL = `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`
+
+// readWindow reads dedupLookupSQL's answer from a batch.
+func readWindow(br pgx.BatchResults) (map[string]sentAs, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return collectWindow(rows)
+}
+
+func collectWindow(rows pgx.Rows) (map[string]sentAs, error) {
+	window := map[string]sentAs{}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var d sentAs
+		if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
+			return nil, err
+		}
+		window[k] = d
+	}
+	return window, rows.Err()
+}
+
+// insertFIFOSQL writes a FIFO send's messages and their deduplication
+// window rows in one statement: $1 the queue, $2 the window's end, $3-$5
+// each message's key, id and seq, $6 the sender, $7 the send's instant,
+// $8 when they become receivable (the queue's delay), $9-$13 each
+// message's body, attributes, system attributes, group and deduplication
+// id.
+const insertFIFOSQL = `WITH d AS (
+		INSERT INTO dedup (queue_id, key, message_id, seq, expires)
+		SELECT $1, k, id, s, $2 FROM unnest($3::text[], $4::text[], $5::bigint[]) AS d(k, id, s)
+		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires)
+	INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
+	SELECT $1, s, id, body, a, sa, g, dd, $6, $7, $7, $8
+	FROM unnest($5::bigint[], $4::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[]) AS m(s, id, body, a, sa, g, dd)`
