@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,203 +82,149 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	return results, nil
 }
 
-// sendFIFO sends to a FIFO queue in one transaction on conn, q as read
-// before it. The queue's row is locked for the transaction's length, so
-// it takes three round trips while holding it: the lock, the
-// deduplication window's look-up and the request's sequence numbers in one
-// pipeline (each statement sees what was committed before it ran, so the
-// look-up sees every send that held the lock before); then the window's
-// and the messages' rows in one statement (insertFIFOSQL, so the depth
-// counters' trigger runs once a request, not once a message); then the
-// commit.
-func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q0 *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	if err := p.ValidateFIFO(q0.ContentDedup); err != nil {
-		return nil, err
+// sendFIFO sends to a FIFO queue on conn, q as read before, in one round
+// trip: one pipeline, which PostgreSQL runs as one transaction, locks the
+// queue's row and then runs fifoSendSQL, which sees every send that held
+// the lock before it (each statement of a pipeline reads what was
+// committed when it starts). So the queue's lock, which FIFO sends and
+// receives of the queue take turns on, is held for the database's work
+// alone, never across a round trip to this node; its sequence numbers
+// follow commit order and the deduplication check and the insert are one
+// step. The messages are validated against q; if the lock finds the queue
+// changed since (its attributes set, or deleted and made again), the
+// statement wrote nothing and the send is done again on what the lock
+// read. A leader's send is fenced in a transaction of its own (onConn).
+func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	sender := p.Client.AccessKey
+	if sender == "" {
+		sender = b.acct
 	}
-	var results []tidemq.SendResult
-	var qid int64
-	var sent, dups uint64
-	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
-		sent, dups = 0, 0
-		now := b.clock.Now()
-		sender := p.Client.AccessKey
-		if sender == "" {
-			sender = b.acct
-		}
-		// keys are the entries' deduplication keys under q's settings, ""
-		// for an entry that q refuses.
-		keys := func(q *queue) []string {
-			ks := make([]string, len(p.Entries))
-			for i := range p.Entries {
-				e := &p.Entries[i]
-				if e.Validate(true, q.MaxSize) == nil {
-					ks[i] = q.DedupKey(e.MessageGroupID, tidemq.DeduplicationID(e.MessageDeduplicationID, e.Body))
-				}
-			}
-			return ks
-		}
-		guess := keys(q0)
-		var lookup []string
-		for _, k := range guess {
-			if k != "" {
-				lookup = append(lookup, k)
-			}
-		}
-		batch := &pgx.Batch{}
-		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
-		batch.Queue(dedupLookupSQL, q0.id, lookup, stampOf(now))
-		batch.Queue(`SELECT nextval('message_seq') FROM generate_series(1, $1)`, len(lookup))
-		br := tx.SendBatch(ctx, batch)
-		q, err := b.scanQueue(br.QueryRow())
-		if err != nil {
-			br.Close()
-			return err
-		}
-		window, err := readWindow(br)
-		if err != nil {
-			br.Close()
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			br.Close()
-			return err
-		}
-		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
+	for attempt := 0; ; attempt++ {
 		if !q.fifo {
-			return tidemq.NonExistentQueue() // deleted and made again as a standard queue meanwhile
+			return nil, tidemq.NonExistentQueue() // made again as a standard queue meanwhile
 		}
 		if err := p.ValidateFIFO(q.ContentDedup); err != nil {
-			return err
-		}
-		qid = q.id
-		ks := keys(q)
-		if q.id != q0.id || !slices.Equal(ks, guess) {
-			// The queue changed between the two reads: look again, and
-			// take sequence numbers for what the lock found.
-			lookup = lookup[:0]
-			for _, k := range ks {
-				if k != "" {
-					lookup = append(lookup, k)
-				}
-			}
-			rows, err := tx.Query(ctx, dedupLookupSQL, q.id, lookup, stampOf(now))
-			if err != nil {
-				return err
-			}
-			if window, err = collectWindow(rows); err != nil {
-				return err
-			}
-			rows, err = tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, len(lookup))
-			if err != nil {
-				return err
-			}
-			if seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
-				return err
-			}
-		}
-		results = make([]tidemq.SendResult, len(p.Entries))
-		var (
-			dkeys, ids, bodies, groups, dedupIDs []string
-			attrs, sys                           [][]byte
-			mseqs                                []int64
-		)
-		k := 0
-		for i := range p.Entries {
-			entry := &p.Entries[i]
-			res := &results[i]
-			res.ID = entry.ID
-			if ks[i] == "" {
-				res.Err = entry.Validate(true, q.MaxSize)
-				continue
-			}
-			if d, ok := window[ks[i]]; ok {
-				// Sent within the window, or by an earlier entry of this
-				// request.
-				res.MessageID, res.SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
-				dups++
-				continue
-			}
-			seq := seqs[k]
-			k++
-			res.MessageID = uuid.NewString()
-			res.SequenceNumber = tidemq.FormatSequenceNumber(uint64(seq))
-			window[ks[i]] = sentAs{res.MessageID, seq}
-			dkeys, ids, mseqs = append(dkeys, ks[i]), append(ids, res.MessageID), append(mseqs, seq)
-			bodies, groups = append(bodies, entry.Body), append(groups, entry.MessageGroupID)
-			dedupIDs = append(dedupIDs, tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body))
-			attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
-			sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
-			sent++
-		}
-		if sent == 0 {
-			return nil
-		}
-		batch = &pgx.Batch{}
-		batch.Queue(insertFIFOSQL, q.id, stampOf(now.Add(tidemq.DedupWindow)), dkeys, ids, mseqs,
-			sender, stampOf(now), stampOf(now.Add(q.Delay)), bodies, attrs, sys, groups, dedupIDs)
-		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, q.name)
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return nil, err
-	}
-	b.stat(qid, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
-	if sent > 0 {
-		b.waiters.wake(b.canonical(p.Queue))
-	}
-	return results, nil
-}
-
-// sentAs is a message sent within the deduplication window.
-type sentAs struct {
-	id  string
-	seq int64
-}
-
-// dedupLookupSQL reads the deduplication window's rows of the keys $2.
-const dedupLookupSQL = `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`
-
-// readWindow reads dedupLookupSQL's answer from a batch.
-func readWindow(br pgx.BatchResults) (map[string]sentAs, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return collectWindow(rows)
-}
-
-func collectWindow(rows pgx.Rows) (map[string]sentAs, error) {
-	window := map[string]sentAs{}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		var d sentAs
-		if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
 			return nil, err
 		}
-		window[k] = d
+		now := b.clock.Now()
+		results := make([]tidemq.SendResult, len(p.Entries))
+		// at[i] is entry i's key's place in keys (-1: refused); a later
+		// entry with an earlier one's key gets its answer.
+		first := map[string]int{}
+		at := make([]int, len(p.Entries))
+		dup := make([]bool, len(p.Entries))
+		var keys, ids, bodies, groups, dedupIDs []string
+		var attrs, sys [][]byte
+		for i := range p.Entries {
+			entry := &p.Entries[i]
+			results[i].ID = entry.ID
+			at[i] = -1
+			if err := entry.Validate(true, q.MaxSize); err != nil {
+				results[i].Err = err
+				continue
+			}
+			dedupID := tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+			k := q.DedupKey(entry.MessageGroupID, dedupID)
+			if n, ok := first[k]; ok {
+				at[i], dup[i] = n, true
+				continue
+			}
+			first[k], at[i] = len(keys), len(keys)
+			keys, ids = append(keys, k), append(ids, uuid.NewString())
+			bodies, groups, dedupIDs = append(bodies, entry.Body), append(groups, entry.MessageGroupID), append(dedupIDs, dedupID)
+			attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
+			sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
+		}
+		if len(keys) == 0 {
+			return results, nil
+		}
+		var locked *queue
+		var outIDs []string
+		var outSeqs []int64
+		var outNew []bool
+		err := b.onConn(ctx, conn, func(db querier) error {
+			batch := &pgx.Batch{}
+			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
+			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
+				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs, b.channel, q.name)
+			br := db.(batcher).SendBatch(ctx, batch)
+			defer br.Close()
+			var err error
+			if locked, err = b.scanQueue(br.QueryRow()); err != nil {
+				return err
+			}
+			return br.QueryRow().Scan(&outIDs, &outSeqs, &outNew, nil)
+		})
+		if retryable(err) && attempt < 4 {
+			continue
+		}
+		if err != nil {
+			if isForeignKeyViolation(err) {
+				return nil, tidemq.NonExistentQueue() // deleted since it was read
+			}
+			return nil, b.failure(ctx, err)
+		}
+		if locked.id != q.id || locked.modified != q.modified || len(outIDs) != len(keys) {
+			if attempt >= 4 {
+				return nil, tidemq.Errorf(tidemq.ErrInternalFailure, "The queue kept changing during the send; try again.")
+			}
+			q = locked
+			continue
+		}
+		var sent, dups uint64
+		for i := range results {
+			res := &results[i]
+			if res.Err != nil {
+				continue
+			}
+			n := at[i]
+			res.MessageID, res.SequenceNumber = outIDs[n], tidemq.FormatSequenceNumber(uint64(outSeqs[n]))
+			if outNew[n] && !dup[i] {
+				sent++
+			} else {
+				dups++
+			}
+		}
+		b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
+		if sent > 0 {
+			b.waiters.wake(q.name)
+		}
+		return results, nil
 	}
-	return window, rows.Err()
 }
 
-// insertFIFOSQL writes a FIFO send's messages and their deduplication
-// window rows in one statement: $1 the queue, $2 the window's end, $3-$5
-// each message's key, id and seq, $6 the sender, $7 the send's instant,
-// $8 when they become receivable (the queue's delay), $9-$13 each
-// message's body, attributes, system attributes, group and deduplication
-// id.
-const insertFIFOSQL = `WITH d AS (
-		INSERT INTO dedup (queue_id, key, message_id, seq, expires)
-		SELECT $1, k, id, s, $2 FROM unnest($3::text[], $4::text[], $5::bigint[]) AS d(k, id, s)
-		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires)
-	INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
-	SELECT $1, s, id, body, a, sa, g, dd, $6, $7, $7, $8
-	FROM unnest($5::bigint[], $4::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[]) AS m(s, id, body, a, sa, g, dd)`
+// batcher is a connection or a transaction: what a pipeline runs on.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// fifoSendSQL sends a FIFO request's messages in one statement, once the
+// queue's row is locked: $1 the queue, $2 its modified as the request was
+// validated against (a queue changed since gets nothing), $3 the send's
+// instant, $4 the deduplication window's end, $5 when the messages become
+// receivable (the queue's delay), $6 the sender, $7-$13 each message's
+// deduplication key (distinct), id, body, attributes, system attributes,
+// group and deduplication id, $14 and $15 the NOTIFY channel and the
+// queue's name. A key sent within the window keeps the message it names;
+// the others get sequence numbers in the request's order and are written
+// with their window rows (so the depth counters' trigger runs once a
+// request). It returns, in the request's order, each key's message id and
+// sequence number and whether it was sent now, and notifies when one was.
+const fifoSendSQL = `WITH e AS (
+		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
+			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),
+	w AS (SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($7) AND expires > $3),
+	f AS MATERIALIZED (
+		SELECT x.*, nextval('message_seq') AS seq FROM (
+			SELECT * FROM e WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.key = e.k) ORDER BY n OFFSET 0) x),
+	d AS (
+		INSERT INTO dedup (queue_id, key, message_id, seq, expires) SELECT $1, k, id, seq, $4 FROM f
+		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires),
+	m AS (
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
+		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f)
+	SELECT coalesce(array_agg(coalesce(f.id, w.message_id) ORDER BY e.n), '{}'), coalesce(array_agg(coalesce(f.seq, w.seq) ORDER BY e.n), '{}'),
+		coalesce(array_agg(f.seq IS NOT NULL ORDER BY e.n), '{}'),
+		(SELECT count(pg_notify($14, $15)) FROM (SELECT 1 FROM f LIMIT 1) x)
+	FROM e LEFT JOIN f ON f.n = e.n LEFT JOIN w ON w.key = e.k`
