@@ -149,7 +149,8 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // read before), in one round trip: one pipeline, which PostgreSQL runs as
 // one transaction, locks the queue's row, then receives with
 // fifoReceiveSQL (which sees what every receive that held the lock before
-// committed) and reads the queue's next deadline. So the lock FIFO
+// committed); only an empty receive reads the queue's next deadline,
+// afterwards. So the lock FIFO
 // receives and sends take turns on is held for the database's work alone,
 // never across a round trip to this node (under load, each round trip
 // while holding it cost every waiting request a scheduler's delay). The
@@ -167,7 +168,6 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, q.name)
 		batch.Queue(fifoReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
 			client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
-		batch.Queue(nextDeadlineSQL, q.id, stampOf(now))
 		br := db.(batcher).SendBatch(ctx, batch)
 		defer br.Close()
 		if _, err := b.scanQueue(br.QueryRow()); err != nil {
@@ -177,20 +177,20 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		if err != nil {
 			return err
 		}
-		if taken, _, err = collectReceived(rows); err != nil {
-			return err
-		}
-		var next *int64
-		if err := br.QueryRow().Scan(&next); err != nil {
-			return err
-		}
-		if next != nil && len(taken) == 0 {
-			r.next = *next
-		}
-		return nil
+		taken, _, err = collectReceived(rows)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(taken) == 0 { // after the lock: when the long poll looks again
+		var next *int64
+		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
+			return nil, err
+		}
+		if next != nil {
+			r.next = *next
+		}
 	}
 	r.msgs = make([]*tidemq.Message, len(taken))
 	for i, m := range taken {

@@ -208,13 +208,19 @@ type batcher interface {
 // queue's name. A key sent within the window keeps the message it names;
 // the others get sequence numbers in the request's order and are written
 // with their window rows (so the depth counters' trigger runs once a
-// request). It returns, in the request's order, each key's message id and
+// request). The window is probed key by key, on its primary key (w: with
+// key = ANY($7) AND expires > $3 a generic plan may scan every unexpired
+// key of the queue instead). It returns, in
+// the request's order, each key's message id and
 // sequence number and whether it was sent now, and notifies when one was.
 const fifoSendSQL = `WITH e AS (
 		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
 			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
 		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),
-	w AS (SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($7) AND expires > $3),
+	w AS (
+		SELECT e.k AS key, d.message_id, d.seq FROM e CROSS JOIN LATERAL (
+			SELECT message_id, seq, expires FROM dedup WHERE queue_id = $1 AND key = e.k LIMIT 1) d
+		WHERE d.expires > $3),
 	f AS MATERIALIZED (
 		SELECT x.*, nextval('message_seq') AS seq FROM (
 			SELECT * FROM e WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.key = e.k) ORDER BY n OFFSET 0) x),
