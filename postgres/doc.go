@@ -33,7 +33,9 @@
 // arrays (deleteSQL). A receive writes what it changes (receive count,
 // times, deadline) and appends its event to a small jsonb array (events),
 // never the whole story. FIFO sends and receives run in a transaction that
-// locks the queue's row.
+// locks the queue's row, sent as one pipeline (the lock, then one
+// statement: fifoSendSQL, fifoReceiveSQL), so the lock is never held
+// across a round trip to the node.
 //
 // # Receives
 //
@@ -45,7 +47,9 @@
 // and have no earlier message of their group that is not (a message waits
 // while an earlier one of its group is in flight or delayed, not a later
 // one): AWS's group rule, decided on what the previous receive committed;
-// the groups are served in AWS's line (tidemq.GroupHead). Dead-letter
+// the groups are served in AWS's line (tidemq.GroupHead), which is the
+// order of the two receive indexes: the pick walks them for group heads
+// and stops at what it returns (receive.go). Dead-letter
 // moves happen on the receive attempt after maxReceiveCount, as on SQS.
 //
 // # Retention

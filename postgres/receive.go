@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -129,11 +130,70 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 	if err != nil {
 		return nil, err
 	}
+	if q.fifo && p.ReceiveRequestAttemptID == "" && q.Redrive == nil {
+		r, err := b.receiveFIFOPipelined(ctx, conn, q, p, max)
+		return r, b.failure(ctx, err)
+	}
 	if q.fifo {
 		return b.receiveFIFO(ctx, conn, p, max)
 	}
 	r, err := b.receiveStandard(ctx, conn, q, p, max)
 	return r, b.failure(ctx, err)
+}
+
+// receiveFIFOPipelined is receiveFIFO for a receive without a
+// ReceiveRequestAttemptId from a queue without a dead-letter queue (q as
+// read before), in one round trip: one pipeline, which PostgreSQL runs as
+// one transaction, locks the queue's row, then receives with
+// fifoReceiveSQL (which sees what every receive that held the lock before
+// committed); only an empty receive reads the queue's next deadline,
+// afterwards. So the lock FIFO
+// receives and sends take turns on is held for the database's work alone,
+// never across a round trip to this node (under load, each round trip
+// while holding it cost every waiting request a scheduler's delay). The
+// queue's visibility timeout and retention are q's: a change of them made
+// while this receive waited for the lock applies from the next one.
+func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+	r := &received{q: q, now: b.clock.Now()}
+	now := r.now
+	b.noteReceive(q.id, now)
+	vt := p.Visibility(q.Visibility)
+	client, _ := json.Marshal(p.Client)
+	var taken []*message
+	err := b.onConn(ctx, conn, func(db querier) error {
+		batch := &pgx.Batch{}
+		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, q.name)
+		batch.Queue(fifoReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
+			client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
+		br := db.(batcher).SendBatch(ctx, batch)
+		defer br.Close()
+		if _, err := b.scanQueue(br.QueryRow()); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		taken, _, err = collectReceived(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(taken) == 0 { // after the lock: when the long poll looks again
+		var next *int64
+		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
+			return nil, err
+		}
+		if next != nil {
+			r.next = *next
+		}
+	}
+	r.msgs = make([]*tidemq.Message, len(taken))
+	for i, m := range taken {
+		r.msgs[i] = m.snapshot(q, b.handle(q, m))
+	}
+	return r, nil
 }
 
 // receiveFIFO takes up to max messages from a FIFO queue in one
@@ -283,61 +343,111 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 // message of their group before them that is not (AWS's group rule, as
 // the engine keeps it, engine/fifo.go: a message waits while an EARLIER
 // message of its group is in flight or delayed, not while a later one
-// is). So a receive takes a group's messages in order from its first
-// live message and stops at the first one not ready, and a group has
-// receivable messages exactly when its first message is ready.
-// fifoNearSQL looks for them among the first fifoScanBound ready messages
-// in sequence order, which finds them at once in the usual case. When
-// those are all held up behind locked groups (one busy group with
-// thousands queued behind its message in flight), fifoHeadsSQL walks the
-// groups instead, from each group's head to the next group's with one
-// index probe (a loose index scan), and takes the groups whose head is
-// ready, oldest first: the cost follows the number of groups, not the
-// depth of the locked one (0.2 ms past a locked group of 200,000 where the
-// scan in sequence order took 130 ms).
+// is). So a receive takes a group's messages in order from its head (its
+// first live message) and stops at the first one not ready, and a group
+// has receivable messages exactly when its head is ready.
+//
+// Groups are served in the line tidemq.GroupHead describes: by when their
+// head became receivable (its visible_at), one that came back behind one
+// that did not at the same instant, then by sequence. That is the order
+// of the two receive indexes (migrations/0005_receive_order.sql:
+// messages never received, and messages back from in flight, each by
+// visible_at and seq), so fifoLineSQL walks each from its start, keeps the
+// rows that are their group's head (one probe of messages_group each),
+// merges the two walks and expands the first heads into their groups'
+// ready runs, stopping as soon as it has $3 messages: its cost follows
+// what it returns, not the queue's depth. (The query it replaces read the
+// first 1,000 ready messages in sequence order, sorted them by their
+// group's keys and joined them back to their rows: 12 ms a receive at
+// 2,000 queued, all of it under the queue's lock.)
+//
+// Each walk looks at no more than fifoScanBound rows (1,000). When they
+// found fewer heads than asked for and one of them stopped at its bound
+// (one busy group with thousands queued behind its message in flight),
+// the groups are walked instead (g), from each group's head to the next
+// group's with one index probe (a loose index scan), and the ready heads
+// it finds that the walks did not follow theirs in the line: the cost
+// follows the number of groups, not the depth of the locked one (0.2 ms
+// past a locked group of 200,000 where a scan in sequence order took
+// 130 ms). That walk is read only once the heads the walks found are used
+// up and more messages are wanted.
 const fifoScanBound = 1000
 
-// Groups are served in the line tidemq.GroupHead describes: by when their
-// head became receivable (its visible_at, whether it was sent or came
-// back), one that came back behind one that did not at the same instant,
-// then by sequence. fifoNearSQL sorts its candidates by their group head's
-// keys (the first candidate of a group is its head) and then by sequence.
-var fifoNearSQL = `WITH r AS (
-		SELECT seq, group_id, visible_at, receive_count FROM messages
-		WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $4
-		ORDER BY seq LIMIT 1000),
-	c AS (
-		SELECT r.seq, first_value(r.visible_at) OVER w AS h_since, first_value(r.receive_count > 0) OVER w AS h_returned,
-			first_value(r.seq) OVER w AS h_seq
-		FROM r WHERE NOT EXISTS (SELECT 1 FROM messages o
-			WHERE o.queue_id = $1 AND o.group_id = r.group_id AND o.group_id <> '' AND o.visible_at > $2
-			  AND o.enqueued_at > $4 AND o.seq < r.seq)
-		WINDOW w AS (PARTITION BY r.group_id ORDER BY r.seq)
-		ORDER BY h_since, h_returned, h_seq, seq LIMIT $3)
-	SELECT ` + qualified("m", messageCols) + ` FROM messages m JOIN c ON m.queue_id = $1 AND m.seq = c.seq
-	ORDER BY c.h_since, c.h_returned, c.h_seq, c.seq`
+// fifoHeadWalk is one walk over a receive index: the receive count's
+// condition picks the index, returned says which.
+func fifoHeadWalk(received, returned string) string {
+	return `(SELECT seq, group_id, visible_at, ` + returned + ` AS returned FROM (
+			SELECT seq, group_id, visible_at FROM messages
+			WHERE queue_id = $1 AND ` + received + ` AND visible_at <= $2 AND enqueued_at > $4 AND group_id <> ''
+			ORDER BY visible_at, seq LIMIT 1000) f
+		WHERE f.seq = (SELECT o.seq FROM messages o WHERE o.queue_id = $1 AND o.group_id <> ''
+			AND o.group_id >= f.group_id AND o.group_id <= f.group_id AND o.enqueued_at > $4
+			ORDER BY o.group_id, o.seq LIMIT 1)
+		ORDER BY visible_at, seq LIMIT $3)`
+}
 
-const fifoNearCountSQL = `SELECT count(*) FROM (
-		SELECT 1 FROM messages WHERE queue_id = $1 AND group_id <> '' AND visible_at <= $2 AND enqueued_at > $3
-		ORDER BY seq LIMIT 1000) m`
+// fifoReadyAtBound is true when a receive index holds fifoScanBound ready
+// messages or more (a walk may have stopped at its bound).
+func fifoReadyAtBound(received string) string {
+	return `(SELECT count(*) FROM (SELECT 1 FROM messages WHERE queue_id = $1 AND ` + received + `
+			AND visible_at <= $2 AND enqueued_at > $4 LIMIT 1000) x) >= 1000`
+}
 
-const fifoHeadsSQL = `WITH RECURSIVE g AS (
+// fifoPickCTEs are the common table expressions of fifoLineSQL and
+// fifoReceiveSQL: hh, the ready heads to serve, in the line. h holds the
+// walks' first $3 heads, g the loose walk over the groups; hh is read as
+// far as the caller's LIMIT needs (a head gives one message at least).
+// (The range on group_id, rather than an equality, keeps the planner on
+// the group index: with an equality it may walk the queue in sequence
+// order instead.)
+var fifoPickCTEs = `WITH RECURSIVE g AS (
 		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND enqueued_at > $4
 		 ORDER BY group_id, seq LIMIT 1)
 		UNION ALL
 		SELECT n.group_id, n.seq, n.visible_at, n.receive_count FROM g CROSS JOIN LATERAL (
 			SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id > g.group_id
 			  AND enqueued_at > $4
-			ORDER BY group_id, seq LIMIT 1) n
-	)
-	SELECT group_id FROM g WHERE visible_at <= $2 ORDER BY visible_at, receive_count > 0, seq LIMIT $3`
+			ORDER BY group_id, seq LIMIT 1) n),
+	h AS MATERIALIZED (
+		SELECT * FROM (` + fifoHeadWalk("receive_count = 0", "false") + `
+			UNION ALL ` + fifoHeadWalk("receive_count > 0", "true") + `) u
+		ORDER BY visible_at, returned, seq LIMIT $3),
+	hh AS (
+		SELECT seq, group_id FROM h
+		UNION ALL
+		SELECT seq, group_id FROM (
+			SELECT seq, group_id FROM g
+			WHERE visible_at <= $2 AND group_id NOT IN (SELECT group_id FROM h)
+			  AND (SELECT count(*) FROM h) < $3
+			  AND (` + fifoReadyAtBound("receive_count = 0") + ` OR ` + fifoReadyAtBound("receive_count > 0") + `)
+			ORDER BY visible_at, receive_count > 0, seq LIMIT $3) l)`
 
-// fifoGroupSQL reads a group's first messages. (The range on group_id,
-// rather than an equality, keeps the planner on the group index: with an
-// equality it may walk the queue in sequence order instead.)
-const fifoGroupSQL = `SELECT ` + messageCols + ` FROM messages
-	WHERE queue_id = $1 AND group_id <> '' AND group_id >= $2 AND group_id <= $2 AND enqueued_at > $4
-	ORDER BY group_id, seq LIMIT $3`
+// fifoRunSQL is the ready run of head h's group: its first $3 messages
+// from the head on, up to the first one not ready.
+const fifoRunSQL = `SELECT * FROM (
+		SELECT r.*, bool_and(r.visible_at <= $2) OVER (ORDER BY r.seq) AS run FROM (
+			SELECT * FROM messages m
+			WHERE m.queue_id = $1 AND m.group_id <> '' AND m.group_id >= h.group_id AND m.group_id <= h.group_id
+			  AND m.seq >= h.seq AND m.enqueued_at > $4
+			ORDER BY m.group_id, m.seq LIMIT $3) r) w
+	WHERE w.run`
+
+// fifoLineSQL picks up to $3 receivable messages of a FIFO queue, group by
+// group in the line, each group's ready run in sequence order, stopping as
+// soon as it has them (so the heads after those it needed are never
+// read).
+var fifoLineSQL = fifoPickCTEs + `
+	SELECT ` + qualified("r", messageCols) + ` FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r
+	LIMIT $3`
+
+// fifoReceiveSQL receives what fifoLineSQL picks, in one statement (the
+// write and the parameters are receiveSQL's: receiveWriteSQL); ord is the
+// line's order.
+var fifoReceiveSQL = fifoPickCTEs + `,
+	c AS MATERIALIZED (
+		SELECT seq AS c_seq, visible_at AS old_visible, row_number() OVER () AS ord, receive_count >= $9 AS over FROM (
+			SELECT r.seq, r.visible_at, r.receive_count FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r LIMIT $3) x)
+	` + receiveWriteSQL
 
 // standardSQL takes up to $3 receivable messages of a standard queue,
 // locked, skipping rows other receives hold (SKIP LOCKED): first those
@@ -378,77 +488,11 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
 		return ms, err
 	}
-	rows, err := tx.Query(ctx, fifoNearSQL, q.id, stampOf(now), max(n, 100), cutoff)
+	rows, err := tx.Query(ctx, fifoLineSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}
-	ms, err := collectMessages(rows)
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) >= n {
-		return groupOrder(ms, n), nil
-	}
-	var scanned int
-	if err := tx.QueryRow(ctx, fifoNearCountSQL, q.id, stampOf(now), cutoff).Scan(&scanned); err != nil {
-		return nil, err
-	}
-	if scanned < fifoScanBound {
-		return groupOrder(ms, n), nil // every ready message was looked at
-	}
-	rows, err = tx.Query(ctx, fifoHeadsSQL, q.id, stampOf(now), n, cutoff)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	ms = ms[:0]
-	for _, g := range groups {
-		if len(ms) >= n {
-			break
-		}
-		rows, err := tx.Query(ctx, fifoGroupSQL, q.id, g, n-len(ms), cutoff)
-		if err != nil {
-			return nil, err
-		}
-		gm, err := collectMessages(rows)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range gm {
-			if !m.ready(stampOf(now)) {
-				break
-			}
-			ms = append(ms, m)
-		}
-	}
-	return ms, nil
-}
-
-// groupOrder arranges messages group by group, groups in the line of
-// groups (tidemq.GroupHead: a group's first message here is its head),
-// each group's in sequence order, and keeps the first n.
-func groupOrder(ms []*message, n int) []*message {
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].seq < ms[j].seq })
-	heads := map[string]tidemq.GroupHead{}
-	for _, m := range ms {
-		if _, ok := heads[m.group]; !ok {
-			heads[m.group] = tidemq.GroupHead{Since: m.visibleAt, Returned: m.receiveCount > 0, Seq: uint64(m.seq)}
-		}
-	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		hi, hj := heads[ms[i].group], heads[ms[j].group]
-		if hi != hj {
-			return hi.ServedBefore(hj)
-		}
-		return ms[i].seq < ms[j].seq
-	})
-	if len(ms) > n {
-		ms = ms[:n]
-	}
-	return ms
+	return collectMessages(rows)
 }
 
 // retryAttempt answers a retried FIFO receive from its attempt, if the

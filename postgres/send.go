@@ -29,7 +29,8 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		res, err := b.sendStandard(ctx, q, p)
 		return res, b.failure(ctx, err)
 	}
-	return b.sendFIFO(ctx, conn, p)
+	res, err := b.sendFIFO(ctx, conn, q, p)
+	return res, err
 }
 
 // sendStandard sends to a standard queue with the next group commit
@@ -71,135 +72,150 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	return results, nil
 }
 
-// sendFIFO sends to a FIFO queue in one transaction on conn.
-func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	var results []tidemq.SendResult
-	var qid int64
-	var sent, dups uint64
-	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
-		q, err := b.getQueue(ctx, tx, p.Queue, false)
-		if err != nil {
-			return err
+// sendFIFO sends to a FIFO queue on conn, q as read before, in one round
+// trip: one pipeline, which PostgreSQL runs as one transaction, locks the
+// queue's row and then runs fifoSendSQL, which sees every send that held
+// the lock before it (each statement of a pipeline reads what was
+// committed when it starts). So the queue's lock, which FIFO sends and
+// receives of the queue take turns on, is held for the database's work
+// alone, never across a round trip to this node; its sequence numbers
+// follow commit order and the deduplication check and the insert are one
+// step. The messages are validated against q; if the lock finds the queue
+// changed since (its attributes set, or deleted and made again), the
+// statement wrote nothing and the send is done again on what the lock
+// read. A leader's send is fenced in a transaction of its own (onConn).
+func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	sender := p.SenderID(b.acct)
+	for attempt := 0; ; attempt++ {
+		if !q.fifo {
+			return nil, tidemq.NonExistentQueue() // made again as a standard queue meanwhile
 		}
-		if q.fifo {
-			if err := p.ValidateFIFO(q.ContentDedup); err != nil {
-				return err
-			}
-			if q, err = b.getQueue(ctx, tx, p.Queue, true); err != nil {
-				return err
-			}
+		if err := p.ValidateFIFO(q.ContentDedup); err != nil {
+			return nil, err
 		}
-		qid = q.id
-		sent, dups = 0, 0
 		now := b.clock.Now()
-		sender := p.SenderID(b.acct)
-		results = p.Results(q.fifo, q.MaxSize)
-		msgs := make([]*message, len(p.Entries))
-		keys := make([]string, len(p.Entries))
-		var lookup []string
+		results := p.Results(true, q.MaxSize)
+		// at[i] is entry i's key's place in keys (-1: refused); a later
+		// entry with an earlier one's key gets its answer.
+		first := map[string]int{}
+		at := make([]int, len(p.Entries))
+		dup := make([]bool, len(p.Entries))
+		var keys, ids, bodies, groups, dedupIDs []string
+		var attrs, sys [][]byte
 		for i := range p.Entries {
 			entry := &p.Entries[i]
+			at[i] = -1
 			if results[i].Err != nil {
 				continue
 			}
-			m := &message{queueID: q.id, body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
-				group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now)}
-			m.visibleAt = stampOf(now.Add(q.SendDelay(entry, q.fifo)))
-			if q.fifo {
-				m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
-				keys[i] = q.DedupKey(m.group, m.dedupID)
-				lookup = append(lookup, keys[i])
-			}
-			msgs[i] = m
-		}
-		// The deduplication window: what was sent within it, and earlier
-		// entries of this request.
-		type sentAs struct {
-			id  string
-			seq int64
-		}
-		window := map[string]sentAs{}
-		if len(lookup) > 0 {
-			rows, err := tx.Query(ctx, `SELECT key, message_id, seq FROM dedup WHERE queue_id = $1 AND key = ANY($2) AND expires > $3`,
-				q.id, lookup, stampOf(now))
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var k string
-				var d sentAs
-				if err := rows.Scan(&k, &d.id, &d.seq); err != nil {
-					rows.Close()
-					return err
-				}
-				window[k] = d
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		n := 0
-		for i, m := range msgs {
-			if m == nil {
+			dedupID := tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+			k := q.DedupKey(entry.MessageGroupID, dedupID)
+			if n, ok := first[k]; ok {
+				at[i], dup[i] = n, true
 				continue
 			}
-			if d, ok := window[keys[i]]; ok && q.fifo {
-				results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
-				msgs[i] = nil
+			first[k], at[i] = len(keys), len(keys)
+			keys, ids = append(keys, k), append(ids, uuid.NewString())
+			bodies, groups, dedupIDs = append(bodies, entry.Body), append(groups, entry.MessageGroupID), append(dedupIDs, dedupID)
+			attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
+			sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
+		}
+		if len(keys) == 0 {
+			return results, nil
+		}
+		var locked *queue
+		var outIDs []string
+		var outSeqs []int64
+		var outNew []bool
+		err := b.onConn(ctx, conn, func(db querier) error {
+			batch := &pgx.Batch{}
+			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
+			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
+				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs, b.channel, q.name)
+			br := db.(batcher).SendBatch(ctx, batch)
+			defer br.Close()
+			var err error
+			if locked, err = b.scanQueue(br.QueryRow()); err != nil {
+				return err
+			}
+			return br.QueryRow().Scan(&outIDs, &outSeqs, &outNew, nil)
+		})
+		if retryable(err) && attempt < 4 {
+			continue
+		}
+		if err != nil {
+			if isForeignKeyViolation(err) {
+				return nil, tidemq.NonExistentQueue() // deleted since it was read
+			}
+			return nil, b.failure(ctx, err)
+		}
+		if locked.id != q.id || locked.modified != q.modified || len(outIDs) != len(keys) {
+			if attempt >= 4 {
+				return nil, tidemq.Errorf(tidemq.ErrInternalFailure, "The queue kept changing during the send; try again.")
+			}
+			q = locked
+			continue
+		}
+		var sent, dups uint64
+		for i := range results {
+			res := &results[i]
+			if res.Err != nil {
+				continue
+			}
+			n := at[i]
+			res.MessageID, res.SequenceNumber = outIDs[n], tidemq.FormatSequenceNumber(uint64(outSeqs[n]))
+			if outNew[n] && !dup[i] {
+				sent++
+			} else {
 				dups++
-				continue
 			}
-			if q.fifo {
-				window[keys[i]] = sentAs{} // filled in below, once it has its seq
-			}
-			n++
 		}
-		if n == 0 {
-			return nil
+		b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
+		if sent > 0 {
+			b.waiters.wake(q.name)
 		}
-		rows, err := tx.Query(ctx, `SELECT nextval('message_seq') FROM generate_series(1, $1)`, n)
-		if err != nil {
-			return err
-		}
-		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		batch := &pgx.Batch{}
-		k := 0
-		for i, m := range msgs {
-			if m == nil {
-				if q.fifo && results[i].MessageID == "" && results[i].Err == nil {
-					// A duplicate of an earlier entry of this request.
-					d := window[keys[i]]
-					results[i].MessageID, results[i].SequenceNumber = d.id, tidemq.FormatSequenceNumber(uint64(d.seq))
-				}
-				continue
-			}
-			m.seq = seqs[k]
-			k++
-			m.id = uuid.NewString()
-			results[i].MessageID = m.id
-			if q.fifo {
-				results[i].SequenceNumber = tidemq.FormatSequenceNumber(uint64(m.seq))
-				window[keys[i]] = sentAs{m.id, m.seq}
-				batch.Queue(`INSERT INTO dedup (queue_id, key, message_id, seq, expires) VALUES ($1, $2, $3, $4, $5)
-					ON CONFLICT (queue_id, key) DO UPDATE SET message_id = $3, seq = $4, expires = $5`,
-					q.id, keys[i], m.id, m.seq, stampOf(now.Add(tidemq.DedupWindow)))
-			}
-			batch.Queue(insertSQL, m.insertArgs()...)
-			sent++
-		}
-		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, q.name)
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return nil, err
+		return results, nil
 	}
-	b.stat(qid, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
-	if sent > 0 {
-		b.waiters.wake(b.canonical(p.Queue))
-	}
-	return results, nil
 }
+
+// batcher is a connection or a transaction: what a pipeline runs on.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// fifoSendSQL sends a FIFO request's messages in one statement, once the
+// queue's row is locked: $1 the queue, $2 its modified as the request was
+// validated against (a queue changed since gets nothing), $3 the send's
+// instant, $4 the deduplication window's end, $5 when the messages become
+// receivable (the queue's delay), $6 the sender, $7-$13 each message's
+// deduplication key (distinct), id, body, attributes, system attributes,
+// group and deduplication id, $14 and $15 the NOTIFY channel and the
+// queue's name. A key sent within the window keeps the message it names;
+// the others get sequence numbers in the request's order and are written
+// with their window rows (so the depth counters' trigger runs once a
+// request). The window is probed key by key, on its primary key (w: with
+// key = ANY($7) AND expires > $3 a generic plan may scan every unexpired
+// key of the queue instead). It returns, in
+// the request's order, each key's message id and
+// sequence number and whether it was sent now, and notifies when one was.
+const fifoSendSQL = `WITH e AS (
+		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
+			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),
+	w AS (
+		SELECT e.k AS key, d.message_id, d.seq FROM e CROSS JOIN LATERAL (
+			SELECT message_id, seq, expires FROM dedup WHERE queue_id = $1 AND key = e.k LIMIT 1) d
+		WHERE d.expires > $3),
+	f AS MATERIALIZED (
+		SELECT x.*, nextval('message_seq') AS seq FROM (
+			SELECT * FROM e WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.key = e.k) ORDER BY n OFFSET 0) x),
+	d AS (
+		INSERT INTO dedup (queue_id, key, message_id, seq, expires) SELECT $1, k, id, seq, $4 FROM f
+		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires),
+	m AS (
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
+		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f)
+	SELECT coalesce(array_agg(coalesce(f.id, w.message_id) ORDER BY e.n), '{}'), coalesce(array_agg(coalesce(f.seq, w.seq) ORDER BY e.n), '{}'),
+		coalesce(array_agg(f.seq IS NOT NULL ORDER BY e.n), '{}'),
+		(SELECT count(pg_notify($14, $15)) FROM (SELECT 1 FROM f LIMIT 1) x)
+	FROM e LEFT JOIN f ON f.n = e.n LEFT JOIN w ON w.key = e.k`

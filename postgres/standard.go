@@ -40,7 +40,13 @@ const receiveSQL = `WITH c AS (
 			WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2 AND enqueued_at > $4
 			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
 		LIMIT $3)
-	UPDATE messages m SET
+	` + receiveWriteSQL
+
+// receiveWriteSQL is the write of receiveSQL and fifoReceiveSQL: it
+// receives the messages of c (c_seq; over: picked but left as they are,
+// for the caller to dead-letter) and returns them with c's ord and
+// old_visible and over.
+const receiveWriteSQL = `UPDATE messages m SET
 		receive_count = CASE WHEN c.over THEN m.receive_count ELSE m.receive_count + 1 END,
 		first_receive = CASE WHEN c.over OR m.first_receive <> 0 THEN m.first_receive ELSE $2 END,
 		received_at = CASE WHEN c.over THEN m.received_at ELSE $2 END,
@@ -83,53 +89,21 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	client, _ := json.Marshal(p.Client)
 	var taken []*message
 	for round := 0; len(taken) < max && round < 10; round++ {
-		type pick struct {
-			m          *message
-			ord        int
-			oldVisible int64
-		}
-		var picks []pick
+		var got []*message
 		var over []int64
 		err := b.onConn(ctx, conn, func(db querier) error {
-			picks, over = nil, nil
 			rows, err := db.Query(ctx, receiveSQL, q.id, stampOf(now), max-len(taken), q.cutoff(now), int64(vt), q.name,
 				client, vt.String(), maxRC, expiredDetail, tidemq.MaxHistoryEvents)
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var pk pick
-				var isOver bool
-				m, err := scanMessage(withExtra{rows, []any{&pk.ord, &pk.oldVisible, &isOver}})
-				if err != nil {
-					return err
-				}
-				if isOver {
-					over = append(over, m.seq)
-					continue
-				}
-				pk.m = m
-				picks = append(picks, pk)
-			}
-			return rows.Err()
+			got, over, err = collectReceived(rows)
+			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		sort.Slice(picks, func(i, j int) bool {
-			a, c := picks[i], picks[j]
-			if a.ord != c.ord {
-				return a.ord < c.ord
-			}
-			if a.oldVisible != c.oldVisible {
-				return a.oldVisible < c.oldVisible
-			}
-			return a.m.seq < c.m.seq
-		})
-		for _, pk := range picks {
-			taken = append(taken, pk.m)
-		}
+		taken = append(taken, got...)
 		if len(over) == 0 {
 			break
 		}
@@ -158,6 +132,52 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 		r.msgs[i] = m.snapshot(q, b.handle(q, m))
 	}
 	return r, nil
+}
+
+// collectReceived reads receiveWriteSQL's rows: the messages received, in
+// the pick's order (ord, then when they became receivable, then seq), and
+// the seqs of those it left over maxReceiveCount.
+func collectReceived(rows pgx.Rows) ([]*message, []int64, error) {
+	type pick struct {
+		m          *message
+		ord        int64
+		oldVisible int64
+	}
+	defer rows.Close()
+	var picks []pick
+	var over []int64
+	for rows.Next() {
+		var pk pick
+		var isOver bool
+		m, err := scanMessage(withExtra{rows, []any{&pk.ord, &pk.oldVisible, &isOver}})
+		if err != nil {
+			return nil, nil, err
+		}
+		if isOver {
+			over = append(over, m.seq)
+			continue
+		}
+		pk.m = m
+		picks = append(picks, pk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(picks, func(i, j int) bool {
+		a, c := picks[i], picks[j]
+		if a.ord != c.ord {
+			return a.ord < c.ord
+		}
+		if a.oldVisible != c.oldVisible {
+			return a.oldVisible < c.oldVisible
+		}
+		return a.m.seq < c.m.seq
+	})
+	ms := make([]*message, len(picks))
+	for i, pk := range picks {
+		ms[i] = pk.m
+	}
+	return ms, over, nil
 }
 
 // onConn runs fn on conn; when ctx carries a leader's fence, inside a
