@@ -48,6 +48,22 @@ func extOp[In any](run func(*call, *In) (output, error)) action {
 	}
 }
 
+// metricAction is the request's action as the metrics label it: a name
+// from the action table, an extension's target (TidemqExtensions.<Name>),
+// or "unknown" for a name that is neither, so that made-up actions cannot
+// grow the label set.
+func (c *call) metricAction() string {
+	if _, ok := actions[c.action]; ok {
+		return c.action
+	}
+	if name, ok := strings.CutPrefix(c.action, extensionTargetPrefix); ok {
+		if _, ok := extensions[name]; ok {
+			return c.action
+		}
+	}
+	return "unknown"
+}
+
 // extension reports whether the request is a JSON request for an extension
 // action. It is the one hook in (*call).serve.
 func (c *call) extension() bool {

@@ -43,7 +43,8 @@ type Config struct {
 	Auth   Authenticator
 	Logger *slog.Logger // nil: slog.Default()
 	// Observe, if set, is called once per answered request with its action
-	// (as the client named it, "" if none could be read), its error code
+	// (a name from the action table or an extension's target, "unknown"
+	// for any other name or none: see metricAction), its error code
 	// ("" on success), the HTTP status and the time taken. Metrics use it.
 	Observe func(action, code string, status int, d time.Duration)
 }
@@ -205,7 +206,7 @@ func errorCode(err error) string {
 func (h *handler) logRequest(c *call, status int, code string, start time.Time) {
 	d := time.Since(start)
 	if h.cfg.Observe != nil {
-		h.cfg.Observe(c.action, code, status, d)
+		h.cfg.Observe(c.metricAction(), code, status, d)
 	}
 	level := slog.LevelDebug
 	if status >= 500 {
