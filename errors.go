@@ -131,6 +131,40 @@ var (
 	ErrSNSInternalError                = &ErrorCode{Shape: "InternalErrorException", Namespace: nsSNS, Code: "InternalError", Status: 500, Fault: Receiver}
 )
 
+const nsTidemq = "tidemq"
+
+func admin(code string, status int) *ErrorCode {
+	fault := Sender
+	if status >= 500 {
+		fault = Receiver
+	}
+	return &ErrorCode{Shape: code, Namespace: nsTidemq, Code: code, Status: status, Fault: fault}
+}
+
+// The errors of tidemq's own endpoints (the admin API, the console, the
+// trigger API, backups), answered as {"error": message, "code": code}
+// (api/adminjson). The generic entries above serve them too
+// (InvalidParameterValue, AccessDenied, ServiceUnavailable, ...).
+var (
+	ErrAdminNotFound         = admin("NotFound", http.StatusNotFound)
+	ErrMethodNotAllowed      = admin("MethodNotAllowed", http.StatusMethodNotAllowed)
+	ErrUnsupportedMediaType  = admin("UnsupportedMediaType", http.StatusUnsupportedMediaType)
+	ErrMisdirectedRequest    = admin("MisdirectedRequest", http.StatusMisdirectedRequest)
+	ErrAlarmsOff             = admin("AlarmsOff", http.StatusNotFound)
+	ErrInvalidTrigger        = admin("InvalidTrigger", http.StatusBadRequest)
+	ErrTriggerNotFound       = admin("TriggerNotFound", http.StatusNotFound)
+	ErrTriggerExists         = admin("TriggerExists", http.StatusConflict)
+	ErrBackupsOff            = admin("BackupsOff", http.StatusBadRequest)
+	ErrBackupsNeedAuth       = admin("BackupsNeedAuth", http.StatusForbidden)
+	ErrQueuesInPostgreSQL    = admin("QueuesInPostgreSQL", http.StatusBadRequest)
+	ErrNothingToBackUp       = admin("NothingToBackUp", http.StatusBadRequest)
+	ErrInvalidBackupRequest  = admin("InvalidRequest", http.StatusBadRequest)
+	ErrInvalidDestination    = admin("InvalidDestination", http.StatusBadRequest)
+	ErrDestinationExists     = admin("DestinationExists", http.StatusConflict)
+	ErrBackupInProgress      = admin("BackupInProgress", http.StatusConflict)
+	ErrBackupFailed          = admin("BackupFailed", http.StatusInternalServerError)
+)
+
 // Error is an error from the catalogue with the message for this occurrence.
 // Every error a Broker returns to a client is an *Error; anything else is
 // reported as InternalFailure by the transports.

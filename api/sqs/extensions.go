@@ -205,29 +205,13 @@ type extListStatsInput struct {
 	QueueNamePrefix string `json:"QueueNamePrefix"`
 }
 
-// extQueueStats is one queue's depth, age and dead-letter wiring.
-// OldestAgeSeconds is absent when the broker cannot tell it.
-type extQueueStats struct {
-	QueueURL            string   `json:"QueueUrl"`
-	QueueArn            string   `json:"QueueArn"`
-	Fifo                bool     `json:"Fifo"`
-	Visible             int      `json:"Visible"`
-	InFlight            int      `json:"InFlight"`
-	Delayed             int      `json:"Delayed"`
-	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds,omitempty"`
-	RetentionSeconds    int      `json:"RetentionSeconds"`
-	DeadLetterTargetArn string   `json:"DeadLetterTargetArn,omitempty"`
-	MaxReceiveCount     int      `json:"MaxReceiveCount,omitempty"`
-	IsDeadLetterQueue   bool     `json:"IsDeadLetterQueue"`
-}
-
 type extListStatsOutput struct {
 	jsonOnly
-	Queues []extQueueStats `json:"Queues"`
+	Queues []tidemq.ListedQueueStats `json:"Queues"`
 }
 
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
-	out := &extListStatsOutput{Queues: []extQueueStats{}}
+	out := &extListStatsOutput{Queues: []tidemq.ListedQueueStats{}}
 	for _, q := range c.broker().Snapshot() {
 		// The request's region only, as ListQueues: a queue of another
 		// region would otherwise be listed under its plain name, which
@@ -236,13 +220,7 @@ func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 		if region != c.region || !strings.HasPrefix(plain, in.QueueNamePrefix) {
 			continue
 		}
-		age := q.OldestAgeSeconds
-		out.Queues = append(out.Queues, extQueueStats{
-			QueueURL: c.queueURL(q.Name), QueueArn: q.ARN, Fifo: q.FIFO,
-			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed, OldestAgeSeconds: &age,
-			RetentionSeconds: q.RetentionSeconds, DeadLetterTargetArn: q.DeadLetterTarget,
-			MaxReceiveCount: q.MaxReceiveCount, IsDeadLetterQueue: q.IsDeadLetterQueue,
-		})
+		out.Queues = append(out.Queues, q.Listed(c.queueURL(q.Name)))
 	}
 	return out, nil
 }

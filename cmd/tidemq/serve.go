@@ -434,10 +434,10 @@ func runServe(ctx context.Context, o *serveOptions) error {
 // backup, so it is refused.
 func (o *serveOptions) backupHandler(store storage.Store, log *slog.Logger) http.Handler {
 	if isPostgresStore(o.store) {
-		return backup.Refuse(http.StatusBadRequest, "QueuesInPostgreSQL",
+		return backup.Refuse(tidemq.Errorf(tidemq.ErrQueuesInPostgreSQL,
 			"this server keeps its queues in PostgreSQL (--store): a copy of its local store would hold no queue and no message. "+
 				"Back up the database (pg_dump, or the database's own backups); the node's topics and triggers (--data-dir) can be "+
-				"backed up with the server stopped: tidemq backup --data-dir DIR DEST")
+				"backed up with the server stopped: tidemq backup --data-dir DIR DEST"))
 	}
 	return backup.Handler(checkpointer(store), backup.Options{Dir: o.backupDir, Unauthenticated: !o.auth,
 		AllowUnauthenticated: o.backupWithoutAuth, Logger: log})
