@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tidemq/tidemq/adminclient"
 	"io"
 	"log/slog"
 	"net/http"
@@ -139,11 +140,11 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
   tidemq alarms rules > prometheus-rules.yml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hc, err := admin.httpClient(cmd.Context(), nil)
+			client, err := admin.client(cmd.Context(), nil)
 			if err != nil {
 				return err
 			}
-			l, err := fetchAlarms(cmd.Context(), hc, admin.endpoint)
+			l, err := fetchAlarms(cmd.Context(), client)
 			if err != nil {
 				return err
 			}
@@ -173,31 +174,11 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
 	return cmd
 }
 
-func fetchAlarms(ctx context.Context, client *http.Client, endpoint string) (*alarms.List, error) {
-	url := strings.TrimRight(endpoint, "/") + "/tidemq/alarms"
+func fetchAlarms(ctx context.Context, client *adminclient.Client) (*alarms.List, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if err := adminError(http.MethodGet, url, resp.StatusCode, body); err != nil {
-		return nil, err
-	}
-	var l alarms.List
-	if err := json.Unmarshal(body, &l); err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return &l, nil
+	l, err := client.Alarms(ctx)
+	return l, adminError(err)
 }
 
 // printAlarms writes the alarms as a table.
