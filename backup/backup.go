@@ -14,8 +14,6 @@ package backup
 import (
 	"encoding/json"
 	"errors"
-	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/api/adminjson"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -25,6 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 	"github.com/tidemq/tidemq/storage"
 )
 

@@ -2,12 +2,12 @@ package console
 
 import (
 	"encoding/json"
-	"github.com/tidemq/tidemq/api/adminjson"
 	"io"
 	"net/http"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/api/adminjson"
 	"github.com/tidemq/tidemq/sns"
 )
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tidemq/tidemq/adminclient"
 	"net/http"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/alarms"
 )
 

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/tidemq/tidemq/api/adminjson"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // APIPath is where Handler serves the admin API.

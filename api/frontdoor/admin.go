@@ -3,12 +3,12 @@ package frontdoor
 import (
 	"bytes"
 	"errors"
-	"github.com/tidemq/tidemq/api/adminjson"
 	"io"
 	"mime"
 	"net/http"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // MaxAdminBody bounds the body of an admin request: a trigger definition is

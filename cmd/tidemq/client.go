@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tidemq/tidemq/adminclient"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/api/sigv4"
 )
 

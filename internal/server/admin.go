@@ -2,12 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/tidemq/tidemq/api/adminjson"
 	"net/http"
 	"strconv"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // Queues answers GET /tidemq/queues: the queues' snapshots as JSON, a
