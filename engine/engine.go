@@ -108,7 +108,7 @@ func Open(o Options) (*Engine, error) {
 		e.region = "us-east-1"
 	}
 	if e.acct == "" {
-		e.acct = "000000000000"
+		e.acct = tidemq.DefaultAccountID
 	}
 	if e.log == nil {
 		e.log = slog.Default()

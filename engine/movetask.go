@@ -92,20 +92,20 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	src := e.queueByARN(p.SourceARN)
 	if src == nil {
 		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		return "", tidemq.MsgSourceArnNotFound.New()
 	}
 	if p.DestinationARN != "" && e.queueByARN(p.DestinationARN) == nil {
 		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
+		return "", tidemq.MsgDestinationArnNotFound.New()
 	}
 	if !e.isDeadLetterQueue(src) {
 		h.unlock()
-		return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+		return "", tidemq.MsgSourceNotDeadLetter.New()
 	}
 	for _, t := range e.tasksBySource[src.arn] {
 		if t.active() {
 			h.unlock()
-			return "", tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+			return "", tidemq.MsgTaskRunning.New()
 		}
 	}
 	now := e.clock.Now()
@@ -151,16 +151,16 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 	}
 	if e.queueByARN(th.SourceARN) == nil { // AWS's answer for a handle of a queue that is gone
 		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		return 0, tidemq.MsgSourceArnNotFound.New()
 	}
 	t := e.tasks[th.TaskID]
 	if t == nil || t.SourceARN != th.SourceARN {
 		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+		return 0, tidemq.MsgTaskNotFound.New()
 	}
 	if t.Status != tidemq.MoveTaskRunning {
 		h.unlock()
-		return 0, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+		return 0, tidemq.MsgTaskNotRunning.New(t.Status)
 	}
 	t.Status = tidemq.MoveTaskCancelling
 	moved := t.ApproximateNumberOfMessagesMoved
@@ -185,7 +185,7 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 	}
 	// e.mu is released by the guard
 	if e.queueByARN(p.SourceARN) == nil {
-		return nil, tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+		return nil, tidemq.MsgSourceArnNotFound.New()
 	}
 	list := e.tasksBySource[p.SourceARN]
 	var out []tidemq.MessageMoveTask

@@ -51,11 +51,11 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 		// e.mu is released by the guard
 		for name, v := range attrs {
 			if q.attrs[name] != v {
-				return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
+				return nil, tidemq.MsgQueueAttributeDiffers.New(name)
 			}
 		}
 		if fifo != q.fifo {
-			return nil, tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+			return nil, tidemq.MsgQueueAttributeDiffers.New("FifoQueue")
 		}
 		return q.info(), nil
 	}
@@ -192,7 +192,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	now := e.clock.Now()
 	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
 		h.unlock()
-		return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+		return tidemq.MsgPurgeInProgress.New(q.name)
 	}
 	t := e.begin()
 	q.stats.Purged += e.dropMessages(q, t)

@@ -111,7 +111,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		}
 	}
 	if !q.fifo && q.nInflight >= tidemq.MaxInflightStandard {
-		return nil, tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+		return nil, tidemq.MsgTooManyInflight.New(q.name, tidemq.MaxInflightStandard)
 	}
 	var taken []*message
 	deliver := func(m *message) bool {

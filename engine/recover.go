@@ -58,7 +58,7 @@ type failure struct {
 // closed, or nil. It reads no state guarded by e.mu.
 func (e *Engine) refusal() error {
 	if e.closed.Load() {
-		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+		return tidemq.MsgShuttingDown.New()
 	}
 	if f := e.failure.Load(); f != nil {
 		return f.refusal

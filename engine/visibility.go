@@ -45,7 +45,7 @@ func (e *Engine) changeVisibility(q *queue, entry *tidemq.ChangeVisibilityEntry,
 		return expiredReceipt(entry.ReceiptHandle)
 	}
 	if m.state != stateInflight && m.state != stateReady {
-		return tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
+		return tidemq.MsgNotInflight.New()
 	}
 	// On a standard queue SQS accepts an expired handle: the message,
 	// visible again, is hidden for the new timeout (0 changes nothing).

@@ -106,7 +106,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 		b.region = "us-east-1"
 	}
 	if b.acct == "" {
-		b.acct = "000000000000"
+		b.acct = tidemq.DefaultAccountID
 	}
 	if b.log == nil {
 		b.log = slog.Default()
@@ -247,7 +247,7 @@ func (b *Broker) Healthy() error {
 // refusal is the error of a request to a closed broker.
 func (b *Broker) refusal() error {
 	if b.closed.Load() {
-		return tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is shutting down.")
+		return tidemq.MsgShuttingDown.New()
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func (b *Broker) changeVisibility(ctx context.Context, tx pgx.Tx, q *queue, entr
 		return false, expiredReceipt(entry.ReceiptHandle)
 	}
 	if !m.inflight(n) && !m.ready(n) {
-		return false, tidemq.Errorf(tidemq.ErrMessageNotInflight, "The message referred to is not in flight.")
+		return false, tidemq.MsgNotInflight.New()
 	}
 	// On a standard queue SQS accepts an expired handle: the message,
 	// visible again, is hidden for the new timeout (0 changes nothing).

@@ -59,7 +59,7 @@ func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 			return err
 		}
 		if src == nil {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+			return tidemq.MsgSourceArnNotFound.New()
 		}
 		if src, err = b.getQueue(ctx, tx, src.name, true); err != nil { // one start at a time per source
 			return err
@@ -70,7 +70,7 @@ func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 				return err
 			}
 			if dst == nil {
-				return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
+				return tidemq.MsgDestinationArnNotFound.New()
 			}
 		}
 		var isDLQ, running bool
@@ -80,10 +80,10 @@ func (b *Broker) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 			return err
 		}
 		if !isDLQ {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+			return tidemq.MsgSourceNotDeadLetter.New()
 		}
 		if running {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+			return tidemq.MsgTaskRunning.New()
 		}
 		now := b.clock.Now()
 		if err := b.expire(ctx, tx, src, now); err != nil {
@@ -122,17 +122,17 @@ func (b *Broker) CancelMessageMoveTask(ctx context.Context, p tidemq.CancelMoveT
 			return err
 		}
 		if src == nil { // AWS's answer for a handle of a queue that is gone
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+			return tidemq.MsgSourceArnNotFound.New()
 		}
 		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, th.TaskID))
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && t.SourceARN != th.SourceARN) {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "Task does not exist.")
+			return tidemq.MsgTaskNotFound.New()
 		}
 		if err != nil {
 			return err
 		}
 		if t.Status != tidemq.MoveTaskRunning {
-			return tidemq.Errorf(tidemq.ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", t.Status)
+			return tidemq.MsgTaskNotRunning.New(t.Status)
 		}
 		moved = t.ApproximateNumberOfMessagesMoved
 		_, err = tx.Exec(ctx, `UPDATE move_tasks SET status = 'CANCELLING' WHERE id = $1`, t.id)
@@ -158,7 +158,7 @@ func (b *Broker) ListMessageMoveTasks(ctx context.Context, p tidemq.ListMoveTask
 			return err
 		}
 		if src == nil {
-			return tidemq.Errorf(tidemq.ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
+			return tidemq.MsgSourceArnNotFound.New()
 		}
 		rows, err := tx.Query(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE source_arn = $1 ORDER BY ord DESC LIMIT $2`, p.SourceARN, max)
 		if err != nil {

@@ -25,11 +25,11 @@ func (b *Broker) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 		if err == nil {
 			for name, v := range attrs {
 				if existing.attrs[name] != v {
-					return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", name)
+					return tidemq.MsgQueueAttributeDiffers.New(name)
 				}
 			}
 			if fifo != existing.fifo {
-				return tidemq.Errorf(tidemq.ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute FifoQueue")
+				return tidemq.MsgQueueAttributeDiffers.New("FifoQueue")
 			}
 			info = existing.info()
 			return nil
@@ -139,7 +139,7 @@ func (b *Broker) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) erro
 		}
 		now := b.clock.Now()
 		if q.purged != 0 && now.Sub(timeOf(q.purged)) < tidemq.PurgeCooldown {
-			return tidemq.Errorf(tidemq.ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", q.name)
+			return tidemq.MsgPurgeInProgress.New(q.name)
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1`, q.id)
 		if err != nil {

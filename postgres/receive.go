@@ -538,7 +538,7 @@ func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now ti
 	b.inflight[q.id] = inflightCheck{count: n}
 	b.statsMu.Unlock()
 	if n >= tidemq.MaxInflightStandard {
-		return tidemq.Errorf(tidemq.ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", q.name, tidemq.MaxInflightStandard)
+		return tidemq.MsgTooManyInflight.New(q.name, tidemq.MaxInflightStandard)
 	}
 	return nil
 }

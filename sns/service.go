@@ -152,7 +152,7 @@ func open(o Options) (*Service, error) {
 		o.Region = "us-east-1"
 	}
 	if o.AccountID == "" {
-		o.AccountID = "000000000000"
+		o.AccountID = tidemq.DefaultAccountID
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

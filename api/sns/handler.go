@@ -137,7 +137,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	}
 	q.action = q.params.Str("Action")
 	if q.action == "" {
-		return nil, tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
+		return nil, tidemq.MsgMissingAction.New()
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && q.params.Str("X-Amz-Signature") == "" && q.params.Str("Signature") == ""
 	var key string
@@ -149,7 +149,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", q.action)
+		return nil, tidemq.MsgInvalidAction.New(q.action)
 	}
 	return a(q)
 }

@@ -80,7 +80,7 @@ func (c *call) serveExtension(body []byte) (output, error) {
 	}
 	a, ok := extensions[name]
 	if !ok {
-		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
+		return nil, tidemq.MsgInvalidAction.New(c.action)
 	}
 	in, err := a.decodeJSON(body)
 	if err != nil {

@@ -127,7 +127,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
-	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
+	f.StringVar(&o.accountID, "account-id", tidemq.DefaultAccountID, "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "home region: the region of unsigned requests and of queues named without one (a signed request works on its credential scope's region)")
 	f.StringSliceVar(&o.regions, "regions", nil, "the regions a signed request may name besides --region, e.g. eu-west-1,dev-2 (default: the regions AWS serves; \"any\": any region name, each a namespace of queues)")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
