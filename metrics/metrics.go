@@ -111,16 +111,16 @@ func New(o Options) *Metrics {
 		reg:       prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemq_requests_total",
-			Help: "SQS API requests answered, by action and HTTP status.",
+			Help: "SQS and SNS API requests answered, by action (SNS's as SNS.<Action>) and HTTP status.",
 		}, []string{"action", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidemq_request_duration_seconds",
-			Help:    "Time to answer an SQS API request, by action (long polls included).",
+			Help:    "Time to answer an SQS or SNS API request, by action (long polls included).",
 			Buckets: RequestBuckets,
 		}, []string{"action"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemq_request_errors_total",
-			Help: "SQS API requests answered with an error, by action and error code.",
+			Help: "SQS and SNS API requests answered with an error, by action and error code.",
 		}, []string{"action", "code"}),
 		sizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidemq_message_size_bytes",
