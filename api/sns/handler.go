@@ -177,11 +177,7 @@ func (q *request) baseURL() string {
 	if q.h.cfg.PublicURL != "" {
 		return q.h.cfg.PublicURL
 	}
-	scheme := "http"
-	if q.r.TLS != nil || strings.EqualFold(q.r.Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
-	}
-	return scheme + "://" + q.r.Host
+	return awsquery.BaseURL(q.r) // SQS's rule: the first of a list of X-Forwarded-Proto values
 }
 
 // writeResult writes out (an encoding/xml value whose element is named

@@ -173,19 +173,7 @@ func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
 		}
 		if len(m.Attributes) > 0 {
 			em.MD5OfMessageAttributes = tidemq.MD5OfAttributes(m.Attributes)
-			em.MessageAttributes = make(map[string]wireAttribute, len(m.Attributes))
-			for n, v := range m.Attributes {
-				wa := wireAttribute{DataType: v.DataType}
-				if v.IsBinary() {
-					wa.BinaryValue = v.BinaryValue
-					if wa.BinaryValue == nil {
-						wa.BinaryValue = []byte{}
-					}
-				} else {
-					wa.StringValue = v.StringValue
-				}
-				em.MessageAttributes[n] = wa
-			}
+			em.MessageAttributes = wireAttributes(m.Attributes)
 		}
 		for _, ev := range m.History {
 			we := extHistoryEvent{Time: ev.Time.UnixMilli(), Kind: ev.Kind, Queue: ev.Queue, Detail: ev.Detail}
