@@ -45,7 +45,7 @@ func TestClusterTopicsVisibleWithinReload(t *testing.T) {
 	clk.WaitForTimers(2, 10*time.Second)
 	clk.Advance(2 * time.Second)
 	waitFor(t, "b sees the topic", func() bool { _, err := b.GetTopicAttributes(top.ARN); return err == nil })
-	if _, err := b.Subscribe(top.ARN, "sqs", testQueueARN+"q", nil); err != nil {
+	if _, err := b.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.WaitForTimers(2, 10*time.Second)
@@ -74,7 +74,7 @@ func TestClusterOutboxOfADeadNodeDeliveredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -124,7 +124,7 @@ func TestClusterTakenOverRecordStaysWithItsNewNode(t *testing.T) {
 	a := clusterNode(t, "a", st, ids, broker, clk)
 	b := clusterNode(t, "b", st, ids, broker, clk)
 	top, _ := a.CreateTopic("t", nil, nil)
-	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	b.Reload()
