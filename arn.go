@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// DefaultAccountID is the account of queue URLs and ARNs when none is
+// configured: twelve zeros, as local AWS emulators use.
+const DefaultAccountID = "000000000000"
+
 // QueueARN returns the ARN of a queue: arn:aws:sqs:<region>:<account>:<name>.
 func QueueARN(region, account, name string) string {
 	return fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, account, name)

@@ -3,7 +3,6 @@ package tidemq
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"unicode/utf8"
 )
 
@@ -18,7 +17,8 @@ const (
 )
 
 // ErrorCode is one entry of the error catalogue: how an error is named on
-// each wire protocol and which HTTP status carries it. The catalogue below is
+// each wire protocol and which HTTP status carries it (a plain number: the
+// domain does not import net/http; the transports write it). The catalogue below is
 // the single source of truth; the protocol codecs in api/ only translate it.
 type ErrorCode struct {
 	// Shape is the short name sent in the JSON protocol's __type, after
@@ -86,7 +86,7 @@ var (
 	ErrIncompleteSignature     = generic("IncompleteSignature", "IncompleteSignature", 403, Sender)
 	ErrMissingAuthenticationTk = generic("MissingAuthenticationToken", "MissingAuthenticationToken", 403, Sender)
 	ErrRequestExpired          = generic("RequestExpired", "RequestExpired", 403, Sender)
-	ErrRequestEntityTooLarge   = generic("RequestEntityTooLarge", "RequestEntityTooLarge", http.StatusRequestEntityTooLarge, Sender)
+	ErrRequestEntityTooLarge   = generic("RequestEntityTooLarge", "RequestEntityTooLarge", 413, Sender)
 	ErrInternalFailure         = generic("InternalFailure", "InternalFailure", 500, Receiver)
 	ErrServiceUnavailable      = generic("ServiceUnavailable", "ServiceUnavailable", 503, Receiver)
 
@@ -126,9 +126,43 @@ var (
 	ErrSNSInvalidBatchEntryID          = snsModeled("InvalidBatchEntryIdException", "InvalidBatchEntryId", 400)
 	ErrSNSBatchEntryIdsNotDistinct     = snsModeled("BatchEntryIdsNotDistinctException", "BatchEntryIdsNotDistinct", 400)
 	ErrSNSBatchRequestTooLong          = snsModeled("BatchRequestTooLongException", "BatchRequestTooLong", 400)
-	ErrSNSThrottled                    = snsModeled("ThrottledException", "Throttled", http.StatusTooManyRequests)
+	ErrSNSThrottled                    = snsModeled("ThrottledException", "Throttled", 429)
 	ErrSNSValidation                   = snsModeled("ValidationException", "ValidationException", 400)
 	ErrSNSInternalError                = &ErrorCode{Shape: "InternalErrorException", Namespace: nsSNS, Code: "InternalError", Status: 500, Fault: Receiver}
+)
+
+const nsTidemq = "tidemq"
+
+func admin(code string, status int) *ErrorCode {
+	fault := Sender
+	if status >= 500 {
+		fault = Receiver
+	}
+	return &ErrorCode{Shape: code, Namespace: nsTidemq, Code: code, Status: status, Fault: fault}
+}
+
+// The errors of tidemq's own endpoints (the admin API, the console, the
+// trigger API, backups), answered as {"error": message, "code": code}
+// (api/adminjson). The generic entries above serve them too
+// (InvalidParameterValue, AccessDenied, ServiceUnavailable, ...).
+var (
+	ErrAdminNotFound        = admin("NotFound", 404)
+	ErrMethodNotAllowed     = admin("MethodNotAllowed", 405)
+	ErrUnsupportedMediaType = admin("UnsupportedMediaType", 415)
+	ErrMisdirectedRequest   = admin("MisdirectedRequest", 421)
+	ErrAlarmsOff            = admin("AlarmsOff", 404)
+	ErrInvalidTrigger       = admin("InvalidTrigger", 400)
+	ErrTriggerNotFound      = admin("TriggerNotFound", 404)
+	ErrTriggerExists        = admin("TriggerExists", 409)
+	ErrBackupsOff           = admin("BackupsOff", 400)
+	ErrBackupsNeedAuth      = admin("BackupsNeedAuth", 403)
+	ErrQueuesInPostgreSQL   = admin("QueuesInPostgreSQL", 400)
+	ErrNothingToBackUp      = admin("NothingToBackUp", 400)
+	ErrInvalidBackupRequest = admin("InvalidRequest", 400)
+	ErrInvalidDestination   = admin("InvalidDestination", 400)
+	ErrDestinationExists    = admin("DestinationExists", 409)
+	ErrBackupInProgress     = admin("BackupInProgress", 409)
+	ErrBackupFailed         = admin("BackupFailed", 500)
 )
 
 // Error is an error from the catalogue with the message for this occurrence.

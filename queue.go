@@ -80,7 +80,7 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
 				return nil, Errorf(ErrInvalidAttributeName, "You can specify the %s only when FifoQueue is set to true.", name)
 			}
-			return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", name)
+			return nil, MsgUnknownAttribute.New(name)
 		}
 		invalid := func() error {
 			return Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter %s.", name)
@@ -149,7 +149,7 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 		case AttrKmsMasterKeyID:
 			out[name] = value
 		default:
-			return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", name)
+			return nil, MsgUnknownAttribute.New(name)
 		}
 	}
 	if out[AttrKmsMasterKeyID] != "" && out[AttrSqsManagedSseEnabled] == "true" {

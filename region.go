@@ -82,11 +82,9 @@ func QueueNameOfARN(arn, home, account string) (name string, ok bool) {
 	return RegionalQueueName(a.Region, home, a.Resource), true
 }
 
-// The home a broker has when its options name none.
-const (
-	DefaultRegion    = "us-east-1"
-	DefaultAccountID = "000000000000"
-)
+// DefaultRegion is a broker's region when its options name none
+// (DefaultAccountID, in arn.go, is its account).
+const DefaultRegion = "us-east-1"
 
 // BrokerDefaults fills in what a broker's options left out: the system
 // clock, DefaultRegion, DefaultAccountID and slog's default logger.

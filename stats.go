@@ -4,41 +4,76 @@ package tidemq
 // started. Every way a message leaves a queue has its counter, so nothing
 // disappears uncounted.
 type QueueStats struct {
-	Sent          uint64 // new messages accepted (duplicates excluded)
-	Duplicates    uint64 // FIFO sends answered from the deduplication window
-	Received      uint64 // messages handed out by receives
-	EmptyReceives uint64 // receives that returned nothing
-	Deleted       uint64 // deleted by receipt handle
-	Expired       uint64 // dropped at the end of the retention period
-	DeadLettered  uint64 // moved out to the dead-letter queue
-	Purged        uint64 // removed by PurgeQueue
-	MovedOut      uint64 // moved out by MoveMessages (redrive)
-	MovedIn       uint64 // arrived by a dead-letter move or MoveMessages
+	Sent          uint64 `json:"Sent"`          // new messages accepted (duplicates excluded)
+	Duplicates    uint64 `json:"Duplicates"`    // FIFO sends answered from the deduplication window
+	Received      uint64 `json:"Received"`      // messages handed out by receives
+	EmptyReceives uint64 `json:"EmptyReceives"` // receives that returned nothing
+	Deleted       uint64 `json:"Deleted"`       // deleted by receipt handle
+	Expired       uint64 `json:"Expired"`       // dropped at the end of the retention period
+	DeadLettered  uint64 `json:"DeadLettered"`  // moved out to the dead-letter queue
+	Purged        uint64 `json:"Purged"`        // removed by PurgeQueue
+	MovedOut      uint64 `json:"MovedOut"`      // moved out by MoveMessages (redrive)
+	MovedIn       uint64 `json:"MovedIn"`       // arrived by a dead-letter move or MoveMessages
 }
 
-// QueueSnapshot is a queue's state at one moment, for metrics, alarms and
-// live views.
+// QueueSnapshot is a queue's state at one moment, for metrics, alarms,
+// the console and live views. Its JSON is what GET /tidemq/queues answers
+// (and what tidemq top reads): the keys are the field names, written out
+// here so that renaming a field cannot change the wire.
 type QueueSnapshot struct {
-	Name     string
-	ARN      string
-	FIFO     bool
-	Visible  int // ApproximateNumberOfMessages
-	InFlight int // ApproximateNumberOfMessagesNotVisible
-	Delayed  int // ApproximateNumberOfMessagesDelayed
+	Name     string `json:"Name"`
+	ARN      string `json:"ARN"`
+	FIFO     bool   `json:"FIFO"`
+	Visible  int    `json:"Visible"`  // ApproximateNumberOfMessages
+	InFlight int    `json:"InFlight"` // ApproximateNumberOfMessagesNotVisible
+	Delayed  int    `json:"Delayed"`  // ApproximateNumberOfMessagesDelayed
 	// OldestAge is the age of the oldest message (ApproximateAgeOfOldestMessage); 0 when empty.
-	OldestAgeSeconds float64
+	OldestAgeSeconds float64 `json:"OldestAgeSeconds"`
 	// RetentionSeconds is the queue's MessageRetentionPeriod.
-	RetentionSeconds int
+	RetentionSeconds int `json:"RetentionSeconds"`
 	// DeadLetterTarget is the ARN the queue's RedrivePolicy names, if any.
-	DeadLetterTarget string
+	DeadLetterTarget string `json:"DeadLetterTarget"`
 	// MaxReceiveCount is the RedrivePolicy's maxReceiveCount (0 without one).
-	MaxReceiveCount int
+	MaxReceiveCount int `json:"MaxReceiveCount"`
 	// IsDeadLetterQueue is true when some queue's RedrivePolicy targets this
 	// one, when it holds messages dead-lettered into it, or when it is named
 	// like a dead-letter queue (see NamedLikeDeadLetterQueue).
-	IsDeadLetterQueue bool
+	IsDeadLetterQueue bool `json:"IsDeadLetterQueue"`
 	// LastReceive is when a receive last asked this queue for messages
 	// (zero if never since start).
-	LastReceiveUnixMilli int64
-	Stats                QueueStats
+	LastReceiveUnixMilli int64      `json:"LastReceiveUnixMilli"`
+	Stats                QueueStats `json:"Stats"`
+}
+
+// ListedQueueStats is one queue as the ListQueueStats extension action
+// answers it, with AWS's names (QueueUrl, QueueArn, ...): the server
+// writes it (api/sqs) and clients read it (dlq). OldestAgeSeconds is
+// absent when the broker cannot tell it (a client filling one from
+// GetQueueAttributes).
+type ListedQueueStats struct {
+	QueueURL            string   `json:"QueueUrl"`
+	QueueArn            string   `json:"QueueArn"`
+	Fifo                bool     `json:"Fifo"`
+	Visible             int      `json:"Visible"`
+	InFlight            int      `json:"InFlight"`
+	Delayed             int      `json:"Delayed"`
+	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds,omitempty"`
+	RetentionSeconds    int      `json:"RetentionSeconds"`
+	DeadLetterTargetArn string   `json:"DeadLetterTargetArn,omitempty"`
+	MaxReceiveCount     int      `json:"MaxReceiveCount,omitempty"`
+	// IsDeadLetterQueue is tidemq's verdict (see QueueSnapshot): it also
+	// covers a DLQ whose source was deleted but which still holds
+	// dead-lettered messages.
+	IsDeadLetterQueue bool `json:"IsDeadLetterQueue"`
+}
+
+// Listed is the snapshot as ListQueueStats lists it under url.
+func (s QueueSnapshot) Listed(url string) ListedQueueStats {
+	age := s.OldestAgeSeconds
+	return ListedQueueStats{
+		QueueURL: url, QueueArn: s.ARN, Fifo: s.FIFO,
+		Visible: s.Visible, InFlight: s.InFlight, Delayed: s.Delayed, OldestAgeSeconds: &age,
+		RetentionSeconds: s.RetentionSeconds, DeadLetterTargetArn: s.DeadLetterTarget,
+		MaxReceiveCount: s.MaxReceiveCount, IsDeadLetterQueue: s.IsDeadLetterQueue,
+	}
 }

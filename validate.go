@@ -231,7 +231,7 @@ func ValidateQueueName(name string, fifo bool) error {
 	base := name
 	if fifo {
 		if !strings.HasSuffix(name, ".fifo") {
-			return Errorf(ErrInvalidParameterValue, "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
+			return MsgInvalidFIFOName.New()
 		}
 		base = strings.TrimSuffix(name, ".fifo")
 	}
@@ -243,7 +243,7 @@ func ValidateQueueName(name string, fifo bool) error {
 	}
 	if !ok {
 		if fifo {
-			return Errorf(ErrInvalidParameterValue, "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
+			return MsgInvalidFIFOName.New()
 		}
 		return Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
 	}
@@ -357,7 +357,7 @@ func (p *ListDeadLetterSourceQueuesParams) Validate() error {
 func (p *GetQueueAttributesParams) Validate() error {
 	for _, n := range p.Names {
 		if !IsQueueAttributeName(n) {
-			return Errorf(ErrInvalidAttributeName, "Unknown Attribute %s.", n)
+			return MsgUnknownAttribute.New(n)
 		}
 	}
 	return nil

@@ -14,7 +14,6 @@ package backup
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -24,6 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 	"github.com/tidemq/tidemq/storage"
 )
 
@@ -97,28 +98,28 @@ func Handler(cp storage.Checkpointer, o Options) http.Handler {
 	switch {
 	case cp == nil:
 	case o.Dir == "":
-		return Refuse(http.StatusBadRequest, "BackupsOff",
-			"online backups are off: start the server with --backup-dir DIR, and back up into DIR")
+		return Refuse(tidemq.Errorf(tidemq.ErrBackupsOff,
+			"online backups are off: start the server with --backup-dir DIR, and back up into DIR"))
 	case o.Unauthenticated && !o.AllowUnauthenticated:
-		return Refuse(http.StatusForbidden, "BackupsNeedAuth",
+		return Refuse(tidemq.Errorf(tidemq.ErrBackupsNeedAuth,
 			"this server does not authenticate requests (no --auth): online backups, a copy of every message, "+
-				"are refused unless the operator starts it with --backup-without-auth")
+				"are refused unless the operator starts it with --backup-without-auth"))
 	}
 	var running sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "POST a JSON request to "+APIPath)
+			writeError(w, tidemq.Errorf(tidemq.ErrMethodNotAllowed, "POST a JSON request to %s", APIPath))
 			return
 		}
 		if cp == nil {
-			writeError(w, http.StatusBadRequest, "NothingToBackUp", "this server runs --in-memory: it keeps nothing on disk to back up")
+			writeError(w, tidemq.Errorf(tidemq.ErrNothingToBackUp, "this server runs --in-memory: it keeps nothing on disk to back up"))
 			return
 		}
 		var req Request
 		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, "InvalidRequest", fmt.Sprintf("the body must be {\"Destination\": \"/absolute/path\"}: %v", err))
+			writeError(w, tidemq.Errorf(tidemq.ErrInvalidBackupRequest, "the body must be {\"Destination\": \"/absolute/path\"}: %v", err))
 			return
 		}
 		name := req.Destination
@@ -133,29 +134,29 @@ func Handler(cp storage.Checkpointer, o Options) http.Handler {
 			}
 		}
 		if !validName(name) {
-			writeError(w, http.StatusBadRequest, "InvalidDestination", fmt.Sprintf(
+			writeError(w, tidemq.Errorf(tidemq.ErrInvalidDestination,
 				"Destination must name a new directory directly under the server's backup directory %s: "+
 					"a name of letters, digits, '.', '_' and '-' (at most %d), or its absolute path", o.Dir, maxNameLength))
 			return
 		}
 		dest := filepath.Join(o.Dir, name)
 		if _, err := os.Lstat(dest); err == nil {
-			writeError(w, http.StatusConflict, "DestinationExists", fmt.Sprintf("%s already exists: a backup goes into a new directory", dest))
+			writeError(w, tidemq.Errorf(tidemq.ErrDestinationExists, "%s already exists: a backup goes into a new directory", dest))
 			return
 		}
 		if !running.TryLock() {
-			writeError(w, http.StatusConflict, "BackupInProgress", "another backup is running: try again when it has finished")
+			writeError(w, tidemq.Errorf(tidemq.ErrBackupInProgress, "another backup is running: try again when it has finished"))
 			return
 		}
 		defer running.Unlock()
 		start := time.Now()
 		if err := cp.Checkpoint(dest); err != nil {
 			log.Error("backup failed", "destination", dest, "err", err)
-			status, code := http.StatusInternalServerError, "BackupFailed"
+			code := tidemq.ErrBackupFailed
 			if errors.Is(err, fs.ErrExist) {
-				status, code = http.StatusConflict, "DestinationExists"
+				code = tidemq.ErrDestinationExists
 			}
-			writeError(w, status, code, err.Error())
+			writeError(w, tidemq.Errorf(code, "%s", err.Error()))
 			return
 		}
 		res := Result{Destination: dest, Milliseconds: time.Since(start).Milliseconds()}
@@ -174,14 +175,14 @@ func Handler(cp storage.Checkpointer, o Options) http.Handler {
 }
 
 // Refuse answers every backup request with why this server cannot make
-// one: a POST gets status, code and msg.
-func Refuse(status int, code, msg string) http.Handler {
+// one: a POST gets err (from the catalogue).
+func Refuse(err *tidemq.Error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "POST a JSON request to "+APIPath)
+			writeError(w, tidemq.Errorf(tidemq.ErrMethodNotAllowed, "POST a JSON request to %s", APIPath))
 			return
 		}
-		writeError(w, status, code, msg)
+		writeError(w, err)
 	})
 }
 
@@ -194,8 +195,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// writeError answers as tidemq's other admin endpoints do:
-// {"error": message, "code": code}.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg, "code": code})
-}
+// writeError answers as every admin route does (api/adminjson).
+func writeError(w http.ResponseWriter, err error) { adminjson.WriteError(w, err) }

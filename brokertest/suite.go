@@ -34,7 +34,7 @@ import (
 // checks queue ARNs against them.
 const (
 	Region    = "us-east-1"
-	AccountID = "000000000000"
+	AccountID = tidemq.DefaultAccountID
 )
 
 // Start is the fake time at which every test begins. It is a whole second,

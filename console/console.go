@@ -2,12 +2,12 @@ package console
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/api/adminjson"
 	"github.com/tidemq/tidemq/sns"
 )
 
@@ -72,13 +72,10 @@ func (c *Console) API() http.Handler {
 	mux.HandleFunc("POST "+APIPath+"/purge", c.purge)
 	mux.HandleFunc("GET "+APIPath+"/topics", c.topics)
 	mux.HandleFunc(APIPath+"/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, tidemq.Errorf(errNotFound, "The console has no %s %s.", r.Method, r.URL.Path))
+		writeError(w, tidemq.Errorf(tidemq.ErrAdminNotFound, "The console has no %s %s.", r.Method, r.URL.Path))
 	})
 	return mux
 }
-
-// errNotFound answers a console API path that does not exist.
-var errNotFound = &tidemq.ErrorCode{Shape: "NotFound", Code: "NotFound", Status: http.StatusNotFound, Fault: tidemq.Sender}
 
 // maxBody bounds a console POST body: a queue name or two.
 const maxBody = 64 << 10
@@ -104,12 +101,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError answers {"error": message, "code": code} with the catalogue's
-// status; an error outside the catalogue is an internal failure.
-func writeError(w http.ResponseWriter, err error) {
-	var e *tidemq.Error
-	if !errors.As(err, &e) || e.Code == nil {
-		e = tidemq.Errorf(tidemq.ErrInternalFailure, "%v", err)
-	}
-	writeJSON(w, e.Code.Status, map[string]string{"error": e.Message, "code": e.Code.Code})
-}
+// writeError answers as every admin route does (api/adminjson).
+func writeError(w http.ResponseWriter, err error) { adminjson.WriteError(w, err) }

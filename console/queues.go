@@ -29,20 +29,9 @@ type queueView struct {
 	Sources []string `json:"sources,omitempty"`
 	// Alarm is FIRING when one of the queue's alarms fires, OK when all
 	// are evaluated and quiet, "" when none is (alarms off, or not yet).
-	Alarm  string         `json:"alarm"`
-	Alarms []alarms.Alarm `json:"alarms,omitempty"`
-	Stats  statsView      `json:"stats"`
-}
-
-type statsView struct {
-	Sent         uint64 `json:"sent"`
-	Received     uint64 `json:"received"`
-	Deleted      uint64 `json:"deleted"`
-	DeadLettered uint64 `json:"deadLettered"`
-	Expired      uint64 `json:"expired"`
-	Purged       uint64 `json:"purged"`
-	MovedIn      uint64 `json:"movedIn"`
-	MovedOut     uint64 `json:"movedOut"`
+	Alarm  string            `json:"alarm"`
+	Alarms []alarms.Alarm    `json:"alarms,omitempty"`
+	Stats  tidemq.QueueStats `json:"stats"` // the broker's counters, as /tidemq/queues shows them
 }
 
 type overviewView struct {
@@ -111,9 +100,7 @@ func (c *Console) queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []
 			Name: s.Name, ARN: s.ARN, FIFO: s.FIFO, Visible: s.Visible, InFlight: s.InFlight, Delayed: s.Delayed,
 			Depth: s.Visible + s.InFlight + s.Delayed, OldestAgeSeconds: s.OldestAgeSeconds, RetentionSeconds: s.RetentionSeconds,
 			DeadLetterQueue: s.IsDeadLetterQueue, MaxReceiveCount: s.MaxReceiveCount, Alarms: byQueue[s.Name],
-			Stats: statsView{Sent: s.Stats.Sent, Received: s.Stats.Received, Deleted: s.Stats.Deleted,
-				DeadLettered: s.Stats.DeadLettered, Expired: s.Stats.Expired, Purged: s.Stats.Purged,
-				MovedIn: s.Stats.MovedIn, MovedOut: s.Stats.MovedOut},
+			Stats: s.Stats,
 		}
 		if s.DeadLetterTarget != "" {
 			v.DeadLetterTarget = nameOf[s.DeadLetterTarget]

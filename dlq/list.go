@@ -45,22 +45,9 @@ type Source struct {
 	MaxReceiveCount int
 }
 
-// queueStats is one queue as ListQueueStats (or GetQueueAttributes) shows it.
-type queueStats struct {
-	QueueURL            string   `json:"QueueUrl"`
-	QueueArn            string   `json:"QueueArn"`
-	Visible             int      `json:"Visible"`
-	InFlight            int      `json:"InFlight"`
-	Delayed             int      `json:"Delayed"`
-	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds"`
-	RetentionSeconds    int      `json:"RetentionSeconds"`
-	DeadLetterTargetArn string   `json:"DeadLetterTargetArn"`
-	MaxReceiveCount     int      `json:"MaxReceiveCount"`
-	// IsDeadLetterQueue is tidemq's verdict (see tidemq.QueueSnapshot):
-	// it also covers a DLQ whose source was deleted but which still holds
-	// dead-lettered messages.
-	IsDeadLetterQueue bool `json:"IsDeadLetterQueue"`
-}
+// queueStats is one queue as ListQueueStats (or GetQueueAttributes) shows
+// it: the server's own type.
+type queueStats = tidemq.ListedQueueStats
 
 // DLQs finds every dead-letter queue, its sources, depth and, on tidemq,
 // the age of its oldest message. A dead-letter queue is a queue some

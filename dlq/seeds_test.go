@@ -436,7 +436,7 @@ func (e *env) topicInto(queue string) func(message string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := svc.Subscribe(topic.ARN, "sqs", arn(queue), nil); err != nil {
+	if _, err := svc.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: arn(queue)}); err != nil {
 		e.t.Fatal(err)
 	}
 	return func(message string) {

@@ -111,16 +111,16 @@ func New(o Options) *Metrics {
 		reg:       prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemq_requests_total",
-			Help: "SQS API requests answered, by action and HTTP status.",
+			Help: "SQS and SNS API requests answered, by action (SNS's as SNS.<Action>) and HTTP status.",
 		}, []string{"action", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidemq_request_duration_seconds",
-			Help:    "Time to answer an SQS API request, by action (long polls included).",
+			Help:    "Time to answer an SQS or SNS API request, by action (long polls included).",
 			Buckets: RequestBuckets,
 		}, []string{"action"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tidemq_request_errors_total",
-			Help: "SQS API requests answered with an error, by action and error code.",
+			Help: "SQS and SNS API requests answered with an error, by action and error code.",
 		}, []string{"action", "code"}),
 		sizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tidemq_message_size_bytes",
@@ -160,10 +160,10 @@ func (m *Metrics) UnsharedHandler() http.Handler {
 }
 
 // ObserveRequest records one answered API request. code is the error code
-// ("" on success); an unknown or missing action is recorded as "unknown"
-// so that hostile clients cannot grow the label set without bound.
+// ("" on success). action must come from a bounded set so that hostile
+// clients cannot grow the label set: the SQS handler passes a name from
+// its action table (extensions included) or "unknown".
 func (m *Metrics) ObserveRequest(action, code string, status int, d time.Duration) {
-	action = actionLabel(action)
 	if status == http.StatusOK {
 		// The common case, without the label hashing of WithLabelValues.
 		s := m.actionSeries(action)
@@ -218,24 +218,6 @@ func (m *Metrics) sizeLabel(queue string) string {
 		m.sizeCount.Add(1) // racing first sends may pass the limit by a few
 	}
 	return queue
-}
-
-// knownActions bounds the action label to the SQS API.
-var knownActions = map[string]bool{
-	"AddPermission": true, "CancelMessageMoveTask": true, "ChangeMessageVisibility": true,
-	"ChangeMessageVisibilityBatch": true, "CreateQueue": true, "DeleteMessage": true,
-	"DeleteMessageBatch": true, "DeleteQueue": true, "GetQueueAttributes": true, "GetQueueUrl": true,
-	"ListDeadLetterSourceQueues": true, "ListMessageMoveTasks": true, "ListQueueTags": true,
-	"ListQueues": true, "PurgeQueue": true, "ReceiveMessage": true, "RemovePermission": true,
-	"SendMessage": true, "SendMessageBatch": true, "SetQueueAttributes": true,
-	"StartMessageMoveTask": true, "TagQueue": true, "UntagQueue": true,
-}
-
-func actionLabel(a string) string {
-	if knownActions[a] {
-		return a
-	}
-	return "unknown"
 }
 
 // alarmCollector exposes tidemq_alarm_firing (queue alarms) and

@@ -70,7 +70,7 @@ func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(topic.ARN, "sqs", info.ARN, nil); err != nil {
+	if _, err := a.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN}); err != nil {
 		t.Fatal(err)
 	}
 	broker.fail.Store(true)

@@ -54,7 +54,7 @@ func TestFIFOTopicOrderAndDedupAcrossNodesOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(topic.ARN, "sqs", info.ARN, map[string]string{"RawMessageDelivery": "true"}); err != nil {
+	if _, err := a.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN, Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := node("b")

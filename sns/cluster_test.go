@@ -44,7 +44,7 @@ func TestClusterTopicsVisibleAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No reload, no invalidation: the fake clock never moves.
-	if _, err := b.Subscribe(top.ARN, "sqs", testQueueARN+"q", nil); err != nil {
+	if _, err := b.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q"}); err != nil {
 		t.Fatalf("Subscribe on b right after CreateTopic on a: %v", err)
 	}
 	if attrs, err := b.GetTopicAttributes(top.ARN); err != nil || attrs["TopicArn"] != top.ARN {
@@ -65,7 +65,7 @@ func TestClusterTopicsVisibleAtOnce(t *testing.T) {
 		if _, err := n.GetTopicAttributes(n.TopicARN("nope")); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			t.Fatalf("a missing topic: %v", err)
 		}
-		if _, err := n.Subscribe(n.TopicARN("nope"), "sqs", testQueueARN+"q", nil); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		if _, err := n.Subscribe(SubscribeInput{TopicARN: n.TopicARN("nope"), Protocol: "sqs", Endpoint: testQueueARN + "q"}); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			t.Fatalf("Subscribe to a missing topic: %v", err)
 		}
 	}
@@ -96,7 +96,7 @@ func TestClusterOutboxOfADeadNodeDeliveredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -146,7 +146,7 @@ func TestClusterTakenOverRecordStaysWithItsNewNode(t *testing.T) {
 	a := clusterNode(t, "a", st, ids, broker, clk)
 	b := clusterNode(t, "b", st, ids, broker, clk)
 	top, _ := a.CreateTopic("t", nil, nil)
-	if _, err := a.Subscribe(top.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	b.Reload()

@@ -59,7 +59,7 @@ func deadLetterTopic(t *testing.T, s *Service) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Subscribe(topic.ARN, "sqs", testQueueARN+"gone", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + testQueueARN + `dlq"}`})
+	_, err = s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone", Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + testQueueARN + `dlq"}`}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestSingleSQSDeliveryNeedsNoRecord(t *testing.T) {
 	one, _ := s.CreateTopic("one", nil, nil)
 	two, _ := s.CreateTopic("two", nil, nil)
 	for _, sub := range []struct{ topic, queue string }{{one.ARN, "a"}, {two.ARN, "a"}, {two.ARN, "b"}} {
-		if _, err := s.Subscribe(sub.topic, "sqs", testQueueARN+sub.queue, nil); err != nil {
+		if _, err := s.Subscribe(SubscribeInput{TopicARN: sub.topic, Protocol: "sqs", Endpoint: testQueueARN + sub.queue}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestSingleSQSDeliveryNeedsNoRecord(t *testing.T) {
 		t.Fatalf("a fan-out wrote %d outbox records, want 1 (queue b got %d)", n, broker.count("b"))
 	}
 	one2, _ := s.CreateTopic("three", nil, nil)
-	if _, err := s.Subscribe(one2.ARN, "sqs", testQueueARN+"gone", nil); err != nil {
+	if _, err := s.Subscribe(SubscribeInput{TopicARN: one2.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Publish(ctx, PublishInput{TopicARN: one2.ARN, Message: "m"}); err != nil {

@@ -46,7 +46,7 @@ func TestFIFOOrderAcrossARetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(topic.ARN, "sqs", testQueueARN+"q.fifo", map[string]string{"RawMessageDelivery": "true"}); err != nil {
+	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo", Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	publish := func(msg string) chan error {
@@ -104,7 +104,7 @@ func TestFIFOPublishWaitIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(topic.ARN, "sqs", testQueueARN+"q.fifo", nil); err != nil {
+	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -121,7 +121,7 @@ func TestStorePersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.Subscribe(topic.ARN, "sqs", "arn:aws:sqs:us-east-1:000000000000:q", map[string]string{"RawMessageDelivery": "True"})
+	sub, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q", Attributes: map[string]string{"RawMessageDelivery": "True"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.Subscribe(std.ARN, "sqs", testQueueARN+"dlq", nil)
+	sub, err := s.Subscribe(SubscribeInput{TopicARN: std.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 					if topics[i], err = a.CreateTopic("t"+string(rune('1'+i)), nil, nil); err != nil {
 						t.Fatal(err)
 					}
-					if subs[i], err = a.Subscribe(topics[i].ARN, "sqs", testQueueARN+"q"+string(rune('1'+i)), nil); err != nil {
+					if subs[i], err = a.Subscribe(SubscribeInput{TopicARN: topics[i].ARN, Protocol: "sqs", Endpoint: testQueueARN + "q" + string(rune('1'+i))}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -71,7 +71,7 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			}
 
 			// 1. Unsubscribe on A, SetSubscriptionAttributes on B.
-			if err := a.Unsubscribe(subs[0].ARN); err != nil {
+			if err := a.Unsubscribe(UnsubscribeInput{SubscriptionARN: subs[0].ARN}); err != nil {
 				t.Fatal(err)
 			}
 			notFound("1. SetSubscriptionAttributes on B", b.SetSubscriptionAttribute(subs[0].ARN, "RawMessageDelivery", "true"))
@@ -97,15 +97,15 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			if err := a.DeleteTopic(topics[2].ARN); err != nil {
 				t.Fatal(err)
 			}
-			_, err = b.Subscribe(topics[2].ARN, "sqs", testQueueARN+"other", nil)
+			_, err = b.Subscribe(SubscribeInput{TopicARN: topics[2].ARN, Protocol: "sqs", Endpoint: testQueueARN + "other"})
 			notFound("3. Subscribe on B", err)
 
 			// 4. The same Subscribe on A and on B.
-			x, err := a.Subscribe(topics[3].ARN, "sqs", testQueueARN+"twice", nil)
+			x, err := a.Subscribe(SubscribeInput{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := b.Subscribe(topics[3].ARN, "sqs", testQueueARN+"twice", nil)
+			y, err := b.Subscribe(SubscribeInput{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestFIFODedupAndSequenceAcrossNodes(t *testing.T) {
 				if topic, err = a.CreateTopic("f.fifo", map[string]string{"FifoTopic": "true"}, nil); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := a.Subscribe(topic.ARN, "sqs", testQueueARN+"q.fifo", nil); err != nil {
+				if _, err := a.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
 					t.Fatal(err)
 				}
 			})

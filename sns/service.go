@@ -152,7 +152,7 @@ func open(o Options) (*Service, error) {
 		o.Region = "us-east-1"
 	}
 	if o.AccountID == "" {
-		o.AccountID = "000000000000"
+		o.AccountID = tidemq.DefaultAccountID
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -526,18 +526,13 @@ type SubscribeInput struct {
 	BaseURL string
 }
 
-// Subscribe subscribes an SQS queue (Protocol sqs, Endpoint its ARN) or an
-// HTTP/HTTPS endpoint to a topic; see SubscribeWith.
-func (s *Service) Subscribe(topicARN, protocol, endpoint string, attrs map[string]string) (*Subscription, error) {
-	return s.SubscribeWith(SubscribeInput{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
-}
-
-// SubscribeWith subscribes an endpoint to a topic. An SQS subscription is
+// Subscribe subscribes an endpoint to a topic: an SQS queue (Protocol
+// sqs, Endpoint its ARN) or an HTTP/HTTPS URL. An SQS subscription is
 // confirmed at once. An HTTP/HTTPS subscription is pending until confirmed:
 // a SubscriptionConfirmation message is posted to the endpoint in the
 // background. Subscribing the same endpoint again returns the existing
 // subscription (and, while it is pending, sends the confirmation again).
-func (s *Service) SubscribeWith(in SubscribeInput) (*Subscription, error) {
+func (s *Service) Subscribe(in SubscribeInput) (*Subscription, error) {
 	leave, err := s.enter()
 	if err != nil {
 		return nil, err
@@ -673,15 +668,19 @@ func (s *Service) subscription(arn string) (*Subscription, error) {
 	return sub, nil
 }
 
-// Unsubscribe deletes a subscription.
-func (s *Service) Unsubscribe(arn string) error { return s.UnsubscribeAs(arn, false) }
+// UnsubscribeInput is an unsubscribe request.
+type UnsubscribeInput struct {
+	SubscriptionARN string
+	// Anonymous says the caller sent no AWS signature (e.g. a GET of an
+	// UnsubscribeURL): it may not delete a subscription confirmed with
+	// AuthenticateOnUnsubscribe.
+	Anonymous bool
+}
 
-// UnsubscribeAs deletes a subscription for a caller that is anonymous (no
-// AWS signature, e.g. a GET of an UnsubscribeURL) or not. Anonymous callers
-// may not delete a subscription confirmed with AuthenticateOnUnsubscribe.
-// An HTTP/HTTPS endpoint is sent an UnsubscribeConfirmation whose
-// SubscribeURL restores the subscription.
-func (s *Service) UnsubscribeAs(arn string, anonymous bool) error {
+// Unsubscribe deletes a subscription. An HTTP/HTTPS endpoint is sent an
+// UnsubscribeConfirmation whose SubscribeURL restores the subscription.
+func (s *Service) Unsubscribe(in UnsubscribeInput) error {
+	arn, anonymous := in.SubscriptionARN, in.Anonymous
 	leave, err := s.enter()
 	if err != nil {
 		return err

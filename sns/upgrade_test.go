@@ -227,7 +227,7 @@ func TestImportFilesKeepsWhatTheStoreHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(orders.ARN, "sqs", testQueueARN+"dlq", nil); err != nil {
+	if _, err := s.Subscribe(SubscribeInput{TopicARN: orders.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: orders.ARN, Message: "new"}); err != nil {

@@ -76,7 +76,7 @@ type Server struct {
 // otherwise. A server that cannot start fails the test.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := options{region: "us-east-1", accountID: "000000000000"}
+	o := options{region: "us-east-1", accountID: tidemq.DefaultAccountID}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/alarms"
 )
 
@@ -40,7 +39,8 @@ type Source interface {
 }
 
 // TidemqSource reads a tidemq server's GET /tidemq/queues and
-// GET /tidemq/alarms: exact depths, ages, counters and alarms.
+// GET /tidemq/alarms (through adminclient): exact depths, ages, counters
+// and alarms.
 type TidemqSource struct {
 	Endpoint string
 	Client   *http.Client
@@ -50,15 +50,16 @@ type TidemqSource struct {
 // Name is the endpoint.
 func (s *TidemqSource) Name() string { return "tidemq " + s.Endpoint }
 
+func (s *TidemqSource) admin() *adminclient.Client { return adminclient.New(s.Endpoint, s.Client) }
+
 // Fetch reads the queues and the firing alarms.
 func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
-	queues, err := s.queues(ctx)
+	queues, err := s.admin().Queues(ctx)
 	if err != nil {
-		return Frame{}, err
+		return Frame{}, notTidemq(err)
 	}
 	f := Frame{At: s.now(), Queues: queues, Counters: true}
-	var l alarms.List
-	if err := s.get(ctx, "/tidemq/alarms", &l); err == nil {
+	if l, err := s.admin().Alarms(ctx); err == nil {
 		for _, a := range l.Alarms {
 			if a.State == alarms.StateFiring {
 				f.Alarms = append(f.Alarms, a)
@@ -66,31 +67,6 @@ func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
 		}
 	}
 	return f, nil
-}
-
-// queues reads every page of GET /tidemq/queues (a server before pages
-// answers all in one, without a nextToken).
-func (s *TidemqSource) queues(ctx context.Context) ([]tidemq.QueueSnapshot, error) {
-	var all []tidemq.QueueSnapshot
-	token := ""
-	for {
-		var q struct {
-			Queues    []tidemq.QueueSnapshot
-			NextToken string
-		}
-		path := "/tidemq/queues?limit=" + strconv.Itoa(tidemq.MaxSnapshotPageSize)
-		if token != "" {
-			path += "&nextToken=" + url.QueryEscape(token)
-		}
-		if err := s.get(ctx, path, &q); err != nil {
-			return nil, err
-		}
-		all = append(all, q.Queues...)
-		if q.NextToken == "" || q.NextToken == token {
-			return all, nil
-		}
-		token = q.NextToken
-	}
 }
 
 func (s *TidemqSource) now() time.Time {
@@ -103,35 +79,20 @@ func (s *TidemqSource) now() time.Time {
 // errNotTidemq is returned when the endpoint does not serve /tidemq/queues.
 var errNotTidemq = errors.New("not a tidemq server")
 
-func (s *TidemqSource) get(ctx context.Context, path string, v any) error {
-	c := s.Client
-	if c == nil {
-		c = http.DefaultClient
+// notTidemq marks an answer outside 2xx as errNotTidemq.
+func notTidemq(err error) error {
+	var e *adminclient.Error
+	if errors.As(err, &e) {
+		return fmt.Errorf("%s %s: %d %s: %w", e.Method, e.URL, e.Status, http.StatusText(e.Status), errNotTidemq)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.Endpoint, "/")+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %w", path, resp.Status, errNotTidemq)
-	}
-	return json.Unmarshal(body, v)
+	return err
 }
 
 // Probe reports whether the endpoint is a tidemq server with
 // GET /tidemq/queues.
 func (s *TidemqSource) Probe(ctx context.Context) bool {
 	var q struct{ Queues []tidemq.QueueSnapshot }
-	return s.get(ctx, "/tidemq/queues", &q) == nil
+	return s.admin().Do(ctx, http.MethodGet, "/tidemq/queues", nil, &q) == nil
 }
 
 // SQSAPI is the part of the SQS client the SQS source uses.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tidemq/tidemq"
 )
 
 // Resource types the importer understands.
@@ -105,7 +107,7 @@ func importTree(root *node, opts ImportOptions) (*Config, *ImportReport, error) 
 		opts.Region = "us-east-1"
 	}
 	if opts.AccountID == "" {
-		opts.AccountID = "000000000000"
+		opts.AccountID = tidemq.DefaultAccountID
 	}
 	if opts.StackName == "" {
 		opts.StackName = "stack"

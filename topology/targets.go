@@ -93,7 +93,7 @@ func (t SNSTarget) Subscriptions(ctx context.Context, topicARN string) ([]Subscr
 
 // Subscribe implements TopicTarget.
 func (t SNSTarget) Subscribe(ctx context.Context, topicARN, protocol, endpoint string, attrs map[string]string) (string, error) {
-	s, err := t.Service.Subscribe(topicARN, protocol, endpoint, attrs)
+	s, err := t.Service.Subscribe(sns.SubscribeInput{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
 	if err != nil {
 		return "", err
 	}

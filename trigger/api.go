@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // APIPath is where Handler serves the admin API.
@@ -26,8 +27,9 @@ const APIPath = "/tidemq/triggers"
 //	POST   /tidemq/triggers/{name}/disable
 //	DELETE /tidemq/triggers/{name}        204
 //
-// Errors are {"error":"..."} with 400 (invalid settings, unknown queue),
-// 404 (no such trigger) or 409 (the name is taken).
+// Errors are {"error": "...", "code": "..."} (api/adminjson) with 400
+// (InvalidTrigger, or the broker's error for an unknown queue), 404
+// (TriggerNotFound) or 409 (TriggerExists).
 //
 // No response shows a secret of a target: each header value and the
 // userinfo of the URL read "********" (Redacted), and SecretsDigest tells
@@ -177,21 +179,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// writeError answers as every admin route does (api/adminjson), the
+// manager's errors put into the catalogue: invalid settings
+// InvalidTrigger (400), no such trigger TriggerNotFound (404), a name that
+// is taken TriggerExists (409); a broker's error keeps its own entry.
 func writeError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
 	var inv *InvalidConfigError
 	var nf *NotFoundError
 	var ex *ExistsError
-	var te *tidemq.Error
 	switch {
 	case errors.As(err, &inv):
-		status = http.StatusBadRequest
+		err = tidemq.Errorf(tidemq.ErrInvalidTrigger, "%s", inv.Error())
 	case errors.As(err, &nf):
-		status = http.StatusNotFound
+		err = tidemq.Errorf(tidemq.ErrTriggerNotFound, "%s", nf.Error())
 	case errors.As(err, &ex):
-		status = http.StatusConflict
-	case errors.As(err, &te):
-		status = http.StatusBadRequest
+		err = tidemq.Errorf(tidemq.ErrTriggerExists, "%s", ex.Error())
 	}
-	writeJSON(w, status, map[string]string{"error": err.Error()})
+	adminjson.WriteError(w, err)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/lambdart"
 )
 
@@ -48,7 +49,7 @@ func (t *Target) runsLocalCode() bool { return len(t.Command) > 0 || t.Function 
 // queueARN (the function gets its region and account).
 func (c *Config) lambdaFunction(queueARN string) lambdart.Function {
 	f := c.Target.Function
-	region, account := "us-east-1", "000000000000"
+	region, account := "us-east-1", tidemq.DefaultAccountID
 	if parts := strings.Split(queueARN, ":"); len(parts) >= 6 {
 		region, account = parts[3], parts[4]
 	}

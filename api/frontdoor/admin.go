@@ -2,13 +2,13 @@ package frontdoor
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // MaxAdminBody bounds the body of an admin request: a trigger definition is
@@ -20,7 +20,7 @@ const MaxAdminBody = 1 << 20
 func (d *Door) admin(h http.Handler) http.Handler {
 	return d.crossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !safeMethod(r.Method) && !isJSON(r.Header.Get("Content-Type")) {
-			writeError(w, &tidemq.Error{Code: errUnsupportedMediaType,
+			writeError(w, &tidemq.Error{Code: tidemq.ErrUnsupportedMediaType,
 				Message: "A " + r.Method + " to tidemq's admin API must carry Content-Type: application/json."})
 			return
 		}
@@ -40,11 +40,6 @@ func (d *Door) admin(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	}))
 }
-
-// errUnsupportedMediaType is the admin API's answer to a state-changing call
-// that is not JSON. It is not an AWS error: admin routes are tidemq's own.
-var errUnsupportedMediaType = &tidemq.ErrorCode{Shape: "UnsupportedMediaType", Code: "UnsupportedMediaType",
-	Status: http.StatusUnsupportedMediaType, Fault: tidemq.Sender}
 
 func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
 
@@ -69,15 +64,5 @@ func readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// writeError answers with the JSON error of tidemq's own endpoints,
-// {"error": message, "code": code}, and the catalogue's status.
-func writeError(w http.ResponseWriter, err error) {
-	var e *tidemq.Error
-	if !errors.As(err, &e) || e.Code == nil {
-		e = tidemq.Errorf(tidemq.ErrInternalFailure, "%v", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.Code.Status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": e.Message, "code": e.Code.Code})
-}
+// writeError answers as every admin route does (api/adminjson).
+func writeError(w http.ResponseWriter, err error) { adminjson.WriteError(w, err) }

@@ -156,7 +156,7 @@ func (d *Door) Routes() []Route { return slices.Clone(d.routes) }
 // it to its route.
 func (d *Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.cfg.Auth == nil && !d.hostAllowed(r.Host) {
-		writeError(w, &tidemq.Error{Code: errMisdirected, Message: "This server runs without --auth and answers only requests for " +
+		writeError(w, &tidemq.Error{Code: tidemq.ErrMisdirectedRequest, Message: "This server runs without --auth and answers only requests for " +
 			"an IP address, localhost or a host given with --allowed-hosts, not " + strconv.Quote(r.Host) + "."})
 		return
 	}
@@ -190,11 +190,6 @@ func (d *Door) hostAllowed(host string) bool {
 	}
 	return false
 }
-
-// errMisdirected answers a request for a host this server does not serve
-// unauthenticated (HTTP 421).
-var errMisdirected = &tidemq.ErrorCode{Shape: "MisdirectedRequest", Code: "MisdirectedRequest",
-	Status: http.StatusMisdirectedRequest, Fault: tidemq.Sender}
 
 // crossOrigin refuses cross-origin browser requests of every method. SQS's
 // Query protocol changes state on GET (?Action=PurgeQueue), so the safe-

@@ -236,7 +236,7 @@ const (
 )
 
 func subscribe(q *request) (any, error) {
-	sub, err := q.h.svc.SubscribeWith(sns.SubscribeInput{
+	sub, err := q.h.svc.Subscribe(sns.SubscribeInput{
 		TopicARN: q.str("TopicArn"), Protocol: q.str("Protocol"), Endpoint: q.str("Endpoint"),
 		Attributes: stringMap(q.params, "Attributes"), BaseURL: q.baseURL(),
 	})
@@ -251,7 +251,7 @@ func subscribe(q *request) (any, error) {
 }
 
 func unsubscribe(q *request) (any, error) {
-	return nil, q.h.svc.UnsubscribeAs(q.str("SubscriptionArn"), q.anonymous)
+	return nil, q.h.svc.Unsubscribe(sns.UnsubscribeInput{SubscriptionARN: q.str("SubscriptionArn"), Anonymous: q.anonymous})
 }
 
 func confirmSubscription(q *request) (any, error) {

@@ -66,6 +66,12 @@ type Config struct {
 	PublicURL string
 	Auth      Authenticator // nil accepts any credentials
 	Logger    *slog.Logger
+	// Observe, if set, is called once per answered request (metrics) with
+	// its action as SNS.<Action> ("unknown" for a name outside the action
+	// table, or none), its error code ("" on success), the HTTP status and
+	// the time taken: the SQS handler's Observe, so one metrics family
+	// counts both.
+	Observe func(action, code string, status int, d time.Duration)
 }
 
 // NewHandler returns the SNS Query endpoint. It also serves the signing
@@ -103,11 +109,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	q := &request{h: h, r: r, requestID: awsquery.NewRequestID()}
-	status := http.StatusOK
+	status, code := http.StatusOK, ""
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("sns: panic while serving a request", "action", q.action, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status = q.writeError(w, sns.InternalError("An internal error occurred."))
+			status, code = q.writeError(w, sns.InternalError("An internal error occurred."))
+		}
+		if h.cfg.Observe != nil {
+			h.cfg.Observe(q.metricAction(), code, status, time.Since(start))
 		}
 		level := slog.LevelDebug
 		if status >= 500 {
@@ -118,7 +127,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	out, err := q.serve(w)
 	if err != nil {
-		status = q.writeError(w, err)
+		status, code = q.writeError(w, err)
 		return
 	}
 	q.writeResult(w, out)
@@ -137,7 +146,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	}
 	q.action = q.params.Str("Action")
 	if q.action == "" {
-		return nil, tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
+		return nil, tidemq.MsgMissingAction.New()
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && q.params.Str("X-Amz-Signature") == "" && q.params.Str("Signature") == ""
 	var key string
@@ -149,9 +158,18 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", q.action)
+		return nil, tidemq.MsgInvalidAction.New(q.action)
 	}
 	return a(q)
+}
+
+// metricAction is the request's action as the metrics label it:
+// SNS.<Action> for a name from the action table, "unknown" otherwise.
+func (q *request) metricAction() string {
+	if _, ok := actions[q.action]; ok {
+		return "SNS." + q.action
+	}
+	return "unknown"
 }
 
 // baseURL is the scheme and host notifications link to.
@@ -159,11 +177,7 @@ func (q *request) baseURL() string {
 	if q.h.cfg.PublicURL != "" {
 		return q.h.cfg.PublicURL
 	}
-	scheme := "http"
-	if q.r.TLS != nil || strings.EqualFold(q.r.Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
-	}
-	return scheme + "://" + q.r.Host
+	return awsquery.BaseURL(q.r) // SQS's rule: the first of a list of X-Forwarded-Proto values
 }
 
 // writeResult writes out (an encoding/xml value whose element is named
@@ -185,17 +199,18 @@ func (q *request) writeResult(w http.ResponseWriter, out any) {
 	query.WriteResult(w, q.action, q.requestID, result)
 }
 
-// writeError answers with err. Every *tidemq.Error is answered as it is
+// writeError answers with err and returns the status and code written.
+// Every *tidemq.Error is answered as it is
 // (the topic service's are the catalogue's SNS entries, an authenticator's
 // the common signature errors); anything else is logged and answered as
 // SNS's InternalError: its text may say things a client should not see.
 // Besides the XML, the code and fault are in x-amzn-query-error.
-func (q *request) writeError(w http.ResponseWriter, err error) int {
+func (q *request) writeError(w http.ResponseWriter, err error) (status int, code string) {
 	var e *tidemq.Error
 	if !errors.As(err, &e) || e.Code == nil {
 		q.h.log.Error("sns: internal error", "action", q.action, "err", err)
 		e = sns.AsError(err)
 	}
 	w.Header().Set("X-Amzn-Query-Error", e.Code.Code+";"+string(e.Code.Fault))
-	return query.WriteError(w, q.requestID, e)
+	return query.WriteError(w, q.requestID, e), e.Code.Code
 }

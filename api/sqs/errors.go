@@ -13,7 +13,7 @@ const queryQueueDoesNotExist = "The specified queue does not exist for this wsdl
 
 // errBareUnknownOperation is a GET on a queue URL without an Action (see
 // writeError): a 404 whose body is <UnknownOperationException/>.
-var errBareUnknownOperation = tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested.")
+var errBareUnknownOperation = tidemq.MsgUnknownOperation.New()
 
 // errInternal is the error for anything that went wrong on our side.
 func errInternal() *tidemq.Error {

@@ -48,6 +48,22 @@ func extOp[In any](run func(*call, *In) (output, error)) action {
 	}
 }
 
+// metricAction is the request's action as the metrics label it: a name
+// from the action table, an extension's target (TidemqExtensions.<Name>),
+// or "unknown" for a name that is neither, so that made-up actions cannot
+// grow the label set.
+func (c *call) metricAction() string {
+	if _, ok := actions[c.action]; ok {
+		return c.action
+	}
+	if name, ok := strings.CutPrefix(c.action, extensionTargetPrefix); ok {
+		if _, ok := extensions[name]; ok {
+			return c.action
+		}
+	}
+	return "unknown"
+}
+
 // extension reports whether the request is a JSON request for an extension
 // action. It is the one hook in (*call).serve.
 func (c *call) extension() bool {
@@ -64,7 +80,7 @@ func (c *call) serveExtension(body []byte) (output, error) {
 	}
 	a, ok := extensions[name]
 	if !ok {
-		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
+		return nil, tidemq.MsgInvalidAction.New(c.action)
 	}
 	in, err := a.decodeJSON(body)
 	if err != nil {
@@ -157,19 +173,7 @@ func (c *call) extPeekMessages(in *extPeekInput) (output, error) {
 		}
 		if len(m.Attributes) > 0 {
 			em.MD5OfMessageAttributes = tidemq.MD5OfAttributes(m.Attributes)
-			em.MessageAttributes = make(map[string]wireAttribute, len(m.Attributes))
-			for n, v := range m.Attributes {
-				wa := wireAttribute{DataType: v.DataType}
-				if v.IsBinary() {
-					wa.BinaryValue = v.BinaryValue
-					if wa.BinaryValue == nil {
-						wa.BinaryValue = []byte{}
-					}
-				} else {
-					wa.StringValue = v.StringValue
-				}
-				em.MessageAttributes[n] = wa
-			}
+			em.MessageAttributes = wireAttributes(m.Attributes)
 		}
 		for _, ev := range m.History {
 			we := extHistoryEvent{Time: ev.Time.UnixMilli(), Kind: ev.Kind, Queue: ev.Queue, Detail: ev.Detail}
@@ -189,29 +193,13 @@ type extListStatsInput struct {
 	QueueNamePrefix string `json:"QueueNamePrefix"`
 }
 
-// extQueueStats is one queue's depth, age and dead-letter wiring.
-// OldestAgeSeconds is absent when the broker cannot tell it.
-type extQueueStats struct {
-	QueueURL            string   `json:"QueueUrl"`
-	QueueArn            string   `json:"QueueArn"`
-	Fifo                bool     `json:"Fifo"`
-	Visible             int      `json:"Visible"`
-	InFlight            int      `json:"InFlight"`
-	Delayed             int      `json:"Delayed"`
-	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds,omitempty"`
-	RetentionSeconds    int      `json:"RetentionSeconds"`
-	DeadLetterTargetArn string   `json:"DeadLetterTargetArn,omitempty"`
-	MaxReceiveCount     int      `json:"MaxReceiveCount,omitempty"`
-	IsDeadLetterQueue   bool     `json:"IsDeadLetterQueue"`
-}
-
 type extListStatsOutput struct {
 	jsonOnly
-	Queues []extQueueStats `json:"Queues"`
+	Queues []tidemq.ListedQueueStats `json:"Queues"`
 }
 
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
-	out := &extListStatsOutput{Queues: []extQueueStats{}}
+	out := &extListStatsOutput{Queues: []tidemq.ListedQueueStats{}}
 	for _, q := range c.broker().Snapshot() {
 		// The request's region only, as ListQueues: a queue of another
 		// region would otherwise be listed under its plain name, which
@@ -220,13 +208,7 @@ func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 		if region != c.region || !strings.HasPrefix(plain, in.QueueNamePrefix) {
 			continue
 		}
-		age := q.OldestAgeSeconds
-		out.Queues = append(out.Queues, extQueueStats{
-			QueueURL: c.queueURL(q.Name), QueueArn: q.ARN, Fifo: q.FIFO,
-			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed, OldestAgeSeconds: &age,
-			RetentionSeconds: q.RetentionSeconds, DeadLetterTargetArn: q.DeadLetterTarget,
-			MaxReceiveCount: q.MaxReceiveCount, IsDeadLetterQueue: q.IsDeadLetterQueue,
-		})
+		out.Queues = append(out.Queues, q.Listed(c.queueURL(q.Name)))
 	}
 	return out, nil
 }

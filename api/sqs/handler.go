@@ -27,7 +27,7 @@ type Config struct {
 	// region of an unsigned request. A signed request is for the region
 	// of its credential scope; each region's queues are its own.
 	Region    string // default "us-east-1"
-	AccountID string // default "000000000000"
+	AccountID string // default tidemq.DefaultAccountID
 	// Regions reports whether a region other than Region may be asked
 	// for. Nil: the regions AWS serves (tidemq.AWSRegion).
 	Regions func(region string) bool
@@ -43,7 +43,8 @@ type Config struct {
 	Auth   Authenticator
 	Logger *slog.Logger // nil: slog.Default()
 	// Observe, if set, is called once per answered request with its action
-	// (as the client named it, "" if none could be read), its error code
+	// (a name from the action table or an extension's target, "unknown"
+	// for any other name or none: see metricAction), its error code
 	// ("" on success), the HTTP status and the time taken. Metrics use it.
 	Observe func(action, code string, status int, d time.Duration)
 }
@@ -51,7 +52,7 @@ type Config struct {
 // Defaults for Config.
 const (
 	DefaultRegion    = "us-east-1"
-	DefaultAccountID = "000000000000"
+	DefaultAccountID = tidemq.DefaultAccountID
 )
 
 // NewHandler returns the http.Handler of the SQS endpoint. It answers every
@@ -163,7 +164,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	}
 	a, ok := actions[c.action]
 	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r) && !(c.action == "GetQueueUrl" && c.r.Method == http.MethodGet)) {
-		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", c.action)
+		return nil, tidemq.MsgInvalidAction.New(c.action)
 	}
 	var in any
 	if c.proto == protoJSON {
@@ -205,7 +206,7 @@ func errorCode(err error) string {
 func (h *handler) logRequest(c *call, status int, code string, start time.Time) {
 	d := time.Since(start)
 	if h.cfg.Observe != nil {
-		h.cfg.Observe(c.action, code, status, d)
+		h.cfg.Observe(c.metricAction(), code, status, d)
 	}
 	level := slog.LevelDebug
 	if status >= 500 {
@@ -242,7 +243,7 @@ func jsonAction(r *http.Request) (string, error) {
 	}
 	action, ok := strings.CutPrefix(target, jsonTargetPrefix)
 	if !ok || action == "" {
-		return "", tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", target)
+		return "", tidemq.MsgInvalidAction.New(target)
 	}
 	return action, nil
 }
@@ -256,7 +257,7 @@ func queryAction(r *http.Request, q *qnode) (string, error) {
 		if onQueuePath(r) {
 			return "", errBareUnknownOperation
 		}
-		return "", tidemq.Errorf(tidemq.ErrUnknownOperation, "An unknown operation was requested.")
+		return "", tidemq.MsgUnknownOperation.New()
 	}
-	return "", tidemq.Errorf(tidemq.ErrMissingAction, "The request must contain the parameter Action.")
+	return "", tidemq.MsgMissingAction.New()
 }

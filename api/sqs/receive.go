@@ -57,23 +57,31 @@ func (c *call) receiveMessage(in *receiveMessageInput) (output, error) {
 			MD5OfMessageAttributes: tidemq.MD5OfAttributes(attrs),
 		}
 		if len(attrs) > 0 {
-			wm.MessageAttributes = make(map[string]wireAttribute, len(attrs))
-			for n, v := range attrs {
-				wa := wireAttribute{DataType: v.DataType}
-				if v.IsBinary() {
-					wa.BinaryValue = v.BinaryValue
-					if wa.BinaryValue == nil {
-						wa.BinaryValue = []byte{}
-					}
-				} else {
-					wa.StringValue = v.StringValue
-				}
-				wm.MessageAttributes[n] = wa
-			}
+			wm.MessageAttributes = wireAttributes(attrs)
 		}
 		out.Messages = append(out.Messages, wm)
 	}
 	return out, nil
+}
+
+// wireAttributes are message attributes as ReceiveMessage (and the
+// PeekMessages extension) answer them: a binary value always present,
+// empty rather than absent, a string value otherwise.
+func wireAttributes(attrs map[string]tidemq.MessageAttributeValue) map[string]wireAttribute {
+	out := make(map[string]wireAttribute, len(attrs))
+	for n, v := range attrs {
+		wa := wireAttribute{DataType: v.DataType}
+		if v.IsBinary() {
+			wa.BinaryValue = v.BinaryValue
+			if wa.BinaryValue == nil {
+				wa.BinaryValue = []byte{}
+			}
+		} else {
+			wa.StringValue = v.StringValue
+		}
+		out[n] = wa
+	}
+	return out
 }
 
 // wantedNames merges the deprecated AttributeNames with

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/awsquery"
 	"github.com/tidemq/tidemq/api/sigv4"
 )
 
@@ -15,21 +16,7 @@ func (c *call) baseURL(region string) string {
 	if c.h.cfg.PublicURL != "" {
 		return strings.ReplaceAll(c.h.cfg.PublicURL, "{region}", region)
 	}
-	scheme := "http"
-	if c.r.TLS != nil {
-		scheme = "https"
-	}
-	if p := c.r.Header.Get("X-Forwarded-Proto"); p != "" {
-		p, _, _ = strings.Cut(p, ",")
-		if p = strings.ToLower(strings.TrimSpace(p)); p == "http" || p == "https" {
-			scheme = p
-		}
-	}
-	host := c.r.Host
-	if host == "" && c.r.URL != nil {
-		host = c.r.URL.Host
-	}
-	return scheme + "://" + host
+	return awsquery.BaseURL(c.r)
 }
 
 // queueURL is the URL of the named queue (a broker's name, which names

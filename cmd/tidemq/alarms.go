@@ -5,117 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/alarms"
-	"github.com/tidemq/tidemq/internal/server"
-	"github.com/tidemq/tidemq/metrics"
-	"github.com/tidemq/tidemq/storage"
-	"github.com/tidemq/tidemq/storage/pebble"
 )
-
-// alarmOptions are the serve flags of the built-in alarms, and of the
-// metrics (both read the queues' snapshots).
-type alarmOptions struct {
-	off      bool
-	webhook  string
-	interval time.Duration
-	config   string
-	// queueSeries is --metrics-queue-series: how many queues get
-	// per-queue series in /metrics (-1: all, 0: none).
-	queueSeries int
-}
-
-func (a *alarmOptions) addFlags(f *pflag.FlagSet) {
-	f.BoolVar(&a.off, "no-alarms", false, "do not evaluate the built-in alarms")
-	f.StringVar(&a.webhook, "alarm-webhook", "", "URL that receives alarm transitions (Alertmanager webhook JSON)")
-	f.DurationVar(&a.interval, "alarm-interval", alarms.DefaultInterval, "how often the alarms are evaluated")
-	f.StringVar(&a.config, "alarms-config", "", "YAML or JSON file of alarm thresholds: defaults and per-queue overrides")
-	f.IntVar(&a.queueSeries, "metrics-queue-series", metrics.DefaultQueueSeries, "how many queues get per-queue series in /metrics, the deepest first (-1: every queue, 0: none); the tidemq_queues_* totals count every queue")
-}
-
-// metricsQueueSeries is --metrics-queue-series as metrics.Options.QueueSeries.
-func (a *alarmOptions) metricsQueueSeries() int {
-	switch {
-	case a.queueSeries < 0:
-		return metrics.AllQueueSeries
-	case a.queueSeries == 0:
-		return metrics.NoQueueSeries
-	}
-	return a.queueSeries
-}
-
-// observability is the server's metrics and alarms, running.
-type observability struct {
-	metrics *metrics.Metrics
-	alarms  *alarms.Evaluator // nil with --no-alarms
-	// leaderHook gates the webhook with --store postgres: only the node
-	// holding the leader lease notifies. nil otherwise.
-	leaderHook *alarms.LeaderWebhook
-	stop       context.CancelFunc
-	// The handlers of GET /tidemq/queues and GET /tidemq/alarms.
-	queuesHandler, alarmsHandler http.Handler
-}
-
-// startObservability builds the metrics and the handlers of GET /metrics,
-// GET /tidemq/queues and GET /tidemq/alarms, and starts the alarm evaluator.
-func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOptions, log *slog.Logger) (*observability, error) {
-	cfg := alarms.DefaultConfig()
-	if o.alarms.config != "" {
-		var err error
-		if cfg, err = alarms.LoadConfig(o.alarms.config); err != nil {
-			return nil, fmt.Errorf("--alarms-config: %w", err)
-		}
-	}
-	if o.alarms.webhook != "" && !strings.HasPrefix(o.alarms.webhook, "http://") && !strings.HasPrefix(o.alarms.webhook, "https://") {
-		return nil, fmt.Errorf("--alarm-webhook must be an http:// or https:// URL, got %q", o.alarms.webhook)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	obs := &observability{stop: cancel}
-	mo := metrics.Options{Snapshots: eng.Snapshot, QueueSeries: o.alarms.metricsQueueSeries()}
-	if ps, ok := store.(*pebble.Store); ok {
-		mo.Storage = func() metrics.StorageStats {
-			s := ps.Stats()
-			return metrics.StorageStats{SyncedCommits: s.SyncedCommits, Fsyncs: s.Fsyncs, FsyncSeconds: s.FsyncSeconds,
-				FsyncBuckets: metrics.Rebucket(s.FsyncBuckets, metrics.FsyncBuckets)}
-		}
-	}
-	var ev *alarms.Evaluator
-	if !o.alarms.off {
-		var hook alarms.Webhook
-		if o.alarms.webhook != "" {
-			hook = alarms.StartWebhook(ctx, &alarms.HTTPWebhook{URL: o.alarms.webhook, ExternalURL: o.publicURL, Logger: log})
-			if isPostgresStore(o.store) {
-				obs.leaderHook = &alarms.LeaderWebhook{Webhook: hook}
-				hook = obs.leaderHook
-			}
-		}
-		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
-		obs.alarms = ev
-		go ev.Run(ctx)
-		mo.Alarms = func() []metrics.AlarmState {
-			as := ev.Alarms()
-			out := make([]metrics.AlarmState, len(as))
-			for i, a := range as {
-				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Trigger: a.Trigger, Firing: a.State == alarms.StateFiring}
-			}
-			return out
-		}
-		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
-	}
-	obs.metrics = metrics.New(mo)
-	obs.queuesHandler = server.Queues(eng.Snapshot)
-	obs.alarmsHandler = server.Alarms(ev)
-	return obs, nil
-}
 
 func newAlarmsCommand() *cobra.Command {
 	var admin adminOptions
@@ -139,11 +36,11 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
   tidemq alarms rules > prometheus-rules.yml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hc, err := admin.httpClient(cmd.Context(), nil)
+			client, err := admin.client(cmd.Context(), nil)
 			if err != nil {
 				return err
 			}
-			l, err := fetchAlarms(cmd.Context(), hc, admin.endpoint)
+			l, err := fetchAlarms(cmd.Context(), client)
 			if err != nil {
 				return err
 			}
@@ -173,31 +70,11 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
 	return cmd
 }
 
-func fetchAlarms(ctx context.Context, client *http.Client, endpoint string) (*alarms.List, error) {
-	url := strings.TrimRight(endpoint, "/") + "/tidemq/alarms"
+func fetchAlarms(ctx context.Context, client *adminclient.Client) (*alarms.List, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if err := adminError(http.MethodGet, url, resp.StatusCode, body); err != nil {
-		return nil, err
-	}
-	var l alarms.List
-	if err := json.Unmarshal(body, &l); err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return &l, nil
+	l, err := client.Alarms(ctx)
+	return l, adminError(err)
 }
 
 // printAlarms writes the alarms as a table.

@@ -98,11 +98,11 @@ skips every check.`,
 				},
 			}
 			if client.custom() {
-				hc, err := (&adminOptions{client}).httpClient(cmd.Context(), nil)
+				ac, err := (&adminOptions{client}).client(cmd.Context(), nil)
 				if err != nil {
 					return err
 				}
-				targets.Triggers = &triggerAPITarget{base: client.endpoint, client: hc}
+				targets.Triggers = &triggerAPITarget{client: ac}
 			} else {
 				targets.NotApplied[topology.KindTrigger] = "triggers run on a tidemq server, and the endpoint is AWS"
 			}

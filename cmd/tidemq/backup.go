@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/storage/pebble"
 )
 
@@ -84,29 +78,14 @@ To restore, start a server on the copy: tidemq serve --data-dir DEST`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			hc, err := admin.httpClient(ctx, cmd.ErrOrStderr())
+			client, err := admin.client(ctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			body, _ := json.Marshal(backup.Request{Destination: dest})
-			url := strings.TrimSuffix(admin.endpoint, "/") + backup.APIPath
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+			client.Timeout = 0 // --timeout
+			res, err := client.Backup(ctx, dest)
 			if err != nil {
-				return err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := hc.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			if err := adminError(http.MethodPost, url, resp.StatusCode, raw); err != nil {
-				return err
-			}
-			var res backup.Result
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return fmt.Errorf("POST %s: unexpected answer %q", url, raw)
+				return adminError(err)
 			}
 			fmt.Fprintf(out, "backed up %s to %s (on the server's machine): %d files, %s, in %v\nrestore: tidemq serve --data-dir %s\n",
 				admin.endpoint, res.Destination, res.Files, byteSize(res.Bytes), time.Duration(res.Milliseconds)*time.Millisecond, res.Destination)

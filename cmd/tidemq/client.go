@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/api/sigv4"
 )
 
@@ -136,21 +135,24 @@ func (o *adminOptions) httpClient(ctx context.Context, notes io.Writer) (*http.C
 // defaultEndpoint is the local tidemq server.
 const defaultEndpoint = "http://127.0.0.1:9324"
 
-// adminError turns an error answer of the admin API into one readable line:
-// the server's message (its first paragraph: a signature mismatch goes on
-// with the canonical request), and for a refused signature a hint about
-// credentials. It returns nil for a 2xx answer.
-func adminError(method, url string, status int, body []byte) error {
-	if status < 300 {
-		return nil
+// client returns an admin API client that signs every request.
+func (o *adminOptions) client(ctx context.Context, notes io.Writer) (*adminclient.Client, error) {
+	hc, err := o.httpClient(ctx, notes)
+	if err != nil {
+		return nil, err
 	}
-	var e struct{ Error, Code string }
-	if json.Unmarshal(body, &e) != nil || e.Error == "" {
-		return fmt.Errorf("%s %s: %d %s: %s", method, url, status, http.StatusText(status), strings.TrimSpace(string(body)))
+	return &adminclient.Client{Endpoint: o.endpoint, HTTP: hc, Timeout: 30 * time.Second}, nil
+}
+
+// adminError words an admin API error for the command line: the server's
+// message, and for a refused signature a hint about credentials.
+func adminError(err error) error {
+	var e *adminclient.Error
+	if !errors.As(err, &e) {
+		return err
 	}
-	msg, _, _ := strings.Cut(e.Error, "\n\n")
-	if status == http.StatusForbidden && e.Code != "" && e.Code != "AccessDenied" {
-		return fmt.Errorf("%s: %s (the server runs with --auth: sign with its credentials, via AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile)", e.Code, msg)
+	if e.Status == http.StatusForbidden && e.Code != "" && e.Code != "AccessDenied" {
+		return fmt.Errorf("%s: %s (the server runs with --auth: sign with its credentials, via AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile)", e.Code, e.Error())
 	}
-	return errors.New(msg)
+	return errors.New(e.Error())
 }

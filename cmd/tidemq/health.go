@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -31,28 +29,18 @@ health). The container image uses it as its HEALTHCHECK: it needs no curl.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			hc, err := admin.httpClient(ctx, nil)
+			client, err := admin.client(ctx, nil)
 			if err != nil {
 				return err
 			}
-			url := strings.TrimSuffix(admin.endpoint, "/") + "/health"
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			body, err := client.Health(ctx)
+			if errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s/health: no answer within %v", strings.TrimSuffix(admin.endpoint, "/"), timeout)
+			}
 			if err != nil {
-				return err
+				return adminError(err)
 			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return fmt.Errorf("%s: no answer within %v", url, timeout)
-				}
-				return err
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			if err := adminError(http.MethodGet, url, resp.StatusCode, body); err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), string(body))
+			_, err = fmt.Fprint(cmd.OutOrStdout(), body)
 			return err
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/topology"
 )
 
@@ -21,7 +22,7 @@ type templateOptions struct {
 }
 
 func (o *templateOptions) register(f *pflag.FlagSet) {
-	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS::AccountId when reading a template")
+	f.StringVar(&o.accountID, "account-id", tidemq.DefaultAccountID, "AWS::AccountId when reading a template")
 	f.StringVar(&o.stackName, "stack-name", "stack", "AWS::StackName when reading a template")
 	f.StringArrayVar(&o.params, "param", nil, "template parameter as NAME=VALUE (repeatable; overrides its default)")
 }

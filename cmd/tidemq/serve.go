@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,9 +20,7 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
-	"github.com/tidemq/tidemq/console"
 	"github.com/tidemq/tidemq/internal/ratelog"
-	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/topology"
 )
@@ -132,7 +127,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)
 	f.StringVar(&o.store, "store", "pebble", "where queues, topics and triggers live: pebble (in --data-dir) or postgres://user[:password]@host[:port]/db[?sslmode=...] shared by several nodes")
-	f.StringVar(&o.accountID, "account-id", "000000000000", "AWS account id in queue URLs and ARNs")
+	f.StringVar(&o.accountID, "account-id", tidemq.DefaultAccountID, "AWS account id in queue URLs and ARNs")
 	f.StringVar(&o.region, "region", "us-east-1", "home region: the region of unsigned requests and of queues named without one (a signed request works on its credential scope's region)")
 	f.StringSliceVar(&o.regions, "regions", nil, "the regions a signed request may name besides --region, e.g. eu-west-1,dev-2 (default: the regions AWS serves; \"any\": any region name, each a namespace of queues)")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
@@ -310,122 +305,11 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
-	var cl *cluster // nodes sharing PostgreSQL: the shared store and the leases
-	var store storage.Store
-	if isPostgresStore(o.store) {
-		if cl, err = o.openCluster(log); err != nil {
-			return err
-		}
-		defer cl.close() // last: after every share of cl.kv is closed
-		store = cl.kv
-	} else if store, err = o.openLocalStore(log); err != nil {
-		return err
+	s := &tidemqServer{o: o, log: log, auth: auth, open: open, config: config, door: door, http: srv}
+	if err := s.start(ctx); err != nil {
+		return errors.Join(err, s.Close())
 	}
-	shared := storage.Share(store) // the engine's; the topic service and the triggers close their own, and the last closes the store
-	eng, err := o.openBroker(shared, cl, log)
-	if err != nil {
-		store.Close()
-		return err
-	}
-	eng, disk := o.guardDisk(eng, log)
-	if o.maxQueues > 0 {
-		eng = newQueueCapped(eng, o.maxQueues)
-	}
-	obs, err := startObservability(eng, store, o, log)
-	if err != nil {
-		eng.Close()
-		return err
-	}
-	if disk != nil {
-		obs.metrics.Registry().MustRegister(diskCollectors(disk)...)
-	}
-	defer obs.stop()
-	trg, err := startTriggers(cl.leaderBroker(eng), shared.Share(), obs.metrics.Registry(), o, cl.nodeID(), log)
-	if err != nil {
-		eng.Close()
-		return err
-	}
-	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
-	if obs.alarms != nil {
-		obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(trg.m))
-	}
-	topics, err := openTopics(obs.metrics.Broker(eng), shared.Share(), o, cl, log)
-	if err != nil {
-		eng.Close()
-		return err
-	}
-	defer topics.Close() // for the early returns; closed before eng below
-	obs.metrics.RegisterTopics(server.TopicMetrics(topics))
-	if cl != nil {
-		cl.lead(trg.m, obs.leaderHook, topics)
-		cl.watch(trg.m, topics)
-	}
-	if config != nil {
-		ct := configTargets{broker: eng, topics: topics, triggers: trg.m, alarms: obs.alarms}
-		if err := applyConfig(ctx, ct, config, log); err != nil {
-			trg.stop(o.shutdownTimeout)
-			eng.Close()
-			return err
-		}
-	}
-	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
-	server.Mount(door, server.Routes{
-		Health:        server.Health(eng, o.auth && !open["health"], log),
-		Metrics:       obs.metrics.Handler(),
-		Queues:        obs.queuesHandler,
-		Alarms:        obs.alarmsHandler,
-		Trigger:       trg.handler,
-		Backup:        o.backupHandler(store, log),
-		ConsoleAssets: console.Assets(),
-		ConsoleAPI:    con.API(),
-		Protocols: server.Protocols(server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
-			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-			Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter()}),
-	}, open)
-	if o.pprofListen != "" {
-		stopPprof, err := startPprof(o.pprofListen, log)
-		if err != nil {
-			eng.Close()
-			return err
-		}
-		defer stopPprof()
-	}
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		eng.Close()
-		return fmt.Errorf("listen on %s: %w", o.listen, err)
-	}
-	storeDesc := o.storeDescription()
-	log.Info("tidemq listening", "addr", ln.Addr().String(), "tls", srv.TLS(), "store", storeDesc, "auth", o.auth, "region", o.region, "account", o.accountID, "version", currentBuild().Version)
-	if !o.auth && !isLoopback(o.listen) {
-		log.Warn("listening beyond this machine without --auth: anyone who can reach " + o.listen + " can read, send and delete every message")
-	}
-
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		eng.Close()
-		return fmt.Errorf("server stopped: %w", err)
-	case <-ctx.Done():
-	}
-	cl.stopLeading() // hands the leader lease over: its jobs stop first
-	trg.stop(o.shutdownTimeout)
-	log.Info("shutting down: answering long polls, finishing requests")
-	eng.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("requests still running at the shutdown timeout", "err", err)
-	}
-	topics.Close() // stops SNS deliveries before the broker goes
-	if err := eng.Close(); err != nil {
-		return fmt.Errorf("close store: %w", err)
-	}
-	log.Info("stopped")
-	return nil
+	return s.serve(ctx) // serve_server.go: the parts, and the order they stop in
 }
 
 // backupHandler answers POST /tidemq/backup: a checkpoint of the local
@@ -434,10 +318,10 @@ func runServe(ctx context.Context, o *serveOptions) error {
 // backup, so it is refused.
 func (o *serveOptions) backupHandler(store storage.Store, log *slog.Logger) http.Handler {
 	if isPostgresStore(o.store) {
-		return backup.Refuse(http.StatusBadRequest, "QueuesInPostgreSQL",
+		return backup.Refuse(tidemq.Errorf(tidemq.ErrQueuesInPostgreSQL,
 			"this server keeps its queues in PostgreSQL (--store): a copy of its local store would hold no queue and no message. "+
 				"Back up the database (pg_dump, or the database's own backups); the node's topics and triggers (--data-dir) can be "+
-				"backed up with the server stopped: tidemq backup --data-dir DIR DEST")
+				"backed up with the server stopped: tidemq backup --data-dir DIR DEST"))
 	}
 	return backup.Handler(checkpointer(store), backup.Options{Dir: o.backupDir, Unauthenticated: !o.auth,
 		AllowUnauthenticated: o.backupWithoutAuth, Logger: log})

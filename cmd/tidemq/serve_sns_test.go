@@ -53,7 +53,7 @@ func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := topics.Subscribe(topic.ARN, "sqs", "arn:aws:sqs:us-east-1:000000000000:q", nil); err != nil {
+	if _, err := topics.Subscribe(topicstore.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := topics.Publish(context.Background(), topicstore.PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
@@ -227,7 +227,7 @@ func TestTopicMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"q.fifo", "gone.fifo"} {
-		if _, err := topics.Subscribe(topic.ARN, "sqs", "arn:aws:sqs:us-east-1:000000000000:"+q, nil); err != nil {
+		if _, err := topics.Subscribe(topicstore.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:" + q}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tidemq/tidemq/adminclient"
 	"github.com/tidemq/tidemq/trigger"
 )
 
@@ -48,17 +45,14 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 	}
 	admin.register(cmd.PersistentFlags())
 	cmd.PersistentFlags().VisitAll(func(f *pflag.Flag) { f.Usage += fmt.Sprintf(" [$%s]", envName(f.Name)) })
-	var client *http.Client
+	var client *adminclient.Client
 	cmd.PersistentPreRunE = func(sub *cobra.Command, args []string) error {
 		if err := setFromEnv(sub.InheritedFlags()); err != nil {
 			return err
 		}
 		var err error
-		client, err = admin.httpClient(sub.Context(), nil)
+		client, err = admin.client(sub.Context(), nil)
 		return err
-	}
-	api := func() *triggerAPI {
-		return &triggerAPI{base: strings.TrimRight(admin.endpoint, "/") + trigger.APIPath, client: client}
 	}
 
 	create := &cobra.Command{
@@ -71,11 +65,11 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 				return err
 			}
 			patch["Name"] = args[0]
-			var s trigger.Status
-			if err := api().do(cmd.Context(), http.MethodPost, "", patch, &s); err != nil {
-				return err
+			s, err := client.CreateTrigger(cmd.Context(), patch)
+			if err != nil {
+				return adminError(err)
 			}
-			return printTriggerResult(cmd.OutOrStdout(), "created", &s)
+			return printTriggerResult(cmd.OutOrStdout(), "created", s)
 		},
 	}
 	addTriggerFlags(create)
@@ -88,11 +82,11 @@ values and the userinfo of a URL read ` + trigger.Redacted + `.`,
 			if err != nil {
 				return err
 			}
-			var s trigger.Status
-			if err := api().do(cmd.Context(), http.MethodPatch, "/"+url.PathEscape(args[0]), patch, &s); err != nil {
-				return err
+			s, err := client.UpdateTrigger(cmd.Context(), args[0], patch)
+			if err != nil {
+				return adminError(err)
 			}
-			return printTriggerResult(cmd.OutOrStdout(), "updated", &s)
+			return printTriggerResult(cmd.OutOrStdout(), "updated", s)
 		},
 	}
 	addTriggerFlags(update)
@@ -113,10 +107,11 @@ in memory.`,
   tidemq trigger list --json | jq '.Triggers[] | {Name, State, RecentInvocations}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var l struct{ Triggers []*trigger.Status }
-			if err := api().do(cmd.Context(), http.MethodGet, "", nil, &l); err != nil {
-				return err
+			ts, err := client.Triggers(cmd.Context())
+			if err != nil {
+				return adminError(err)
 			}
+			l := struct{ Triggers []*trigger.Status }{ts}
 			for _, s := range l.Triggers {
 				// A server redacts them already; an older one did not.
 				s.Target = s.Target.WithoutSecrets()
@@ -140,11 +135,11 @@ in memory.`,
 			Short: strings.ToUpper(use[:1]) + use[1:] + " a trigger",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				var s trigger.Status
-				if err := api().do(cmd.Context(), http.MethodPost, "/"+url.PathEscape(args[0])+"/"+use, nil, &s); err != nil {
-					return err
+				s, err := client.SetTriggerEnabled(cmd.Context(), args[0], on)
+				if err != nil {
+					return adminError(err)
 				}
-				return printTriggerResult(cmd.OutOrStdout(), use+"d", &s)
+				return printTriggerResult(cmd.OutOrStdout(), use+"d", s)
 			},
 		}
 	}
@@ -153,8 +148,8 @@ in memory.`,
 		Short: "Delete a trigger (invocations in flight finish first)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := api().do(cmd.Context(), http.MethodDelete, "/"+url.PathEscape(args[0]), nil, nil); err != nil {
-				return err
+			if err := client.DeleteTrigger(cmd.Context(), args[0]); err != nil {
+				return adminError(err)
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", args[0])
 			return err
@@ -296,45 +291,6 @@ func triggerFlagsToJSON(cmd *cobra.Command, args []string) (map[string]any, erro
 		out["Enabled"], _ = f.GetBool("enabled")
 	}
 	return out, nil
-}
-
-type triggerAPI struct {
-	base   string
-	client *http.Client
-}
-
-func (a *triggerAPI) do(ctx context.Context, method, path string, in, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if err := adminError(method, a.base+path, resp.StatusCode, b); err != nil {
-		return err
-	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
-	}
-	return json.Unmarshal(b, out)
 }
 
 func printTriggerResult(w io.Writer, verb string, s *trigger.Status) error {

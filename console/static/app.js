@@ -248,8 +248,8 @@ function stats(q) {
     item('depth', num(q.depth)), item('visible', num(q.visible)), item('in flight', num(q.inFlight)),
     item('delayed', num(q.delayed)), item('oldest', q.depth ? age(q.oldestAgeSeconds) : '–'),
     item('retention', age(q.retentionSeconds)),
-    item('sent', num(q.stats.sent)), item('received', num(q.stats.received)), item('deleted', num(q.stats.deleted)),
-    item('dead-lettered', num(q.stats.deadLettered)), item('moved in', num(q.stats.movedIn)), item('moved out', num(q.stats.movedOut)),
+    item('sent', num(q.stats.Sent)), item('received', num(q.stats.Received)), item('deleted', num(q.stats.Deleted)),
+    item('dead-lettered', num(q.stats.DeadLettered)), item('moved in', num(q.stats.MovedIn)), item('moved out', num(q.stats.MovedOut)),
     q.deadLetterTarget ? item('dead-letter queue', h('a', { href: '#/queue/' + encodeURIComponent(q.deadLetterTarget) }, q.deadLetterTarget)) : null,
     q.sources && q.sources.length ? item('sources', q.sources.map((s, i) => [i ? ', ' : '', h('a', { href: '#/queue/' + encodeURIComponent(s) }, s)])) : null);
 }

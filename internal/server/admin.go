@@ -2,12 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	"github.com/tidemq/tidemq/api/adminjson"
 )
 
 // Queues answers GET /tidemq/queues: the queues' snapshots as JSON, a
@@ -21,16 +21,14 @@ func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
 		if v := r.URL.Query().Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > tidemq.MaxSnapshotPageSize {
-				w.WriteHeader(http.StatusBadRequest)
-				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf("limit must be 1 to %d", tidemq.MaxSnapshotPageSize)})
+				adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "limit must be 1 to %d", tidemq.MaxSnapshotPageSize))
 				return
 			}
 			limit = n
 		}
 		page, next, err := tidemq.PageSnapshots(snapshots(), limit, r.URL.Query().Get("nextToken"))
 		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid nextToken"})
+			adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "invalid nextToken"))
 			return
 		}
 		out := map[string]any{"queues": page}
@@ -46,9 +44,7 @@ func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
 func Alarms(ev *alarms.Evaluator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ev == nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintln(w, `{"error":"alarms are off (--no-alarms)"}`)
+			adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrAlarmsOff, "alarms are off (--no-alarms)"))
 			return
 		}
 		ev.Handler().ServeHTTP(w, r)

@@ -21,7 +21,8 @@ type ProtocolOptions struct {
 	PublicURL string            // base of queue URLs; "" means each request's Host
 	Auth      sqs.Authenticator // nil: requests are not authenticated
 	Logger    *slog.Logger
-	// Observe is called once per answered SQS request (metrics); may be nil.
+	// Observe is called once per answered SQS or SNS request (metrics);
+	// may be nil.
 	Observe func(action, code string, status int, d time.Duration)
 	// Regions reports whether a region other than Region may be asked
 	// for (--regions); nil means AWS's regions (sqs.Config.Regions).
@@ -32,7 +33,8 @@ type ProtocolOptions struct {
 // by apisns.Route) to the topic service, everything else to SQS. With a
 // SigV4 verifier, SNS requests are verified for the "sns" signing scope.
 func Protocols(o ProtocolOptions) http.Handler {
-	return apisns.Route(apisns.NewHandler(apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger}),
+	return apisns.Route(apisns.NewHandler(apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger,
+		Observe: o.Observe}),
 		sqs.NewHandler(sqs.Config{
 			Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL, Auth: o.Auth, Logger: o.Logger,
 			Observe: o.Observe, Regions: o.Regions,

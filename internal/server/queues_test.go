@@ -54,3 +54,25 @@ func TestQueuesRoutePages(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuesRouteWire pins the JSON of GET /tidemq/queues (tidemq top and
+// scripts read it): QueueSnapshot's keys are its field names, and errors
+// are the admin shape {"error", "code"}.
+func TestQueuesRouteWire(t *testing.T) {
+	snaps := fixedSnapshots{{Name: "q", ARN: "arn:aws:sqs:us-east-1:000000000000:q", Visible: 3, InFlight: 1,
+		OldestAgeSeconds: 2.5, RetentionSeconds: 60, LastReceiveUnixMilli: 7, Stats: tidemq.QueueStats{Sent: 4, Deleted: 1}}}
+	rec := httptest.NewRecorder()
+	Queues(snaps.Snapshot).ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues", nil))
+	want := `{"queues":[{"Name":"q","ARN":"arn:aws:sqs:us-east-1:000000000000:q","FIFO":false,"Visible":3,"InFlight":1,"Delayed":0,` +
+		`"OldestAgeSeconds":2.5,"RetentionSeconds":60,"DeadLetterTarget":"","MaxReceiveCount":0,"IsDeadLetterQueue":false,` +
+		`"LastReceiveUnixMilli":7,"Stats":{"Sent":4,"Duplicates":0,"Received":0,"EmptyReceives":0,"Deleted":1,"Expired":0,` +
+		`"DeadLettered":0,"Purged":0,"MovedOut":0,"MovedIn":0}}]}` + "\n"
+	if got := rec.Body.String(); got != want {
+		t.Errorf("GET /tidemq/queues:\n got %s\nwant %s", got, want)
+	}
+	rec = httptest.NewRecorder()
+	Queues(snaps.Snapshot).ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues?limit=0", nil))
+	if want := `{"error":"limit must be 1 to 10000","code":"InvalidParameterValue"}` + "\n"; rec.Code != 400 || rec.Body.String() != want {
+		t.Errorf("limit=0: %d %s", rec.Code, rec.Body.String())
+	}
+}

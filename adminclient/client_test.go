@@ -1,0 +1,58 @@
+package adminclient_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/adminclient"
+	"github.com/tidemq/tidemq/api/adminjson"
+	"github.com/tidemq/tidemq/internal/server"
+)
+
+// Queues follows the pages of the server's own /tidemq/queues handler.
+func TestQueuesPages(t *testing.T) {
+	snaps := make([]tidemq.QueueSnapshot, 2*tidemq.MaxSnapshotPageSize+5)
+	for i := range snaps {
+		snaps[i].Name = fmt.Sprintf("q%06d", i)
+		snaps[i].Visible = i
+	}
+	srv := httptest.NewServer(server.Queues(func() []tidemq.QueueSnapshot { return snaps }))
+	defer srv.Close()
+	got, err := adminclient.New(srv.URL, nil).Queues(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(snaps) || got[len(got)-1].Visible != len(snaps)-1 {
+		t.Fatalf("%d queues, want %d", len(got), len(snaps))
+	}
+}
+
+// Errors carry the catalogue's code and message as the admin routes write
+// them; a 404 in that shape is "no such thing", a 404 in another is not.
+func TestErrors(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/tidemq/triggers/nope", func(w http.ResponseWriter, r *http.Request) {
+		adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrTriggerNotFound, `no trigger named "nope"`))
+	})
+	mux.HandleFunc("/tidemq/backup", func(w http.ResponseWriter, r *http.Request) {
+		adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrBackupInProgress, "another backup is running"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := adminclient.New(srv.URL, nil)
+	if s, err := c.Trigger(context.Background(), "nope"); s != nil || err != nil {
+		t.Errorf("missing trigger: %v, %v", s, err)
+	}
+	if _, err := c.Trigger(context.Background(), "other"); err == nil || adminclient.IsNotFound(err) {
+		t.Errorf("a 404 that is not the admin shape: %v", err)
+	}
+	_, err := c.Backup(context.Background(), "x")
+	e, ok := err.(*adminclient.Error)
+	if !ok || e.Status != 409 || e.Code != "BackupInProgress" || e.Error() != "another backup is running" {
+		t.Errorf("backup: %#v", err)
+	}
+}
