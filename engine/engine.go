@@ -173,6 +173,18 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.pageSize > 0 && e.failure.Load() == nil && storage.BrokenErr(e.store) == nil {
+		// The last engine write: the page headers of the next start-up.
+		b := e.store.NewBatch()
+		e.writeHeaders(b)
+		if b.Empty() {
+			// no backlog on disk: nothing to describe
+		} else if d, err := b.Commit(); err != nil {
+			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+		} else if err := d.Wait(); err != nil {
+			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+		}
+	}
 	return e.store.Close()
 }
 
