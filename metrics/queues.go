@@ -15,9 +15,27 @@ import (
 // engine's own counters (since start), so a restart resets them, as
 // Prometheus counters expect.
 type queueCollector struct {
-	snapshots func() []tidemq.QueueSnapshot
+	summary   func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	alarms    func() []AlarmState // nil when alarms are off
-	limit     int                 // queues with per-queue series; negative: none
+	alarmsFor func(queues []string) []AlarmState
+	limit     int // queues with per-queue series; negative: none
+}
+
+// summaryOf makes a summary function (Options.Summary) of a snapshot
+// function: every queue's snapshot, totalled, and the limit deepest kept.
+func summaryOf(snapshots func() []tidemq.QueueSnapshot) func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+	return func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+		snaps := snapshots()
+		var tot tidemq.QueueTotals
+		for i := range snaps {
+			tot.Add(&snaps[i])
+		}
+		chosen := make([]tidemq.QueueSnapshot, 0)
+		for _, i := range selectQueues(snaps, limit) {
+			chosen = append(chosen, snaps[i])
+		}
+		return tot, chosen
+	}
 }
 
 func queueDesc(name, help string, extra ...string) *prometheus.Desc {
@@ -83,23 +101,35 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	snaps := c.snapshots()
-	chosen := selectQueues(snaps, c.limit)
-	collectAggregate(ch, snaps, len(snaps)-len(chosen))
-	for _, i := range chosen {
-		collectQueue(ch, &snaps[i])
+	tot, chosen := c.summary(c.limit)
+	collectAggregate(ch, &tot, tot.Queues-len(chosen))
+	for i := range chosen {
+		collectQueue(ch, &chosen[i])
 	}
 	if c.alarms == nil {
 		return
 	}
-	var named map[string]bool // the queues with per-queue series; nil: all
-	if len(chosen) < len(snaps) {
-		named = make(map[string]bool, len(chosen))
-		for _, i := range chosen {
-			named[snaps[i].Name] = true
+	if len(chosen) == tot.Queues || c.alarmsFor == nil {
+		var named map[string]bool // the queues with per-queue series; nil: all
+		if len(chosen) < tot.Queues {
+			named = queueNames(chosen)
 		}
+		collectAlarms(ch, c.alarms(), named)
+		return
 	}
-	collectAlarms(ch, c.alarms(), named)
+	names := make([]string, len(chosen))
+	for i := range chosen {
+		names[i] = chosen[i].Name
+	}
+	collectAlarms(ch, c.alarmsFor(names), queueNames(chosen))
+}
+
+func queueNames(snaps []tidemq.QueueSnapshot) map[string]bool {
+	named := make(map[string]bool, len(snaps))
+	for i := range snaps {
+		named[snaps[i].Name] = true
+	}
+	return named
 }
 
 // collectQueue sends one queue's series.
@@ -151,8 +181,7 @@ func selectQueues(snaps []tidemq.QueueSnapshot, limit int) []int {
 	if len(snaps) <= limit {
 		return idx
 	}
-	depth := func(i int) int { return snaps[i].Visible + snaps[i].InFlight + snaps[i].Delayed }
-	sort.SliceStable(idx, func(a, b int) bool { return depth(idx[a]) > depth(idx[b]) })
+	sort.SliceStable(idx, func(a, b int) bool { return tidemq.DeeperFirst(&snaps[idx[a]], &snaps[idx[b]]) })
 	idx = idx[:limit]
 	sort.Ints(idx)
 	return idx
