@@ -41,6 +41,10 @@ type QueueSnapshot struct {
 	// (zero if never since start).
 	LastReceiveUnixMilli int64
 	Stats                QueueStats
+	// Bytes is the size of the queue's messages (body and attributes);
+	// MaxBytes is the server's limit on it (--max-queue-bytes), 0 without
+	// one. Brokers that do not keep the size leave both 0.
+	Bytes, MaxBytes int64
 }
 
 // QueueTotals are sums over every queue of a broker, for the metrics'

@@ -29,16 +29,19 @@ const (
 	ConsumerGone = "consumer_gone"
 	Growth       = "sustained_growth"
 	Expired      = "messages_expired"
+	// QueueFull fires while a queue's messages reach the server's
+	// --max-queue-bytes: its sends are refused (RequestThrottled).
+	QueueFull = "queue_full"
 	// TriggerErrors is an alarm on a trigger (Alarm.Trigger), with the
 	// thresholds of the trigger's queue.
 	TriggerErrors = "trigger_errors"
 )
 
 // Names are the alarm ids in display order.
-var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, TriggerErrors}
+var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull, TriggerErrors}
 
 // queueAlarms are the alarms evaluated on each queue.
-var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired}
+var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
 // webhook and in the generated Prometheus rules.
@@ -48,6 +51,7 @@ var alertNames = map[string]string{
 	ConsumerGone:  "TidemqConsumerGone",
 	Growth:        "TidemqQueueGrowing",
 	Expired:       "TidemqMessagesExpired",
+	QueueFull:     "TidemqQueueFull",
 	TriggerErrors: "TidemqTriggerErrors",
 }
 
@@ -58,6 +62,8 @@ var severities = map[string]string{
 	DLQNotEmpty: "critical", OldestAge: "warning", ConsumerGone: "warning", Growth: "warning",
 	// An expired message is gone: no dead letter, no replay.
 	Expired: "critical", TriggerErrors: "warning",
+	// Sends are refused: producers see errors (or back off and wait).
+	QueueFull: "critical",
 }
 
 // State is OK or FIRING.
@@ -446,6 +452,14 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		return result{
 			firing: s.Visible > 0, value: float64(s.Visible), threshold: 0,
 			summary: fmt.Sprintf("dead-letter queue %s holds %d visible messages", s.Name, s.Visible),
+		}, true
+	case QueueFull:
+		if s.MaxBytes <= 0 {
+			return result{}, false
+		}
+		return result{
+			firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes),
+			summary: fmt.Sprintf("queue %s holds %d bytes of messages, the server's limit is %d (--max-queue-bytes): its sends are refused", s.Name, s.Bytes, s.MaxBytes),
 		}, true
 	case OldestAge:
 		if th.OldestAgeShare <= 0 || s.RetentionSeconds <= 0 {

@@ -125,7 +125,7 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 	}
 	defer e.Close()
 	if after := queueCounts(e); !maps.Equal(before, after) {
-		t.Errorf("round %d: ready, delayed, in flight, paged by queue: %v after every record was read, %v from page headers", round, before, after)
+		t.Errorf("round %d: ready, delayed, in flight, paged, bytes by queue: %v after every record was read, %v from page headers", round, before, after)
 	}
 	if again := presentMessages(t, e, round); len(again) != len(present) {
 		t.Errorf("round %d: %d messages from page headers, %d after every record was read", round, len(again), len(present))
@@ -154,11 +154,11 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 	}
 }
 
-// queueCounts returns each queue's ready, delayed, in-flight and paged counts.
-func queueCounts(e *Engine) map[string][4]int {
-	out := make(map[string][4]int)
+// queueCounts returns each queue's ready, delayed, in-flight and paged counts and its bytes.
+func queueCounts(e *Engine) map[string][5]int {
+	out := make(map[string][5]int)
 	for _, q := range e.queues {
-		out[q.name] = [4]int{q.nReady, q.nDelayed, q.nInflight, q.cold.n}
+		out[q.name] = [5]int{q.nReady, q.nDelayed, q.nInflight, q.cold.n, int(q.bytes)}
 	}
 	return out
 }

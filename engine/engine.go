@@ -34,7 +34,13 @@ type Options struct {
 	// 0 keeps every message in memory (for a store that is in memory
 	// anyway); `tidemq serve` uses DefaultPageSize on its disk store.
 	PageSize int
-	Logger   *slog.Logger
+	// MaxQueueBytes, when positive, refuses sends to a queue whose
+	// messages (body and attributes, as SQS counts a message's size) add
+	// up to at least this many bytes, with RequestThrottled, which SDKs
+	// retry with backoff (`tidemq serve --max-queue-bytes`). Receives,
+	// deletes and dead-letter moves go on, so consumers drain the queue.
+	MaxQueueBytes int64
+	Logger        *slog.Logger
 }
 
 // Engine is the single-node Broker. It is safe for concurrent use.
@@ -46,6 +52,8 @@ type Engine struct {
 	log    *slog.Logger
 	// pageSize is Options.PageSize (0: not paged).
 	pageSize int
+	// maxQueueBytes is Options.MaxQueueBytes (0: no limit).
+	maxQueueBytes int64
 
 	// mu guards everything below and every queue and message. Never held
 	// while waiting for an fsync (see the package comment). Taken only
@@ -90,15 +98,16 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:    o.Store,
-		clock:    o.Clock,
-		region:   o.Region,
-		acct:     o.AccountID,
-		log:      o.Logger,
-		pageSize: max(o.PageSize, 0),
-		broken:   make(chan struct{}),
-		closing:  make(chan struct{}),
-		draining: make(chan struct{}),
+		store:         o.Store,
+		clock:         o.Clock,
+		region:        o.Region,
+		acct:          o.AccountID,
+		log:           o.Logger,
+		pageSize:      max(o.PageSize, 0),
+		maxQueueBytes: max(o.MaxQueueBytes, 0),
+		broken:        make(chan struct{}),
+		closing:       make(chan struct{}),
+		draining:      make(chan struct{}),
 	}
 	e.resetState()
 	if e.clock == nil {

@@ -163,12 +163,13 @@ func (e *Engine) load() (err error) {
 		if paged && !hasState {
 			// A ready message of a paged queue stays on disk; only a
 			// delayed one is read.
-			enq, avail, dl, err := peekMessage(v)
+			enq, avail, dl, size, err := peekMessageSize(v)
 			if err != nil {
 				return fmt.Errorf("message %d/%d: %w", qid, seq, err)
 			}
 			if avail <= stampOf(now) {
 				q.nReady++
+				q.bytes += int64(size)
 				if dl {
 					q.nDeadLettered++
 				}

@@ -24,6 +24,8 @@ type pagedEnv struct {
 	clk   *clocktest.Clock
 	store storage.Store
 	e     *Engine
+	// maxBytes is Options.MaxQueueBytes.
+	maxBytes int64
 }
 
 func newPagedEnv(t *testing.T) *pagedEnv {
@@ -34,7 +36,7 @@ func newPagedEnv(t *testing.T) *pagedEnv {
 }
 
 func (env *pagedEnv) open() {
-	e, err := Open(Options{Store: env.store, Clock: env.clk, SweepInterval: -1, PageSize: testPageSize})
+	e, err := Open(Options{Store: env.store, Clock: env.clk, SweepInterval: -1, PageSize: testPageSize, MaxQueueBytes: env.maxBytes})
 	if err != nil {
 		env.t.Fatal(err)
 	}

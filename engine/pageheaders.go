@@ -35,7 +35,8 @@ type queueHeaders struct {
 	pages   []page
 	hot     []uint64 // in memory at shutdown, within a page's range; sorted
 	nextSeq uint64
-	dead    int // paged messages that were dead-lettered into the queue
+	dead    int   // paged messages that were dead-lettered into the queue
+	bytes   int64 // the paged messages' size (queue.bytes)
 }
 
 // inPage reports whether seq lies in one of h's pages and was not in memory.
@@ -61,8 +62,9 @@ func (e *Engine) writeHeaders(b storage.Batch) {
 		if q.cold.n == 0 {
 			continue
 		}
-		h := queueHeaders{pages: q.cold.pages, nextSeq: q.nextSeq, dead: q.nDeadLettered}
+		h := queueHeaders{pages: q.cold.pages, nextSeq: q.nextSeq, dead: q.nDeadLettered, bytes: q.bytes}
 		for seq, m := range q.msgs {
+			h.bytes -= int64(m.size())
 			if q.cold.find(seq) >= 0 {
 				h.hot = append(h.hot, seq)
 			}
@@ -118,6 +120,7 @@ func encodeHeaders(h *queueHeaders) []byte {
 	e.b = append(e.b, headersVersion)
 	e.uint(h.nextSeq)
 	e.uint(uint64(h.dead))
+	e.uint(uint64(h.bytes))
 	e.uint(uint64(len(h.pages)))
 	prev := uint64(0)
 	for _, p := range h.pages {
@@ -141,7 +144,7 @@ func decodeHeaders(b []byte) (*queueHeaders, error) {
 		return nil, errCorrupt
 	}
 	d := decoder{b: b[1:]}
-	h := &queueHeaders{nextSeq: d.uint(), dead: int(d.uint())}
+	h := &queueHeaders{nextSeq: d.uint(), dead: int(d.uint()), bytes: int64(d.uint())}
 	n := d.uint()
 	if n > uint64(len(d.b)) {
 		return nil, errCorrupt
@@ -177,6 +180,7 @@ func (q *queue) installHeaders(h *queueHeaders) {
 	q.cold.tidy()
 	q.nReady += q.cold.n
 	q.nDeadLettered += h.dead
+	q.bytes += h.bytes
 	q.nextSeq = max(q.nextSeq, h.nextSeq)
 }
 

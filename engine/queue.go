@@ -41,6 +41,9 @@ type queue struct {
 	cold backlog
 
 	nReady, nDelayed, nInflight int
+	// bytes is the size of every live message (message.size), paged ones
+	// included: what --max-queue-bytes limits.
+	bytes int64
 	// nDeadLettered counts the live messages that were dead-lettered into
 	// this queue (they carry DeadLetterQueueSourceArn): such a queue is a
 	// dead-letter queue even when its source queue is gone (snapshot.go).
@@ -165,6 +168,7 @@ func (q *queue) addTimer(e timerEntry) {
 func (q *queue) add(m *message) {
 	m.state = statePending
 	q.msgs[m.seq] = m
+	q.bytes += int64(m.size())
 	if m.dlqSource != "" {
 		q.nDeadLettered++
 	}
@@ -218,6 +222,7 @@ func (q *queue) remove(m *message, t *txn) {
 	}
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
+	q.bytes -= int64(m.size())
 	if m.dlqSource != "" {
 		q.nDeadLettered--
 	}

@@ -51,6 +51,7 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		RetentionSeconds:  int(q.Retention.Seconds()),
 		IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
 		Stats:             q.stats,
+		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}
 	s.OldestAgeSeconds = q.oldestAge(now)
 	if q.Redrive != nil {

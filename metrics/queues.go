@@ -55,6 +55,10 @@ var (
 		"The queue's MessageRetentionPeriod.")
 	descIsDLQ = queueDesc("tidemq_queue_is_dead_letter_queue",
 		"1 for a dead-letter queue: a RedrivePolicy names it, it holds dead-lettered messages, or it is named like one (-dlq, _dlq, ...).")
+	descBytes = queueDesc("tidemq_messages_bytes",
+		"Size of the queue's messages, body and attributes (what --max-queue-bytes limits); 0 where the broker does not keep it.")
+	descMaxBytes = queueDesc("tidemq_queue_max_bytes",
+		"The server's --max-queue-bytes (only while set): sends to a queue whose tidemq_messages_bytes reaches it are refused.")
 	descLastReceive = queueDesc("tidemq_last_receive_timestamp_seconds",
 		"When a consumer last asked this queue for messages (Unix time), 0 if never since start.")
 	descSent = queueDesc("tidemq_messages_sent_total",
@@ -81,7 +85,7 @@ var (
 )
 
 var queueDescs = []*prometheus.Desc{
-	descVisible, descNotVisible, descDelayed, descOldest, descRetention, descIsDLQ, descLastReceive,
+	descVisible, descNotVisible, descDelayed, descOldest, descRetention, descIsDLQ, descLastReceive, descBytes, descMaxBytes,
 	descSent, descDuplicates, descReceived, descEmpty, descDeleted, descDeadLettered, descExpired,
 	descPurged, descMovedOut, descMovedIn,
 }
@@ -147,6 +151,10 @@ func collectQueue(ch chan<- prometheus.Metric, s *tidemq.QueueSnapshot) {
 	gauge(descRetention, float64(s.RetentionSeconds))
 	gauge(descIsDLQ, b2f(s.IsDeadLetterQueue))
 	gauge(descLastReceive, float64(s.LastReceiveUnixMilli)/1000)
+	gauge(descBytes, float64(s.Bytes))
+	if s.MaxBytes > 0 {
+		gauge(descMaxBytes, float64(s.MaxBytes))
+	}
 	counter(descSent, s.Stats.Sent)
 	counter(descDuplicates, s.Stats.Duplicates)
 	counter(descReceived, s.Stats.Received)

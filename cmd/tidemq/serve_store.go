@@ -151,7 +151,11 @@ func (o *serveOptions) openBroker(shared storage.Store, log *slog.Logger) (tidem
 		if o.inMemory {
 			pageSize = 0
 		}
-		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize})
+		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize,
+			MaxQueueBytes: o.maxQueueBytes})
+	}
+	if o.maxQueueBytes > 0 {
+		return nil, errors.New("--max-queue-bytes is not supported with --store postgres: the PostgreSQL broker does not keep the size of its queues")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
