@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -113,6 +114,9 @@ func BenchmarkScrape20Concurrent(b *testing.B) {
 		name   string
 		queues int
 	}{{"old/10k", 10_000}, {"snapshot/100k", 100_000}, {"new/100k", 100_000}} {
+		if f := os.Getenv("TIDEMQ_BENCH_SCRAPE"); f != "" && !strings.HasPrefix(c.name, f) {
+			continue
+		}
 		eng := bigEngine(b, c.queues)
 		name := strings.Split(c.name, "/")[0]
 		hs := scrapeHandlers(b, eng)
