@@ -72,12 +72,16 @@ func olderFirst(a, b *message) bool {
 	return a.seq < b.seq
 }
 
+// ageNodes is the free list of every queue's byAge tree: one per tree
+// took 300 bytes of every queue, empty or not (it has its own lock).
+var ageNodes = btree.NewFreeListG[*message](btree.DefaultFreeListSize)
+
 func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	q := &queue{
 		id: id, name: name, arn: arn, fifo: fifo,
 		tags:     make(map[string]string),
 		msgs:     make(map[uint64]*message),
-		byAge:    btree.NewG(32, olderFirst),
+		byAge:    btree.NewWithFreeListG(32, olderFirst, ageNodes),
 		dedup:    make(map[string]*dedupEntry),
 		attempts: make(map[string]*receiveAttempt),
 		nextSeq:  1,
@@ -103,7 +107,7 @@ func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 // applyAttributes stores attrs (already validated and merged with the
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
-	q.attrs = attrs
+	q.attrs = attrSets.intern(attrs)
 	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
 }
 
