@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/engine"
-	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 // BenchmarkIdleQueues creates 100,000 empty standard queues on Pebble, as
@@ -26,18 +24,7 @@ func BenchmarkIdleQueues(b *testing.B) {
 		queues, _ = strconv.Atoi(s)
 	}
 	dir := b.TempDir()
-	open := func() *engine.Engine {
-		s, err := pebble.Open(dir, pebble.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		e, err := engine.Open(backlogOptions(s))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return e
-	}
-	e := open()
+	e := openOnPebble(b, dir)
 	var wg sync.WaitGroup
 	for c := 0; c < 32; c++ {
 		wg.Add(1)
@@ -58,7 +45,7 @@ func BenchmarkIdleQueues(b *testing.B) {
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
-	e = open()
+	e = openOnPebble(b, dir)
 	heap, rss = memory()
 	b.ReportMetric(heap, "heap-after-restart-MiB")
 	b.ReportMetric(rss, "rss-after-restart-MiB")
