@@ -115,4 +115,8 @@
 //   - A dead-letter move is one batch: the message is never in both queues
 //     nor in neither.
 //   - Every deadline reads the injected Clock.
+//   - queue.bytes is the size of every live message of the queue, paged
+//     ones included: add and remove keep it, load rebuilds it (from page
+//     headers or from every record); Options.MaxQueueBytes refuses sends
+//     on it, never a move.
 package engine
