@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -49,6 +50,9 @@ func BenchmarkIdleQueues(b *testing.B) {
 	heap, rss = memory()
 	b.ReportMetric(heap, "heap-after-restart-MiB")
 	b.ReportMetric(rss, "rss-after-restart-MiB")
+	debug.FreeOSMemory() // as `tidemq serve` does once its state is loaded
+	_, rss = memory()
+	b.ReportMetric(rss, "rss-after-restart-freed-MiB")
 	if f := os.Getenv("TIDEMQ_BENCH_HEAPPROFILE"); f != "" {
 		out, err := os.Create(f)
 		if err == nil {

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -333,6 +334,10 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
+	// Loading the state (100,000 queue records are 100,000 JSON decodes)
+	// leaves garbage the runtime would return to the system only slowly:
+	// return it now, so that an idle server's RSS is what it holds.
+	debug.FreeOSMemory()
 	eng, disk := o.guardDisk(eng, log)
 	eng, mem := o.guardMemory(eng, log)
 	if o.maxQueues > 0 {
