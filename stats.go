@@ -43,6 +43,11 @@ type QueueSnapshot struct {
 	// (zero if never since start).
 	LastReceiveUnixMilli int64      `json:"LastReceiveUnixMilli"`
 	Stats                QueueStats `json:"Stats"`
+	// Bytes is the size of the queue's messages (body and attributes);
+	// MaxBytes is the server's limit on it (--max-queue-bytes), 0 without
+	// one. Brokers that do not keep the size leave both 0.
+	Bytes    int64 `json:"Bytes,omitempty"`
+	MaxBytes int64 `json:"MaxBytes,omitempty"`
 }
 
 // ListedQueueStats is one queue as the ListQueueStats extension action
@@ -76,4 +81,59 @@ func (s QueueSnapshot) Listed(url string) ListedQueueStats {
 		RetentionSeconds: s.RetentionSeconds, DeadLetterTargetArn: s.DeadLetterTarget,
 		MaxReceiveCount: s.MaxReceiveCount, IsDeadLetterQueue: s.IsDeadLetterQueue,
 	}
+}
+
+// QueueTotals are sums over every queue of a broker, for the metrics'
+// totals: what a scrape reports without a series per queue.
+type QueueTotals struct {
+	Queues           int
+	DeadLetterQueues int
+	Visible          int
+	InFlight         int
+	Delayed          int
+	// DeadLetterVisible are the visible messages of dead-letter queues.
+	DeadLetterVisible int
+	// OldestAgeSeconds is the largest OldestAgeSeconds of any queue.
+	OldestAgeSeconds float64
+	Stats            QueueStats
+}
+
+// Add counts one queue's snapshot into t.
+func (t *QueueTotals) Add(s *QueueSnapshot) {
+	t.Queues++
+	t.Visible += s.Visible
+	t.InFlight += s.InFlight
+	t.Delayed += s.Delayed
+	if s.IsDeadLetterQueue {
+		t.DeadLetterQueues++
+		t.DeadLetterVisible += s.Visible
+	}
+	t.OldestAgeSeconds = max(t.OldestAgeSeconds, s.OldestAgeSeconds)
+	t.Stats.Add(&s.Stats)
+}
+
+// Add adds o's counters to s.
+func (s *QueueStats) Add(o *QueueStats) {
+	s.Sent += o.Sent
+	s.Duplicates += o.Duplicates
+	s.Received += o.Received
+	s.EmptyReceives += o.EmptyReceives
+	s.Deleted += o.Deleted
+	s.Expired += o.Expired
+	s.DeadLettered += o.DeadLettered
+	s.Purged += o.Purged
+	s.MovedOut += o.MovedOut
+	s.MovedIn += o.MovedIn
+}
+
+// Depth is what a queue holds: visible, in flight and delayed.
+func (s *QueueSnapshot) Depth() int { return s.Visible + s.InFlight + s.Delayed }
+
+// DeeperFirst orders snapshots by depth, deepest first, then by name: the
+// order in which metrics pick the queues that get their own series.
+func DeeperFirst(a, b *QueueSnapshot) bool {
+	if da, db := a.Depth(), b.Depth(); da != db {
+		return da > db
+	}
+	return a.Name < b.Name
 }

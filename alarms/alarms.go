@@ -29,16 +29,19 @@ const (
 	ConsumerGone = "consumer_gone"
 	Growth       = "sustained_growth"
 	Expired      = "messages_expired"
+	// QueueFull fires while a queue's messages reach the server's
+	// --max-queue-bytes: its sends are refused (RequestThrottled).
+	QueueFull = "queue_full"
 	// TriggerErrors is an alarm on a trigger (Alarm.Trigger), with the
 	// thresholds of the trigger's queue.
 	TriggerErrors = "trigger_errors"
 )
 
 // Names are the alarm ids in display order.
-var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, TriggerErrors}
+var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull, TriggerErrors}
 
 // queueAlarms are the alarms evaluated on each queue.
-var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired}
+var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
 // webhook and in the generated Prometheus rules.
@@ -48,6 +51,7 @@ var alertNames = map[string]string{
 	ConsumerGone:  "TidemqConsumerGone",
 	Growth:        "TidemqQueueGrowing",
 	Expired:       "TidemqMessagesExpired",
+	QueueFull:     "TidemqQueueFull",
 	TriggerErrors: "TidemqTriggerErrors",
 }
 
@@ -58,6 +62,8 @@ var severities = map[string]string{
 	DLQNotEmpty: "critical", OldestAge: "warning", ConsumerGone: "warning", Growth: "warning",
 	// An expired message is gone: no dead letter, no replay.
 	Expired: "critical", TriggerErrors: "warning",
+	// Sends are refused: producers see errors (or back off and wait).
+	QueueFull: "critical",
 }
 
 // State is OK or FIRING.
@@ -136,6 +142,7 @@ type Evaluator struct {
 
 	mu       sync.Mutex
 	alarms   map[key]*Alarm
+	shown    shownIndex // of alarms, for Shown
 	queues   map[string]*queueState
 	triggerS map[triggerKey]*counterWindow
 }
@@ -248,6 +255,56 @@ func (e *Evaluator) Alarms() []Alarm {
 	return out
 }
 
+// Shown returns, unsorted, every firing alarm, every alarm of the named
+// queues, and one alarm of each name evaluated (so that a caller counting
+// the firing alarms by name sees every name). It reads an index the last
+// evaluation built and copies only what it returns: a /metrics scrape
+// shows the alarms of a few queues out of 5 per queue on a server with
+// 100,000 queues (Alarms copies and sorts them all).
+func (e *Evaluator) Shown(queues []string) []Alarm {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Alarm, 0, len(e.shown.firing)+len(e.shown.names)+5*len(queues))
+	for _, a := range e.shown.firing {
+		out = append(out, *a)
+	}
+	for _, a := range e.shown.names {
+		if a.State != StateFiring {
+			out = append(out, *a)
+		}
+	}
+	for _, q := range queues {
+		for _, a := range e.shown.byQueue[q] {
+			if a.State != StateFiring && a != e.shown.names[a.Alarm] {
+				out = append(out, *a)
+			}
+		}
+	}
+	return out
+}
+
+// shownIndex is what Shown reads, rebuilt by each evaluation.
+type shownIndex struct {
+	firing  []*Alarm
+	names   map[string]*Alarm // one alarm of each name
+	byQueue map[string][]*Alarm
+}
+
+// index rebuilds e.shown. Called with e.mu held.
+func (e *Evaluator) index() {
+	x := shownIndex{names: make(map[string]*Alarm), byQueue: make(map[string][]*Alarm, len(e.queues))}
+	for _, a := range e.alarms {
+		if a.State == StateFiring {
+			x.firing = append(x.firing, a)
+		}
+		if x.names[a.Alarm] == nil {
+			x.names[a.Alarm] = a
+		}
+		x.byQueue[a.Queue] = append(x.byQueue[a.Queue], a)
+	}
+	e.shown = x
+}
+
 // Sort orders alarms firing first, then by queue, then in Names order,
 // then by trigger.
 func Sort(as []Alarm) {
@@ -347,6 +404,7 @@ func (e *Evaluator) Evaluate() []Transition {
 			delete(e.queues, name)
 		}
 	}
+	e.index()
 	e.mu.Unlock()
 	for _, t := range changed {
 		e.notify(t)
@@ -394,6 +452,14 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		return result{
 			firing: s.Visible > 0, value: float64(s.Visible), threshold: 0,
 			summary: fmt.Sprintf("dead-letter queue %s holds %d visible messages", s.Name, s.Visible),
+		}, true
+	case QueueFull:
+		if s.MaxBytes <= 0 {
+			return result{}, false
+		}
+		return result{
+			firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes),
+			summary: fmt.Sprintf("queue %s holds %d bytes of messages, the server's limit is %d (--max-queue-bytes): its sends are refused", s.Name, s.Bytes, s.MaxBytes),
 		}, true
 	case OldestAge:
 		if th.OldestAgeShare <= 0 || s.RetentionSeconds <= 0 {

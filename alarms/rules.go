@@ -79,6 +79,13 @@ func PrometheusRules(c Config) []byte {
 				r.expr = fmt.Sprintf("increase(tidemq_messages_expired_total%s[%s]) > 0", s.selector, w)
 				r.summary = "Messages of {{ $labels.queue }} expired in the last " + w + " (about {{ $value | humanize }})"
 				r.description = "They reached the end of the retention period unprocessed and were dropped with no dead-letter entry (unless the queue's tidemq:capture-expired tag moves them): the consumer is gone, disabled or too slow."
+			case QueueFull:
+				if s.override != "" {
+					continue // no threshold to override: one rule for every queue
+				}
+				r.expr = "tidemq_messages_bytes >= tidemq_queue_max_bytes and tidemq_queue_max_bytes > 0"
+				r.summary = "Queue {{ $labels.queue }} is at the server's --max-queue-bytes: its sends are refused"
+				r.description = "Producers get RequestThrottled (retried with backoff by the SDKs) until consumers drain the queue; receives, deletes and dead-letter moves go on."
 			case TriggerErrors:
 				if th.TriggerErrorWindow <= 0 {
 					continue

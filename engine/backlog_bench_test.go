@@ -32,17 +32,7 @@ func BenchmarkBacklog(b *testing.B) {
 	const drained = 20_000 // messages received and deleted at each depth
 	ctx := context.Background()
 	dir := b.TempDir()
-	open := func() *engine.Engine {
-		s, err := pebble.Open(dir, pebble.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		e, err := engine.Open(backlogOptions(s))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return e
-	}
+	open := func() *engine.Engine { return openOnPebble(b, dir) }
 	e := open()
 	for _, name := range []string{"deep", "shallow"} {
 		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name}); err != nil {
@@ -116,6 +106,20 @@ func BenchmarkBacklog(b *testing.B) {
 	b.ReportMetric(heap, "heap-after-restart-MiB")
 	b.ReportMetric(rss, "rss-after-restart-MiB")
 	e.Close()
+}
+
+// openOnPebble opens an engine on a Pebble store in dir, as `tidemq serve`
+// does (backlogOptions).
+func openOnPebble(b *testing.B, dir string) *engine.Engine {
+	s, err := pebble.Open(dir, pebble.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.Open(backlogOptions(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
 }
 
 // memory returns the Go heap in use after a collection and the process's

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -109,26 +110,25 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 	if err != nil {
 		t.Fatalf("round %d: load: %v", round, err)
 	}
+	present := presentMessages(t, e, round)
+	before := queueCounts(e)
+	// A clean shutdown writes page headers, and the next start-up (the
+	// child's) reads them: it must find the same state.
+	if err := e.Close(); err != nil {
+		t.Fatalf("round %d: close: %v", round, err)
+	}
+	if store, err = pebble.Open(dir, pebble.Options{}); err != nil {
+		t.Fatalf("round %d: reopen: %v", round, err)
+	}
+	if e, err = Open(Options{Store: store, SweepInterval: -1, PageSize: crashPageSize}); err != nil {
+		t.Fatalf("round %d: load from page headers: %v", round, err)
+	}
 	defer e.Close()
-	present := map[string]*message{}
-	for _, q := range e.queues {
-		for _, m := range q.msgs {
-			if m.state == statePending {
-				t.Errorf("round %d: message %s still pending after load", round, m.body)
-			}
-			present[m.body] = m
-		}
-		for _, p := range q.cold.pages {
-			n := 0
-			q.readRun(p.lo, p.hi, func(m *message) {
-				m.state = stateReady
-				present[m.body] = m
-				n++
-			})
-			if n != p.n {
-				t.Errorf("round %d: page [%d, %d) of %s holds %d messages, counted %d", round, p.lo, p.hi, q.name, n, p.n)
-			}
-		}
+	if after := queueCounts(e); !maps.Equal(before, after) {
+		t.Errorf("round %d: ready, delayed, in flight, paged, bytes by queue: %v after every record was read, %v from page headers", round, before, after)
+	}
+	if again := presentMessages(t, e, round); len(again) != len(present) {
+		t.Errorf("round %d: %d messages from page headers, %d after every record was read", round, len(again), len(present))
 	}
 	for body := range sent {
 		if !deleting[body] && present[body] == nil {
@@ -152,6 +152,42 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 			t.Errorf("round %d: %s was received with an hour's visibility but is %v after restart", round, body, m.state)
 		}
 	}
+}
+
+// queueCounts returns each queue's ready, delayed, in-flight and paged counts and its bytes.
+func queueCounts(e *Engine) map[string][5]int {
+	out := make(map[string][5]int)
+	for _, q := range e.queues {
+		out[q.name] = [5]int{q.nReady, q.nDelayed, q.nInflight, q.cold.n, int(q.bytes)}
+	}
+	return out
+}
+
+// presentMessages returns every message of e by body, paged ones read from
+// their pages (and checked against their page's count).
+func presentMessages(t *testing.T, e *Engine, round int) map[string]*message {
+	t.Helper()
+	present := map[string]*message{}
+	for _, q := range e.queues {
+		for _, m := range q.msgs {
+			if m.state == statePending {
+				t.Errorf("round %d: message %s still pending after load", round, m.body)
+			}
+			present[m.body] = m
+		}
+		for _, p := range q.cold.pages {
+			n := 0
+			q.readRun(p.lo, p.hi, func(m *message) {
+				m.state = stateReady
+				present[m.body] = m
+				n++
+			})
+			if n != p.n {
+				t.Errorf("round %d: page [%d, %d) of %s holds %d messages, counted %d", round, p.lo, p.hi, q.name, n, p.n)
+			}
+		}
+	}
+	return present
 }
 
 // TestCrashChild is the workload of TestCrashRecovery; it does nothing

@@ -64,13 +64,19 @@
 //     removed are deleted by its batch, which reads do not see before it
 //     commits; backlog.gone lists them (when they lie in a page's range)
 //     until it does, and page reads skip them.
-//   - Restart builds only the working set: load reads the receive states
-//     (s/, written only for received or moved messages) and keeps those of
-//     messages in flight; then it walks the message records, decoding only
-//     the three fields that say whether a message is delayed, when it was
-//     enqueued and whether it was dead-lettered, and pages every ready one
-//     without building it in memory. Start-up still reads every key once
-//     (the page headers are not stored), but holds no memory per message.
+//   - Restart builds only the working set. After a clean shutdown it reads
+//     no page: Close leaves page headers (pageheaders.go), every paged
+//     queue's pages and the sequences it held in memory within them, and
+//     load reads those, the message records outside the pages, and the
+//     listed ones, so start-up time follows what was in memory, not the
+//     backlog. The headers are deleted by the start-up that reads them
+//     (synced before any other write), so they are never stale. After a
+//     crash there are none: load reads the receive states (s/, written
+//     only for received or moved messages) and keeps those of messages in
+//     flight; then it walks every message record, decoding only the three
+//     fields that say whether a message is delayed, when it was enqueued
+//     and whether it was dead-lettered, and pages every ready one without
+//     building it in memory: one read of every key, no memory per message.
 //   - A read error while paging panics under the lock: the engine fails and
 //     reloads its state from the store (# Failure), as for a failed write.
 //
@@ -109,4 +115,8 @@
 //   - A dead-letter move is one batch: the message is never in both queues
 //     nor in neither.
 //   - Every deadline reads the injected Clock.
+//   - queue.bytes is the size of every live message of the queue, paged
+//     ones included: add and remove keep it, load rebuilds it (from page
+//     headers or from every record); Options.MaxQueueBytes refuses sends
+//     on it, never a move.
 package engine

@@ -34,7 +34,13 @@ type Options struct {
 	// 0 keeps every message in memory (for a store that is in memory
 	// anyway); `tidemq serve` uses DefaultPageSize on its disk store.
 	PageSize int
-	Logger   *slog.Logger
+	// MaxQueueBytes, when positive, refuses sends to a queue whose
+	// messages (body and attributes, as SQS counts a message's size) add
+	// up to at least this many bytes, with RequestThrottled, which SDKs
+	// retry with backoff (`tidemq serve --max-queue-bytes`). Receives,
+	// deletes and dead-letter moves go on, so consumers drain the queue.
+	MaxQueueBytes int64
+	Logger        *slog.Logger
 }
 
 // Engine is the single-node Broker. It is safe for concurrent use.
@@ -50,6 +56,8 @@ type Engine struct {
 	log    *slog.Logger
 	// pageSize is Options.PageSize (0: not paged).
 	pageSize int
+	// maxQueueBytes is Options.MaxQueueBytes (0: no limit).
+	maxQueueBytes int64
 
 	// mu guards everything below and every queue and message. Never held
 	// while waiting for an fsync (see the package comment). Taken only
@@ -94,15 +102,16 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:    o.Store,
-		clock:    o.Clock,
-		region:   o.Region,
-		acct:     o.AccountID,
-		log:      o.Logger,
-		pageSize: max(o.PageSize, 0),
-		broken:   make(chan struct{}),
-		closing:  make(chan struct{}),
-		draining: make(chan struct{}),
+		store:         o.Store,
+		clock:         o.Clock,
+		region:        o.Region,
+		acct:          o.AccountID,
+		log:           o.Logger,
+		pageSize:      max(o.PageSize, 0),
+		maxQueueBytes: max(o.MaxQueueBytes, 0),
+		broken:        make(chan struct{}),
+		closing:       make(chan struct{}),
+		draining:      make(chan struct{}),
 	}
 	e.QueueCore = tidemq.NewQueueCore(queueDriver{e})
 	e.resetState()
@@ -167,6 +176,18 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.pageSize > 0 && e.failure.Load() == nil && storage.BrokenErr(e.store) == nil {
+		// The last engine write: the page headers of the next start-up.
+		b := e.store.NewBatch()
+		e.writeHeaders(b)
+		if b.Empty() {
+			// no backlog on disk: nothing to describe
+		} else if d, err := b.Commit(); err != nil {
+			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+		} else if err := d.Wait(); err != nil {
+			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+		}
+	}
 	return e.store.Close()
 }
 

@@ -13,6 +13,7 @@ import "encoding/binary"
 //	m/<qid><seq>           message, immutable once written (messageRecord)
 //	s/<qid><seq>           message state, rewritten on every receive (stateRecord)
 //	d/<qid><dedup key>     deduplication entry (dedupRecord)
+//	p/, p/<qid>            page headers left by a clean shutdown (pageheaders.go)
 //
 // <qid> and <seq> are 8-byte big-endian, so messages sort in send order.
 const (

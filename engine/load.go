@@ -77,6 +77,19 @@ func (e *Engine) load() (err error) {
 	if err != nil {
 		return err
 	}
+	// The page headers of a clean shutdown, for the queues that can use
+	// them (pageheaders.go).
+	headers, err := e.readHeaders(cleanup)
+	if err != nil {
+		return err
+	}
+	for qid, h := range headers {
+		if q := e.byID[qid]; q != nil && q.cold.size > 0 {
+			q.installHeaders(h)
+		} else {
+			delete(headers, qid)
+		}
+	}
 	now := e.clock.Now()
 	// Receive states first, so that the message pass knows which messages
 	// are in flight. Of a paged queue only the states of messages that
@@ -92,7 +105,13 @@ func (e *Engine) load() (err error) {
 			cleanup.Delete(k) // left behind by a deleted queue
 			return nil
 		}
-		if q.cold.size > 0 {
+		if h := headers[qid]; h != nil {
+			// Of a queue with headers, the states of the pages' messages
+			// are read with their page; every other message is in memory.
+			if h.inPage(seq) {
+				return nil
+			}
+		} else if q.cold.size > 0 {
 			// The history is decoded only when it decides (a dead-letter
 			// queue's messages have a state but no visibility deadline).
 			var m message
@@ -123,13 +142,16 @@ func (e *Engine) load() (err error) {
 		m *message
 	}
 	var delayed []queued // delayed messages of paged queues
-	err = e.store.Scan([]byte(prefixMessage), func(k, v []byte) error {
+	visit := func(k, v []byte) error {
 		qid, seq, ok := parseSeqKey(prefixMessage, k)
 		q := e.byID[qid]
 		if !ok || q == nil {
 			cleanup.Delete(k) // left behind by a deleted queue
 			return nil
 		}
+		// A queue with headers has its pages already: every record read
+		// here is one it held in memory, and its state was kept above.
+		paged := q.cold.size > 0 && headers[qid] == nil
 		if seq >= q.nextSeq {
 			q.nextSeq = seq + 1
 		}
@@ -138,15 +160,16 @@ func (e *Engine) load() (err error) {
 		if len(states) > 0 { // most messages were never received: no hash then
 			state, hasState = states[seqOf{qid, seq}]
 		}
-		if q.cold.size > 0 && !hasState {
+		if paged && !hasState {
 			// A ready message of a paged queue stays on disk; only a
 			// delayed one is read.
-			enq, avail, dl, err := peekMessage(v)
+			enq, avail, dl, size, err := peekMessageSize(v)
 			if err != nil {
 				return fmt.Errorf("message %d/%d: %w", qid, seq, err)
 			}
 			if avail <= stampOf(now) {
 				q.nReady++
+				q.bytes += int64(size)
 				if dl {
 					q.nDeadLettered++
 				}
@@ -165,11 +188,29 @@ func (e *Engine) load() (err error) {
 		m.durable = true
 		q.add(m)
 		loaded[q] = append(loaded[q], m)
-		if q.cold.size > 0 && !hasState {
+		if paged && !hasState {
 			delayed = append(delayed, queued{q, m}) // its state, if any, is read below
 		}
 		return nil
-	})
+	}
+	if len(headers) == 0 {
+		err = e.store.Scan([]byte(prefixMessage), visit)
+	} else {
+		// Every record but the pages', then what was in memory within them.
+		for _, g := range headerGaps(headers) {
+			if err = storage.ScanRange(e.store, g[0], g[1], visit); err != nil {
+				return err
+			}
+		}
+		for qid, h := range headers {
+			for _, seq := range h.hot {
+				k := seqKey(prefixMessage, qid, seq)
+				if err = storage.ScanRange(e.store, k, append(k, 0), visit); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}

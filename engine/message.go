@@ -49,6 +49,9 @@ type message struct {
 	durable bool
 }
 
+// size is what the message counts against the queue's size accounting.
+func (m *message) size() int { return tidemq.MessageSize(m.body, m.attrs) }
+
 // expiredWhileDown reports whether m, read from the store at now, was in
 // flight with a visibility timeout that has run out and is not yet in its
 // history (the timer that records it never ran).

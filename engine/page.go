@@ -302,13 +302,18 @@ func (q *queue) forget(seq uint64, t *txn) {
 // decoding the rest: its enqueue and end-of-delay stamps, and whether it
 // was dead-lettered.
 func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err error) {
+	enqueued, availableAt, deadLettered, _, err = peekMessageSize(b)
+	return enqueued, availableAt, deadLettered, err
+}
+
+// peekMessageSize is peekMessage with the message's size (message.size).
+func peekMessageSize(b []byte) (enqueued, availableAt stamp, deadLettered bool, size int, err error) {
 	if len(b) == 0 || b[0] != recordVersion {
-		return 0, 0, false, errCorrupt
+		return 0, 0, false, 0, errCorrupt
 	}
 	d := decoder{b: b[1:]}
 	d.raw() // id
-	d.raw() // body
-	d.skipAttrs()
+	size = len(d.raw()) + d.skipAttrs()
 	d.skipAttrs()
 	d.raw() // group
 	d.raw() // deduplication id
@@ -318,9 +323,9 @@ func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err 
 	availableAt = stamp(d.int())
 	deadLettered = len(d.raw()) > 0
 	if d.err != nil {
-		return 0, 0, false, d.err
+		return 0, 0, false, 0, d.err
 	}
-	return enqueued, availableAt, deadLettered, nil
+	return enqueued, availableAt, deadLettered, size, nil
 }
 
 // peekState reads the receive count and the deadlines of a state record
@@ -333,15 +338,16 @@ func peekState(m *message, b []byte) error {
 	return d.err
 }
 
-func (d *decoder) skipAttrs() {
+// skipAttrs passes over a set of attributes and returns their size as
+// tidemq.MessageSize counts it (a value is a string or a binary one).
+func (d *decoder) skipAttrs() int {
 	n := d.uint()
 	if d.err == nil && n > uint64(len(d.b)) {
 		d.err = errCorrupt
 	}
+	size := 0
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		d.raw()
-		d.raw()
-		d.raw()
-		d.raw()
+		size += len(d.raw()) + len(d.raw()) + len(d.raw()) + len(d.raw())
 	}
+	return size
 }

@@ -24,6 +24,8 @@ type pagedEnv struct {
 	clk   *clocktest.Clock
 	store storage.Store
 	e     *Engine
+	// maxBytes is Options.MaxQueueBytes.
+	maxBytes int64
 }
 
 func newPagedEnv(t *testing.T) *pagedEnv {
@@ -34,7 +36,7 @@ func newPagedEnv(t *testing.T) *pagedEnv {
 }
 
 func (env *pagedEnv) open() {
-	e, err := Open(Options{Store: env.store, Clock: env.clk, SweepInterval: -1, PageSize: testPageSize})
+	e, err := Open(Options{Store: env.store, Clock: env.clk, SweepInterval: -1, PageSize: testPageSize, MaxQueueBytes: env.maxBytes})
 	if err != nil {
 		env.t.Fatal(err)
 	}
@@ -47,6 +49,13 @@ func (env *pagedEnv) restart() {
 	if err := env.e.Close(); err != nil {
 		env.t.Fatal(err)
 	}
+	env.open()
+}
+
+// crash opens a new engine on the store without closing the old one, as
+// a start-up after kill -9 finds it: no page headers (pageheaders.go).
+func (env *pagedEnv) crash() {
+	env.t.Helper()
 	env.open()
 }
 
@@ -141,9 +150,17 @@ func TestPagedBacklogStaysBoundedAndInOrder(t *testing.T) {
 	next := 0
 	for round := 0; next < 200; round++ {
 		if round == 5 {
-			env.restart()
+			env.crash()
 			if hot, paged := env.inMemory("q"); hot != 0 || paged != 200-next {
-				t.Fatalf("after a restart: %d in memory, %d paged; want only the %d messages left, paged", hot, paged, 200-next)
+				t.Fatalf("after a crash: %d in memory, %d paged; want only the %d messages left, paged", hot, paged, 200-next)
+			}
+		}
+		if round == 8 {
+			// A clean restart reads the page headers: memory as it was.
+			hot, paged := env.inMemory("q")
+			env.restart()
+			if h, p := env.inMemory("q"); h != hot || p != paged {
+				t.Fatalf("after a restart: %d in memory, %d paged; want %d and %d as before", h, p, hot, paged)
 			}
 		}
 		msgs := env.receive("q", 10, 30)
@@ -176,13 +193,13 @@ func TestPagedRestartKeepsHandlesAndInFlight(t *testing.T) {
 	first := env.receive("q", 2, 10)  // 0, 1: their timeout runs out
 	second := env.receive("q", 3, 60) // 2, 3, 4: still in flight after the restart
 	env.clk.Advance(20 * time.Second)
-	env.restart()
-	// The first restart writes the expiry of 0 and 1 into their history,
+	env.crash()
+	// The first start-up writes the expiry of 0 and 1 into their history,
 	// so they stay in memory; the second pages them.
 	if hot, paged := env.inMemory("q"); hot != 5 || paged != 15 {
 		t.Fatalf("after the restart: %d in memory, %d paged; want 5 (3 in flight, 2 expired while down), 15 paged", hot, paged)
 	}
-	env.restart()
+	env.crash()
 	if hot, paged := env.inMemory("q"); hot != 3 || paged != 17 {
 		t.Fatalf("after the second restart: %d in memory, %d paged; want the 3 in flight, 17 paged", hot, paged)
 	}

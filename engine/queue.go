@@ -40,6 +40,9 @@ type queue struct {
 	cold backlog
 
 	nReady, nDelayed, nInflight int
+	// bytes is the size of every live message (message.size), paged ones
+	// included: what --max-queue-bytes limits.
+	bytes int64
 	// nDeadLettered counts the live messages that were dead-lettered into
 	// this queue (they carry DeadLetterQueueSourceArn): such a queue is a
 	// dead-letter queue even when its source queue is gone (snapshot.go).
@@ -68,12 +71,16 @@ func olderFirst(a, b *message) bool {
 	return a.seq < b.seq
 }
 
+// ageNodes is the free list of every queue's byAge tree: one per tree
+// took 300 bytes of every queue, empty or not (it has its own lock).
+var ageNodes = btree.NewFreeListG[*message](btree.DefaultFreeListSize)
+
 func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	q := &queue{
 		id: id, name: name, arn: arn, fifo: fifo,
 		tags:     make(map[string]string),
 		msgs:     make(map[uint64]*message),
-		byAge:    btree.NewG(32, olderFirst),
+		byAge:    btree.NewWithFreeListG(32, olderFirst, ageNodes),
 		dedup:    make(map[string]*dedupEntry),
 		attempts: make(map[string]*receiveAttempt),
 		nextSeq:  1,
@@ -99,7 +106,7 @@ func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 // applyAttributes stores attrs (already validated and merged with the
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
-	q.attrs = attrs
+	q.attrs = attrSets.intern(attrs)
 	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
 }
 
@@ -164,6 +171,7 @@ func (q *queue) addTimer(e timerEntry) {
 func (q *queue) add(m *message) {
 	m.state = statePending
 	q.msgs[m.seq] = m
+	q.bytes += int64(m.size())
 	if m.dlqSource != "" {
 		q.nDeadLettered++
 	}
@@ -217,6 +225,7 @@ func (q *queue) remove(m *message, t *txn) {
 	}
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
+	q.bytes -= int64(m.size())
 	if m.dlqSource != "" {
 		q.nDeadLettered--
 	}

@@ -150,6 +150,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 		q.groups = newFIFOIndex()
 	}
 	q.nReady, q.nDelayed, q.nInflight, q.nDeadLettered = 0, 0, 0, 0
+	q.bytes = 0
 	q.attempts = make(map[string]*receiveAttempt)
 	q.attemptOrder = nil
 	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id)} {

@@ -126,8 +126,9 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 				break
 			}
 			// As many messages of this group as possible, in order, up to
-			// the first that is not ready (fifo.go: group).
-			for i := g.head; i < len(g.msgs) && len(taken) < max; i++ {
+			// the first that is not ready (fifo.go: group), and never past
+			// the in-flight limit.
+			for i := g.head; i < len(g.msgs) && len(taken) < max && q.nInflight < tidemq.MaxInflightFIFO; i++ {
 				m := g.msgs[i]
 				if m == nil || m.state == stateGone {
 					continue

@@ -147,7 +147,7 @@ func (e *Engine) reload(attempt int) (err error) {
 	}
 	for id, q := range e.byID {
 		if o := old[id]; o != nil && o.name == q.name {
-			addStats(&q.stats, o.stats)
+			q.stats.Add(&o.stats) // counting since the start of the process
 			q.lastReceive = o.lastReceive
 		}
 	}
@@ -158,19 +158,4 @@ func (e *Engine) reload(attempt int) (err error) {
 		"queues", len(e.queues), "messages", e.countMessages(), "took", time.Since(start).Round(time.Millisecond))
 	e.resumeTasks()
 	return nil
-}
-
-// addStats adds a queue's counters from before a reload to those after it,
-// so that they keep counting since the start of the process.
-func addStats(s *tidemq.QueueStats, o tidemq.QueueStats) {
-	s.Sent += o.Sent
-	s.Duplicates += o.Duplicates
-	s.Received += o.Received
-	s.EmptyReceives += o.EmptyReceives
-	s.Deleted += o.Deleted
-	s.Expired += o.Expired
-	s.DeadLettered += o.DeadLettered
-	s.Purged += o.Purged
-	s.MovedOut += o.MovedOut
-	s.MovedIn += o.MovedIn
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -20,37 +21,56 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 	}
 	now := e.clock.Now()
 	t := e.begin()
+	dlqs := e.deadLetterTargets()
+	out := make([]tidemq.QueueSnapshot, 0, len(e.queues))
+	for _, q := range e.queues {
+		e.advance(q, now, t)
+		out = append(out, e.snapshotOf(q, now, dlqs))
+	}
+	_ = e.finish(&h, t)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// deadLetterTargets returns the ARNs that some queue's RedrivePolicy names.
+func (e *Engine) deadLetterTargets() map[string]bool {
 	dlqs := make(map[string]bool)
 	for _, q := range e.queues {
 		if q.Redrive != nil {
 			dlqs[q.Redrive.DeadLetterTargetARN] = true
 		}
 	}
-	out := make([]tidemq.QueueSnapshot, 0, len(e.queues))
-	for _, q := range e.queues {
-		e.advance(q, now, t)
-		s := tidemq.QueueSnapshot{
-			Name: q.name, ARN: q.arn, FIFO: q.fifo,
-			Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
-			RetentionSeconds:  int(q.Retention.Seconds()),
-			IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
-			Stats:             q.stats,
-		}
-		if m, ok := q.byAge.Min(); ok && m.state != statePending && (q.cold.n == 0 || m.enqueued < q.cold.oldest) {
-			s.OldestAgeSeconds = now.Sub(m.enqueued.time()).Seconds()
-		} else if q.cold.n > 0 {
-			s.OldestAgeSeconds = now.Sub(q.cold.oldest.time()).Seconds()
-		}
-		if q.Redrive != nil {
-			s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
-			s.MaxReceiveCount = q.Redrive.MaxReceiveCount
-		}
-		if !q.lastReceive.IsZero() {
-			s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()
-		}
-		out = append(out, s)
+	return dlqs
+}
+
+// snapshotOf returns q's snapshot, its deadlines applied up to now.
+func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidemq.QueueSnapshot {
+	s := tidemq.QueueSnapshot{
+		Name: q.name, ARN: q.arn, FIFO: q.fifo,
+		Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
+		RetentionSeconds:  int(q.Retention.Seconds()),
+		IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
+		Stats:             q.stats,
+		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}
-	_ = e.finish(&h, t)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	s.OldestAgeSeconds = q.oldestAge(now)
+	if q.Redrive != nil {
+		s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
+		s.MaxReceiveCount = q.Redrive.MaxReceiveCount
+	}
+	if !q.lastReceive.IsZero() {
+		s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()
+	}
+	return s
+}
+
+// oldestAge is the age of q's oldest message in seconds, 0 when empty
+// (ApproximateAgeOfOldestMessage).
+func (q *queue) oldestAge(now time.Time) float64 {
+	if m, ok := q.byAge.Min(); ok && m.state != statePending && (q.cold.n == 0 || m.enqueued < q.cold.oldest) {
+		return now.Sub(m.enqueued.time()).Seconds()
+	} else if q.cold.n > 0 {
+		return now.Sub(q.cold.oldest.time()).Seconds()
+	}
+	return 0
 }

@@ -57,49 +57,24 @@ var aggregateDescs = []*prometheus.Desc{
 	descAllDeleted, descAllDeadLettered, descAllExpired, descAllPurged, descAllMovedOut, descAllMovedIn,
 }
 
-// collectAggregate sends the totals over snaps; omitted is the number of
-// queues without per-queue series.
-func collectAggregate(ch chan<- prometheus.Metric, snaps []tidemq.QueueSnapshot, omitted int) {
-	var dlqs, visible, inflight, delayed, dlqVisible int
-	var oldest float64
-	var st tidemq.QueueStats
-	for i := range snaps {
-		s := &snaps[i]
-		visible += s.Visible
-		inflight += s.InFlight
-		delayed += s.Delayed
-		if s.IsDeadLetterQueue {
-			dlqs++
-			dlqVisible += s.Visible
-		}
-		if s.OldestAgeSeconds > oldest {
-			oldest = s.OldestAgeSeconds
-		}
-		st.Sent += s.Stats.Sent
-		st.Duplicates += s.Stats.Duplicates
-		st.Received += s.Stats.Received
-		st.EmptyReceives += s.Stats.EmptyReceives
-		st.Deleted += s.Stats.Deleted
-		st.DeadLettered += s.Stats.DeadLettered
-		st.Expired += s.Stats.Expired
-		st.Purged += s.Stats.Purged
-		st.MovedOut += s.Stats.MovedOut
-		st.MovedIn += s.Stats.MovedIn
-	}
+// collectAggregate sends the totals; omitted is the number of queues
+// without per-queue series.
+func collectAggregate(ch chan<- prometheus.Metric, t *tidemq.QueueTotals, omitted int) {
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 	counter := func(d *prometheus.Desc, v uint64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
 	}
-	gauge(descQueues, float64(len(snaps)))
-	gauge(descDeadLetterQueues, float64(dlqs))
+	st := &t.Stats
+	gauge(descQueues, float64(t.Queues))
+	gauge(descDeadLetterQueues, float64(t.DeadLetterQueues))
 	gauge(descOmitted, float64(omitted))
-	gauge(descAllVisible, float64(visible))
-	gauge(descAllNotVisible, float64(inflight))
-	gauge(descAllDelayed, float64(delayed))
-	gauge(descDLQVisible, float64(dlqVisible))
-	gauge(descAllOldest, oldest)
+	gauge(descAllVisible, float64(t.Visible))
+	gauge(descAllNotVisible, float64(t.InFlight))
+	gauge(descAllDelayed, float64(t.Delayed))
+	gauge(descDLQVisible, float64(t.DeadLetterVisible))
+	gauge(descAllOldest, t.OldestAgeSeconds)
 	counter(descAllSent, st.Sent)
 	counter(descAllDuplicates, st.Duplicates)
 	counter(descAllReceived, st.Received)

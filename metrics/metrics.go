@@ -25,12 +25,22 @@ import (
 type Options struct {
 	// Snapshots returns every queue's state (engine.Engine.Snapshot).
 	Snapshots func() []tidemq.QueueSnapshot
+	// Summary, when set, is used instead of Snapshots: the totals over
+	// every queue and the snapshots of at most limit queues, the deepest
+	// (engine.Engine.Summary), so that a scrape does not copy and sort
+	// every queue's snapshot.
+	Summary func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	// Storage returns the store's counters; nil for a store without them
 	// (in memory).
 	Storage func() StorageStats
 	// Alarms returns the alarms the server evaluates, firing or not; nil
 	// when alarms are off.
 	Alarms func() []AlarmState
+	// AlarmsFor, when set, is used instead of Alarms by a scrape that has
+	// per-queue series for some queues only: it returns at least every
+	// firing alarm, every alarm of the queues named, and one alarm of
+	// each name there is (for the count of each name firing).
+	AlarmsFor func(queues []string) []AlarmState
 	// NoRuntime leaves out the Go runtime and process collectors (tests).
 	NoRuntime bool
 	// QueueSeries is how many queues get per-queue series (the deepest,
@@ -129,8 +139,11 @@ func New(o Options) *Metrics {
 		}, []string{"queue"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.errors, m.sizes)
-	if o.Snapshots != nil {
-		m.reg.MustRegister(&queueCollector{snapshots: o.Snapshots, alarms: o.Alarms, limit: limit})
+	if o.Summary == nil && o.Snapshots != nil {
+		o.Summary = summaryOf(o.Snapshots)
+	}
+	if o.Summary != nil {
+		m.reg.MustRegister(&queueCollector{summary: o.Summary, alarms: o.Alarms, alarmsFor: o.AlarmsFor, limit: limit})
 	} else if o.Alarms != nil {
 		m.reg.MustRegister(&alarmCollector{alarms: o.Alarms})
 	}

@@ -15,9 +15,27 @@ import (
 // engine's own counters (since start), so a restart resets them, as
 // Prometheus counters expect.
 type queueCollector struct {
-	snapshots func() []tidemq.QueueSnapshot
+	summary   func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	alarms    func() []AlarmState // nil when alarms are off
-	limit     int                 // queues with per-queue series; negative: none
+	alarmsFor func(queues []string) []AlarmState
+	limit     int // queues with per-queue series; negative: none
+}
+
+// summaryOf makes a summary function (Options.Summary) of a snapshot
+// function: every queue's snapshot, totalled, and the limit deepest kept.
+func summaryOf(snapshots func() []tidemq.QueueSnapshot) func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+	return func(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+		snaps := snapshots()
+		var tot tidemq.QueueTotals
+		for i := range snaps {
+			tot.Add(&snaps[i])
+		}
+		chosen := make([]tidemq.QueueSnapshot, 0)
+		for _, i := range selectQueues(snaps, limit) {
+			chosen = append(chosen, snaps[i])
+		}
+		return tot, chosen
+	}
 }
 
 func queueDesc(name, help string, extra ...string) *prometheus.Desc {
@@ -37,6 +55,10 @@ var (
 		"The queue's MessageRetentionPeriod.")
 	descIsDLQ = queueDesc("tidemq_queue_is_dead_letter_queue",
 		"1 for a dead-letter queue: a RedrivePolicy names it, it holds dead-lettered messages, or it is named like one (-dlq, _dlq, ...).")
+	descBytes = queueDesc("tidemq_messages_bytes",
+		"Size of the queue's messages, body and attributes (what --max-queue-bytes limits); 0 where the broker does not keep it.")
+	descMaxBytes = queueDesc("tidemq_queue_max_bytes",
+		"The server's --max-queue-bytes (only while set): sends to a queue whose tidemq_messages_bytes reaches it are refused.")
 	descLastReceive = queueDesc("tidemq_last_receive_timestamp_seconds",
 		"When a consumer last asked this queue for messages (Unix time), 0 if never since start.")
 	descSent = queueDesc("tidemq_messages_sent_total",
@@ -63,7 +85,7 @@ var (
 )
 
 var queueDescs = []*prometheus.Desc{
-	descVisible, descNotVisible, descDelayed, descOldest, descRetention, descIsDLQ, descLastReceive,
+	descVisible, descNotVisible, descDelayed, descOldest, descRetention, descIsDLQ, descLastReceive, descBytes, descMaxBytes,
 	descSent, descDuplicates, descReceived, descEmpty, descDeleted, descDeadLettered, descExpired,
 	descPurged, descMovedOut, descMovedIn,
 }
@@ -83,23 +105,35 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
-	snaps := c.snapshots()
-	chosen := selectQueues(snaps, c.limit)
-	collectAggregate(ch, snaps, len(snaps)-len(chosen))
-	for _, i := range chosen {
-		collectQueue(ch, &snaps[i])
+	tot, chosen := c.summary(c.limit)
+	collectAggregate(ch, &tot, tot.Queues-len(chosen))
+	for i := range chosen {
+		collectQueue(ch, &chosen[i])
 	}
 	if c.alarms == nil {
 		return
 	}
-	var named map[string]bool // the queues with per-queue series; nil: all
-	if len(chosen) < len(snaps) {
-		named = make(map[string]bool, len(chosen))
-		for _, i := range chosen {
-			named[snaps[i].Name] = true
+	if len(chosen) == tot.Queues || c.alarmsFor == nil {
+		var named map[string]bool // the queues with per-queue series; nil: all
+		if len(chosen) < tot.Queues {
+			named = queueNames(chosen)
 		}
+		collectAlarms(ch, c.alarms(), named)
+		return
 	}
-	collectAlarms(ch, c.alarms(), named)
+	names := make([]string, len(chosen))
+	for i := range chosen {
+		names[i] = chosen[i].Name
+	}
+	collectAlarms(ch, c.alarmsFor(names), queueNames(chosen))
+}
+
+func queueNames(snaps []tidemq.QueueSnapshot) map[string]bool {
+	named := make(map[string]bool, len(snaps))
+	for i := range snaps {
+		named[snaps[i].Name] = true
+	}
+	return named
 }
 
 // collectQueue sends one queue's series.
@@ -117,6 +151,10 @@ func collectQueue(ch chan<- prometheus.Metric, s *tidemq.QueueSnapshot) {
 	gauge(descRetention, float64(s.RetentionSeconds))
 	gauge(descIsDLQ, b2f(s.IsDeadLetterQueue))
 	gauge(descLastReceive, float64(s.LastReceiveUnixMilli)/1000)
+	gauge(descBytes, float64(s.Bytes))
+	if s.MaxBytes > 0 {
+		gauge(descMaxBytes, float64(s.MaxBytes))
+	}
 	counter(descSent, s.Stats.Sent)
 	counter(descDuplicates, s.Stats.Duplicates)
 	counter(descReceived, s.Stats.Received)
@@ -151,8 +189,7 @@ func selectQueues(snaps []tidemq.QueueSnapshot, limit int) []int {
 	if len(snaps) <= limit {
 		return idx
 	}
-	depth := func(i int) int { return snaps[i].Visible + snaps[i].InFlight + snaps[i].Delayed }
-	sort.SliceStable(idx, func(a, b int) bool { return depth(idx[a]) > depth(idx[b]) })
+	sort.SliceStable(idx, func(a, b int) bool { return tidemq.DeeperFirst(&snaps[idx[a]], &snaps[idx[b]]) })
 	idx = idx[:limit]
 	sort.Ints(idx)
 	return idx

@@ -139,8 +139,49 @@ func manyQueues(n int) ([]tidemq.QueueSnapshot, []AlarmState) {
 // every queue.
 func TestQueueSeriesCapped(t *testing.T) {
 	snaps, alarms := manyQueues(2000)
-	m := New(Options{NoRuntime: true, Snapshots: func() []tidemq.QueueSnapshot { return snaps },
+	every := New(Options{NoRuntime: true, Snapshots: func() []tidemq.QueueSnapshot { return snaps },
 		Alarms: func() []AlarmState { return alarms }})
+	// With AlarmsFor, a capped scrape asks only for the alarms of the
+	// queues it shows (and the firing ones, and one of each name).
+	var asked []string
+	shown := New(Options{NoRuntime: true, Snapshots: func() []tidemq.QueueSnapshot { return snaps },
+		Alarms: func() []AlarmState { panic("every alarm asked for") },
+		AlarmsFor: func(queues []string) []AlarmState {
+			asked = queues
+			named := map[string]bool{}
+			for _, q := range queues {
+				named[q] = true
+			}
+			var out []AlarmState
+			for i, a := range alarms {
+				if a.Firing || named[a.Queue] || i == 0 {
+					out = append(out, a)
+				}
+			}
+			return out
+		}})
+	for _, m := range []*Metrics{every, shown} {
+		checkCapped(t, m)
+	}
+	if len(asked) != DefaultQueueSeries {
+		t.Errorf("AlarmsFor asked for %d queues, want the %d shown", len(asked), DefaultQueueSeries)
+	}
+	none := New(Options{NoRuntime: true, QueueSeries: NoQueueSeries, Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
+	rec := httptest.NewRecorder()
+	none.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if strings.Contains(rec.Body.String(), "tidemq_messages_visible{") || !strings.Contains(rec.Body.String(), "tidemq_metrics_queues_omitted 2000") {
+		t.Errorf("NoQueueSeries scrape has per-queue series or no omitted count")
+	}
+	all := New(Options{NoRuntime: true, QueueSeries: AllQueueSeries, Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
+	rec = httptest.NewRecorder()
+	all.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if n := strings.Count(rec.Body.String(), "tidemq_messages_visible{"); n != 2000 {
+		t.Errorf("AllQueueSeries: %d queues with series, want 2000", n)
+	}
+}
+
+func checkCapped(t *testing.T, m *Metrics) {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
@@ -171,19 +212,6 @@ func TestQueueSeriesCapped(t *testing.T) {
 	}
 	if strings.Contains(body, `tidemq_messages_visible{queue="q000500"}`) {
 		t.Errorf("queue 500 has series past the cap")
-	}
-
-	none := New(Options{NoRuntime: true, QueueSeries: NoQueueSeries, Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
-	rec = httptest.NewRecorder()
-	none.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if strings.Contains(rec.Body.String(), "tidemq_messages_visible{") || !strings.Contains(rec.Body.String(), "tidemq_metrics_queues_omitted 2000") {
-		t.Errorf("NoQueueSeries scrape has per-queue series or no omitted count")
-	}
-	all := New(Options{NoRuntime: true, QueueSeries: AllQueueSeries, Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
-	rec = httptest.NewRecorder()
-	all.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if n := strings.Count(rec.Body.String(), "tidemq_messages_visible{"); n != 2000 {
-		t.Errorf("AllQueueSeries: %d queues with series, want 2000", n)
 	}
 }
 

@@ -8,7 +8,7 @@
 // a namespace of top-level keys, and its layout is written where it is
 // kept:
 //
-//	n  k  q/  c/  m/  s/  d/  t/    the engine: queues, messages, move tasks (engine/keys.go)
+//	n  k  q/  c/  m/  s/  d/  t/  p/  the engine: queues, messages, move tasks (engine/keys.go)
 //	sns/                            the topic service: topics, subscriptions, signing key, outbox (sns/keys.go)
 //	trg/                            the triggers: their settings, targets' secrets included (trigger/keys.go)
 //

@@ -33,6 +33,9 @@ type diskGuarded struct {
 	g *diskguard.Guard
 }
 
+// Unwrap returns the guarded broker (see summaryOf).
+func (b *diskGuarded) Unwrap() tidemq.Broker { return b.Broker }
+
 // SendMessages refuses with ServiceUnavailable (HTTP 503, which every SDK
 // retries) while the disk is nearly full; nothing is accepted that the
 // store might not be able to keep.

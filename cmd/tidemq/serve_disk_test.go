@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/tidemq/tidemq"
@@ -17,16 +17,30 @@ import (
 // receives and deletes drain the queue; above it again, sends go on.
 func TestSendsRefusedWhileTheDiskIsLow(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := engine.Open(engine.Options{Store: mem.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
 	g := diskguard.New(t.TempDir(), 512<<20, log)
 	free := uint64(1 << 30)
 	g.SetStatfs(func(string) (uint64, error) { return free, nil })
 	g.Check()
-	b := &diskGuarded{Broker: eng, g: g}
+	checkSendGuard(t, func(b tidemq.Broker) tidemq.Broker { return &diskGuarded{Broker: b, g: g} }, func(refuse bool) {
+		free = 1 << 30
+		if refuse {
+			free = 100 << 20
+		}
+		g.Check()
+	}, "disk is nearly full")
+}
+
+// checkSendGuard checks a broker wrapper that refuses sends while set(true)
+// holds: ServiceUnavailable with a message containing want, while receives
+// and deletes go on; sends again after set(false).
+func checkSendGuard(t *testing.T, wrap func(tidemq.Broker) tidemq.Broker, set func(refuse bool), want string) {
+	t.Helper()
+	eng, err := engine.Open(engine.Options{Store: mem.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	b := wrap(eng)
 	ctx := context.Background()
 	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
@@ -36,24 +50,21 @@ func TestSendsRefusedWhileTheDiskIsLow(t *testing.T) {
 		return err
 	}
 	if err := send(); err != nil {
-		t.Fatalf("send with 1 GiB free: %v", err)
+		t.Fatalf("send before the mark: %v", err)
 	}
-	free = 100 << 20
-	g.Check()
-	var te *tidemq.Error
-	if err := send(); !errors.As(err, &te) || te.Code != tidemq.ErrServiceUnavailable {
-		t.Fatalf("send with 100 MiB free = %v, want ServiceUnavailable", err)
+	set(true)
+	if err := send(); !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("send past the mark = %v, want ServiceUnavailable saying %q", err, want)
 	}
 	msgs, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
 	if err != nil || len(msgs) != 1 {
-		t.Fatalf("receive while the disk is low: %v, %d messages", err, len(msgs))
+		t.Fatalf("receive past the mark: %v, %d messages", err, len(msgs))
 	}
 	if _, err := b.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q", Entries: []tidemq.DeleteEntry{{ID: "1", ReceiptHandle: msgs[0].ReceiptHandle}}}); err != nil {
-		t.Fatalf("delete while the disk is low: %v", err)
+		t.Fatalf("delete past the mark: %v", err)
 	}
-	free = 1 << 30
-	g.Check()
+	set(false)
 	if err := send(); err != nil {
-		t.Fatalf("send once space is back: %v", err)
+		t.Fatalf("send once back under the mark: %v", err)
 	}
 }

@@ -32,6 +32,9 @@ func newQueueCapped(b tidemq.Broker, max int) *queueCapped {
 	return &queueCapped{Broker: b, max: max}
 }
 
+// Unwrap returns the capped broker (see summaryOf).
+func (b *queueCapped) Unwrap() tidemq.Broker { return b.Broker }
+
 // count is the number of queues, taken from the broker when it is older
 // than queueRecount. Called with mu held.
 func (b *queueCapped) countLocked() int {

@@ -77,6 +77,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &observability{stop: cancel}
 	mo := metrics.Options{Snapshots: eng.Snapshot, QueueSeries: o.alarms.metricsQueueSeries()}
+	mo.Summary = summaryOf(eng)
 	if ps, ok := store.(*pebble.Store); ok {
 		mo.Storage = func() metrics.StorageStats {
 			s := ps.Stats()
@@ -97,18 +98,42 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
 		obs.alarms = ev
 		go ev.Run(ctx)
-		mo.Alarms = func() []metrics.AlarmState {
-			as := ev.Alarms()
-			out := make([]metrics.AlarmState, len(as))
-			for i, a := range as {
-				out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Trigger: a.Trigger, Firing: a.State == alarms.StateFiring}
-			}
-			return out
-		}
+		mo.Alarms = func() []metrics.AlarmState { return alarmStates(ev.Alarms()) }
+		mo.AlarmsFor = func(queues []string) []metrics.AlarmState { return alarmStates(ev.Shown(queues)) }
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
 	obs.queuesHandler = server.Queues(eng.Snapshot)
 	obs.alarmsHandler = server.Alarms(ev)
 	return obs, nil
+}
+
+// summarizer is a broker whose totals cost no snapshot of every queue
+// (engine.Engine).
+type summarizer interface {
+	Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
+}
+
+// summaryOf returns the Summary of b, or of the broker it wraps, or nil.
+func summaryOf(b any) func(int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+	for b != nil {
+		if s, ok := b.(summarizer); ok {
+			return s.Summary
+		}
+		u, ok := b.(interface{ Unwrap() tidemq.Broker })
+		if !ok {
+			return nil
+		}
+		b = u.Unwrap()
+	}
+	return nil
+}
+
+// alarmStates converts alarms for the metrics.
+func alarmStates(as []alarms.Alarm) []metrics.AlarmState {
+	out := make([]metrics.AlarmState, len(as))
+	for i, a := range as {
+		out[i] = metrics.AlarmState{Alarm: a.Alarm, Queue: a.Queue, Trigger: a.Trigger, Firing: a.State == alarms.StateFiring}
+	}
+	return out
 }

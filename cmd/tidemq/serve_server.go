@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/tidemq/tidemq"
@@ -53,8 +54,9 @@ type tidemqServer struct {
 	cluster  *cluster        // nil unless --store postgres
 	store    storage.Store   // the local store, or the cluster's KV
 	shared   *storage.Shared // the store shared among the parts
-	broker   tidemq.Broker   // wrapped by the disk guard and --max-queues
+	broker   tidemq.Broker   // wrapped by the disk and memory guards and --max-queues
 	disk     *diskguard.Guard
+	mem      *memGuard
 	obs      *observability
 	topics   *topicstore.Service
 	triggers *triggers
@@ -110,7 +112,12 @@ func (s *tidemqServer) start(ctx context.Context) error {
 		s.store.Close()
 		return err
 	}
+	// Loading the state (100,000 queue records are 100,000 JSON decodes)
+	// leaves garbage the runtime would return to the system only slowly:
+	// return it now, so that an idle server's RSS is what it holds.
+	debug.FreeOSMemory()
 	eng, s.disk = o.guardDisk(eng, log)
+	eng, s.mem = o.guardMemory(eng, log)
 	if o.maxQueues > 0 {
 		eng = newQueueCapped(eng, o.maxQueues)
 	}
@@ -123,6 +130,9 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	s.started("observability", func() error { s.obs.stop(); return nil })
 	if s.disk != nil {
 		s.obs.metrics.Registry().MustRegister(diskCollectors(s.disk)...)
+	}
+	if s.mem != nil {
+		s.obs.metrics.Registry().MustRegister(memoryCollectors(s.mem)...)
 	}
 	// 4. SNS.
 	if s.topics, err = openTopics(s.obs.metrics.Broker(eng), s.shared.Share(), o, s.cluster, log); err != nil {

@@ -162,7 +162,11 @@ func (o *serveOptions) openBroker(shared storage.Store, cl *cluster, log *slog.L
 		if o.inMemory {
 			pageSize = 0
 		}
-		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize})
+		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize,
+			MaxQueueBytes: o.maxQueueBytes})
+	}
+	if o.maxQueueBytes > 0 {
+		return nil, errors.New("--max-queue-bytes is not supported with --store postgres: the PostgreSQL broker does not keep the size of its queues")
 	}
 	if len(o.cluster.queueStoreList()) > 0 {
 		b, err := o.openPlacement(cl, log)
