@@ -70,7 +70,9 @@ func TestPublishBatchDeliversRecordedEntriesWhenADirectOneFails(t *testing.T) {
 		"RawMessageDelivery": "true", "FilterPolicy": `{"fan":["yes"]}`}); err != nil {
 		t.Fatal(err)
 	}
-	attr := func(v string) map[string]Attribute { return map[string]Attribute{"fan": {DataType: "String", StringValue: v}} }
+	attr := func(v string) map[string]Attribute {
+		return map[string]Attribute{"fan": {DataType: "String", StringValue: v}}
+	}
 	_, err = s.PublishBatch(context.Background(), topic.ARN, []PublishBatchEntry{
 		{ID: "fan", PublishInput: PublishInput{Message: "fan-entry", Attributes: attr("yes")}},
 		{ID: "single", PublishInput: PublishInput{Message: "single-entry", Attributes: attr("no")}},
