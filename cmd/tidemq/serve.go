@@ -368,7 +368,10 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return err
 		}
 	}
-	con := newConsole(obs.metrics.Broker(eng), obs, topics, o)
+	protocols := server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
+		Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+		Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter()}
+	con := newConsole(obs.metrics.Broker(eng), obs, topics, server.ConsoleSQS(protocols), o)
 	server.Mount(door, server.Routes{
 		Health:        server.Health(eng, o.auth && !open["health"], log),
 		Metrics:       obs.metrics.Handler(),
@@ -378,9 +381,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		Backup:        o.backupHandler(store, log),
 		ConsoleAssets: console.Assets(),
 		ConsoleAPI:    con.API(),
-		Protocols: server.Protocols(server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
-			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
-			Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter()}),
+		Protocols:     server.Protocols(protocols),
 	}, open)
 	if o.pprofListen != "" {
 		stopPprof, err := startPprof(o.pprofListen, log)
