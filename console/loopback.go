@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
-// ConsoleAccessKey is the access key the console's own SQS requests carry
+// AccessKey is the access key the console's own SQS requests carry
 // (the redrives it runs message by message): a message's history names it
 // as the client that moved the message. It is not a credential: the
 // requests never leave the process and reach an SQS handler built without
 // an authenticator, behind the console API's own admin check.
-const ConsoleAccessKey = "tidemq-console"
+const AccessKey = "tidemq-console"
 
 // loopbackEndpoint is the base URL of the console's in-process SQS client:
 // the requests are served by Options.SQS directly, nothing is dialled.
@@ -67,7 +67,7 @@ func (c *Console) sqsClient(region string) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(loopbackEndpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(ConsoleAccessKey, "unused", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(AccessKey, "unused", ""),
 		HTTPClient:   loopback{c.o.SQS},
 	})
 }
