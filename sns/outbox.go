@@ -27,12 +27,6 @@ import (
 // record. FIFO queues deduplicate
 // the repeats, because a repeat carries the original deduplication id.
 //
-// A standard topic's fan-out starts its deliveries as soon as its record is
-// committed to the store, while the record's fsync runs (startRecords,
-// outboxStarter): the queues' messages go through the same write-ahead log
-// after it, so a durable delivery implies a durable record, and the answer
-// still waits for the record.
-//
 // The Outbox also keeps the FIFO deduplication entries (dedup.go), written
 // in the publish's own write. Where all this lives in the store: keys.go.
 
