@@ -146,26 +146,9 @@ func putRegistry(b interface {
 }
 
 func (s kvState) PutOutbox(w OutboxWrite) error {
-	wait, err := s.StartOutbox(w)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
-// StartOutbox commits w (see outboxStarter) and returns the wait for it to
-// be durable.
-func (s kvState) StartOutbox(w OutboxWrite) (wait func() error, err error) {
 	b := s.kv.NewBatch()
 	putOutbox(b, w)
-	if b.Empty() {
-		return func() error { return nil }, nil
-	}
-	d, err := b.Commit()
-	if err != nil {
-		return nil, err
-	}
-	return d.Wait, nil
+	return storage.CommitSync(b)
 }
 
 // putOutbox adds w to b.

@@ -84,24 +84,12 @@ func (r *record) dedupEntry() DedupEntry {
 // entries, plus the deletion of expired dedup entries, in one write of the
 // Outbox, and returns once it is durable.
 func (s *Service) commitRecords(recs []*record, expired []dedupItem) error {
-	wait, err := s.startRecords(recs, expired)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
-// startRecords is commitRecords that returns once the write is committed
-// (in the store's order), with the wait for its durability: see
-// outboxStarter. An Outbox that cannot start a write makes it durable
-// before startRecords returns.
-func (s *Service) startRecords(recs []*record, expired []dedupItem) (wait func() error, err error) {
 	var w OutboxWrite
 	for _, r := range recs {
 		if len(r.deliveries) > 0 {
 			v, err := json.Marshal(r)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			e := OutboxEntry{ID: r.ID, Record: v, Deliveries: make([]OutboxDelivery, len(r.deliveries))}
 			for i, d := range r.deliveries {
@@ -122,14 +110,10 @@ func (s *Service) startRecords(recs []*record, expired []dedupItem) (wait func()
 	for _, it := range expired {
 		w.Expired = append(w.Expired, DedupEntry{Key: it.key, Expires: it.expires})
 	}
-	done := func() error { return nil }
 	if len(w.Publishes)+len(w.Dedup)+len(w.Expired) == 0 {
-		return done, nil
+		return nil
 	}
-	if st, ok := s.outbox.(outboxStarter); ok {
-		return st.StartOutbox(w)
-	}
-	return done, s.outbox.PutOutbox(w)
+	return s.outbox.PutOutbox(w)
 }
 
 // done removes a finished delivery from the outbox, and its record with the

@@ -414,12 +414,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		}
 	}
 	s.presign(recorded, subs) // signed while the record is made durable
-	// The deliveries start once the record is committed, while its fsync
-	// runs: a delivery durable in its queue implies the record durable
-	// (outboxStarter), so a crash still cannot leave a fan-out half done
-	// without its record; the publish is answered only when both are.
-	durable, err := s.startRecords(recorded, nil)
-	if err != nil {
+	if err := s.commitRecords(recorded, nil); err != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
 		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}
@@ -434,10 +429,6 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	// redelivers while this one lives.
 	for _, r := range recorded {
 		s.deliverRecord(r, true)
-	}
-	if err := durable(); err != nil {
-		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
 	}
 	if directErr != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", directErr)

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/storage/mem"
 )
@@ -94,102 +91,5 @@ func TestPublishBatchDeliversRecordedEntriesWhenADirectOneFails(t *testing.T) {
 	broker.mu.Unlock()
 	if got != "fan-entry" {
 		t.Errorf("queue b got %q, want the fan-out entry", got)
-	}
-}
-
-// orderStore notes in log when a batch writing an outbox record is
-// committed and when it is durable.
-type orderStore struct {
-	storage.Store
-	log *eventLog
-}
-
-type eventLog struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (l *eventLog) add(e string) {
-	l.mu.Lock()
-	l.events = append(l.events, e)
-	l.mu.Unlock()
-}
-
-func (o *orderStore) NewBatch() storage.Batch {
-	return &orderBatch{Batch: o.Store.NewBatch(), log: o.log}
-}
-
-type orderBatch struct {
-	storage.Batch
-	log    *eventLog
-	record bool
-}
-
-func (b *orderBatch) Set(k, v []byte) {
-	b.record = b.record || strings.HasPrefix(string(k), Namespace+prefixRecord)
-	b.Batch.Set(k, v)
-}
-
-func (b *orderBatch) Commit() (storage.Durable, error) {
-	d, err := b.Batch.Commit()
-	if err == nil && b.record {
-		b.log.add("record committed")
-		return orderDurable{d, b.log}, nil
-	}
-	return d, err
-}
-
-type orderDurable struct {
-	storage.Durable
-	log *eventLog
-}
-
-func (d orderDurable) Wait() error {
-	err := d.Durable.Wait()
-	d.log.add("record durable")
-	return err
-}
-
-// logBroker notes each delivery in log.
-type logBroker struct {
-	tidemq.Broker
-	log *eventLog
-}
-
-func (b *logBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	res := make([]tidemq.SendResult, len(p.Entries))
-	for i, e := range p.Entries {
-		b.log.add("delivered to " + p.Queue)
-		res[i] = tidemq.SendResult{ID: e.ID, MessageID: "m"}
-	}
-	return res, nil
-}
-
-// TestFanOutDeliversAfterItsRecordIsCommitted: a fan-out's deliveries may
-// start while its outbox record's fsync runs, but never before the record
-// is committed to the store (in the write-ahead log ahead of them, so
-// that a delivery durable in its queue implies the record durable), and
-// the publish is answered only once the record is durable.
-func TestFanOutDeliversAfterItsRecordIsCommitted(t *testing.T) {
-	log := &eventLog{}
-	s, err := Open(Options{Broker: &logBroker{log: log}, Store: &orderStore{Store: mem.New(), log: log}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	topic, _ := s.CreateTopic("t", nil, nil)
-	for _, q := range []string{"a", "b", "c"} {
-		if _, err := s.Subscribe(topic.ARN, "sqs", testQueueARN+q, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	log.mu.Lock()
-	events := append([]string(nil), log.events...)
-	log.mu.Unlock()
-	if len(events) != 5 || events[0] != "record committed" || !slices.Contains(events, "record durable") {
-		t.Fatalf("events %q: want the record committed first, three deliveries and the record durable before the answer", events)
 	}
 }

@@ -54,18 +54,6 @@ type RegistryChange struct {
 	DeleteUnsubscribed  []string // tokens
 }
 
-// outboxStarter is an Outbox whose write can be committed before it is
-// durable: StartOutbox puts w in the store in call order (storage.Batch's
-// Commit) and returns the wait for its durability. On the embedded store
-// the queues' messages go through the same write-ahead log, after it: a
-// delivery made after StartOutbox returned that is durable implies the
-// record is durable too, so the deliveries of a fan-out may start while the
-// record's fsync runs (publish.go). On PostgreSQL, Commit is itself
-// durable. kvState is one.
-type outboxStarter interface {
-	StartOutbox(OutboxWrite) (wait func() error, err error)
-}
-
 // Outbox keeps every publish until its last delivery is done, and the
 // FIFO topics' deduplication entries until they expire. outbox.go says
 // how the service uses it and why a crash loses no fan-out.
