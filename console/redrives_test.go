@@ -165,8 +165,8 @@ func TestRedriveOrphanedDLQToAChosenQueue(t *testing.T) {
 	bodies := map[string]bool{}
 	for _, m := range got {
 		bodies[m.Body] = true
-		if m.SenderID == "" {
-			t.Errorf("no SenderId")
+		if m.SenderID != AccessKey {
+			t.Errorf("SenderId %q, want the console's %q", m.SenderID, AccessKey)
 		}
 	}
 	if len(got) != 2 || !bodies[`{"n":1}`] || !bodies[`{"n":2}`] {
