@@ -2,8 +2,10 @@ package console
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/dlq"
 )
 
 // redriveRequest is the body of POST /console/api/redrive.
@@ -12,11 +14,21 @@ type redriveRequest struct {
 	// Destination "" sends each message back to the queue it was
 	// dead-lettered from.
 	Destination string `json:"destination,omitempty"`
+	// Mark, FinalPass and BodySet are `tidemq dlq redrive`'s --mark,
+	// --final-pass and --body-set (one edit an item).
+	Mark      bool     `json:"mark,omitempty"`
+	FinalPass bool     `json:"finalPass,omitempty"`
+	BodySet   []string `json:"bodySet,omitempty"`
 }
 
-// redrive starts a message move task out of a dead-letter queue: the
-// broker's redrive path, the one StartMessageMoveTask takes, so the task
-// shows in ListMessageMoveTasks and can be cancelled like any other.
+// redrive redrives a dead-letter queue. A plain redrive of a DLQ that some
+// RedrivePolicy names starts a message move task: the broker's redrive
+// path, the one StartMessageMoveTask takes, so the task shows in
+// ListMessageMoveTasks and can be cancelled like any other; the answer is
+// {"taskHandle": H}. A marked redrive (markers or body markers), or one of
+// a DLQ that no RedrivePolicy names any more (to a destination the
+// operator chooses), is a job that the dlq toolkit runs message by message
+// (redrives.go); the answer is {"redrive": ID}.
 func (c *Console) redrive(w http.ResponseWriter, r *http.Request) {
 	var in redriveRequest
 	if err := decode(w, r, &in); err != nil {
@@ -32,21 +44,89 @@ func (c *Console) redrive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p := tidemq.StartMoveTaskParams{SourceARN: src.ARN}
+	var dst *tidemq.QueueInfo
 	if in.Destination != "" {
-		dst, err := c.o.Broker.GetQueue(r.Context(), tidemq.GetQueueParams{Name: in.Destination})
+		if dst, err = c.o.Broker.GetQueue(r.Context(), tidemq.GetQueueParams{Name: in.Destination}); err != nil {
+			writeError(w, err)
+			return
+		}
+		if dst.ARN == src.ARN {
+			writeError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "The destination is the queue being redriven."))
+			return
+		}
+	}
+	o := dlq.RedriveOptions{Mark: in.Mark || in.FinalPass, FinalPass: in.FinalPass}
+	var flags []string
+	if in.FinalPass {
+		flags = append(flags, "--final-pass")
+	} else if in.Mark {
+		flags = append(flags, "--mark")
+	}
+	for _, e := range in.BodySet {
+		if strings.TrimSpace(e) == "" {
+			continue
+		}
+		edit, err := dlq.ParseBodyEdit(e)
+		if err != nil {
+			writeError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "%v", err))
+			return
+		}
+		o.BodyEdits = append(o.BodyEdits, edit)
+		flags = append(flags, "--body-set "+e)
+	}
+	snap, _ := c.snapshotOf(src.ARN)
+	hasSources := snap.sources > 0
+	if !hasSources && !snap.IsDeadLetterQueue {
+		writeError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+			"%s is not a dead-letter queue: no RedrivePolicy names it, it holds no dead-lettered messages and it is not named like one; redriving it would take the messages its consumers are waiting for.", in.Queue))
+		return
+	}
+	if !o.Mark && len(o.BodyEdits) == 0 && hasSources {
+		p := tidemq.StartMoveTaskParams{SourceARN: src.ARN}
+		if dst != nil {
+			p.DestinationARN = dst.ARN
+		}
+		handle, err := c.o.Broker.StartMessageMoveTask(r.Context(), p)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		p.DestinationARN = dst.ARN
+		writeJSON(w, http.StatusOK, map[string]string{"taskHandle": handle})
+		return
 	}
-	handle, err := c.o.Broker.StartMessageMoveTask(r.Context(), p)
+	if !hasSources && dst == nil {
+		writeError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue,
+			"No RedrivePolicy names %s (was its source queue deleted?), so where its messages came from cannot be told: choose a destination queue.", in.Queue))
+		return
+	}
+	j, err := c.startJob(in.Queue, in.Destination, o, flags)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"taskHandle": handle})
+	writeJSON(w, http.StatusOK, map[string]string{"redrive": j.id})
+}
+
+// dlqSnapshot is a queue's snapshot and how many queues name it in their
+// RedrivePolicy.
+type dlqSnapshot struct {
+	tidemq.QueueSnapshot
+	sources int
+}
+
+// snapshotOf finds the queue of arn in the broker's snapshot.
+func (c *Console) snapshotOf(arn string) (dlqSnapshot, bool) {
+	var out dlqSnapshot
+	found := false
+	for _, s := range c.o.Broker.Snapshot() {
+		if s.ARN == arn {
+			out.QueueSnapshot, found = s, true
+		}
+		if s.DeadLetterTarget == arn {
+			out.sources++
+		}
+	}
+	return out, found
 }
 
 // purgeRequest is the body of POST /console/api/purge.
@@ -114,5 +194,5 @@ func (c *Console) moveTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queue": name, "tasks": out})
+	writeJSON(w, http.StatusOK, map[string]any{"queue": name, "tasks": out, "redrives": c.jobs.of(name)})
 }

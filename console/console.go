@@ -37,11 +37,18 @@ type Options struct {
 	Region, AccountID string
 	// Clock tells the time of an overview; nil means the system clock.
 	Clock tidemq.Clock
+	// SQS is this server's SQS protocol handler without an authenticator
+	// (the console API is the admin check): the redrives that a message
+	// move task cannot do (marked ones, or of a DLQ no RedrivePolicy names)
+	// run `tidemq dlq redrive`'s code against it in-process. nil: those
+	// redrives are refused.
+	SQS http.Handler
 }
 
 // Console serves the web console.
 type Console struct {
-	o Options
+	o    Options
+	jobs jobs
 }
 
 // New returns a Console.
@@ -56,8 +63,10 @@ func New(o Options) *Console {
 //
 //	GET  /console/api/overview                    queues (dead-letter queues first) with alarms
 //	GET  /console/api/messages?queue=Q&max=N&inflight=1   peek, nothing about the messages changes
-//	GET  /console/api/movetasks?queue=Q           the queue's recent message move tasks
-//	POST /console/api/redrive {"queue":Q,"destination":D}  start a move task (D "" = back to sources)
+//	GET  /console/api/movetasks?queue=Q           the queue's recent move tasks and redrive jobs
+//	POST /console/api/redrive {"queue":Q,"destination":D,"mark":B,"finalPass":B,"bodySet":[E]}
+//	                                              a move task (D "" = back to sources), or a
+//	                                              job run message by message (redrives.go)
 //	POST /console/api/purge   {"queue":Q}         purge
 //	GET  /console/api/topics                      topics and their subscriptions
 //

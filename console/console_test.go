@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
+	apisqs "github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/sns"
@@ -51,7 +52,9 @@ func newFixture(t *testing.T) *fixture {
 				out = append(out, alarms.Alarm{Alarm: alarms.DLQNotEmpty, Queue: q, State: st, Summary: "test"})
 			}
 			return out
-		}})
+		},
+		SQS: apisqs.NewHandler(apisqs.Config{Broker: eng, Region: "us-east-1", AccountID: "000000000000"})})
+	t.Cleanup(c.Wait)
 	mux := http.NewServeMux()
 	mux.Handle("GET "+Path+"/", Assets())
 	mux.Handle("GET "+APIPath+"/", c.API())

@@ -9,7 +9,9 @@
 // browser that peeks without receiving (bodies pretty-printed, SNS
 // envelopes unwrapped, and a dead letter's story: receive count, source
 // queue, history and the one-line explanation `tidemq dlq peek` prints),
-// redrive (a message move task) and purge behind a confirmation dialog,
+// redrive (a message move task, or `tidemq dlq redrive`'s own code run
+// message by message for marked redrives and orphaned DLQs, redrives.go)
+// and purge behind a confirmation dialog,
 // SNS topics with their subscriptions, and the triggers as their admin API
 // reports them.
 //

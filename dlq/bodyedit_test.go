@@ -1,19 +1,30 @@
 package dlq_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tidemq/tidemq/dlq"
 )
 
-// seed002In and seed002Out were written by Python's json.dumps, as seed
-// 002's redrive_dlq_messages writes them: the Message and its eventDetail
-// are JSON strings, non-ASCII is \u-escaped, new members come last.
-const (
-	seed002In  = "{\"Message\": \"{\\\"caseId\\\": 1001, \\\"customer\\\": \\\"Zo\\\\u00eb\\\", \\\"eventType\\\": \\\"DOCUMENT_PROCESSED\\\", \\\"eventDetail\\\": \\\"{\\\\\\\"retry_count\\\\\\\": 2, \\\\\\\"dlq_redrive_count\\\\\\\": 1, \\\\\\\"documentId\\\\\\\": \\\\\\\"d/1\\\\\\\"}\\\"}\"}"
-	seed002Out = "{\"Message\": \"{\\\"caseId\\\": 1001, \\\"customer\\\": \\\"Zo\\\\u00eb\\\", \\\"eventType\\\": \\\"DOCUMENT_PROCESSED\\\", \\\"eventDetail\\\": \\\"{\\\\\\\"retry_count\\\\\\\": 0, \\\\\\\"dlq_redrive_count\\\\\\\": 2, \\\\\\\"documentId\\\\\\\": \\\\\\\"d/1\\\\\\\", \\\\\\\"dlq_final_pass\\\\\\\": false}\\\", \\\"dlq_redriven\\\": true}\"}"
+// seed002In and seed002Out (testdata/seed002-*.json, also read by the web
+// console's tests) were written by Python's json.dumps, as seed 002's
+// redrive_dlq_messages writes them: the Message and its eventDetail are
+// JSON strings, non-ASCII is \u-escaped, new members come last.
+var (
+	seed002In  = readTestdata("seed002-in.json")
+	seed002Out = readTestdata("seed002-out.json")
 )
+
+func readTestdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 var seed002Edits = []string{
 	"inner.dlq_redriven=true",

@@ -13,8 +13,9 @@ import (
 )
 
 // fakeBroker answers SendMessages only: queue "gone" does not exist, queue
-// "dlq" fails for a server-side reason while failDLQ is positive (each
-// failure counts it down; -1 fails forever), every other queue accepts.
+// "busy" always fails for a server-side reason, queue "dlq" fails for a
+// server-side reason while failDLQ is positive (each failure counts it
+// down; -1 fails forever), every other queue accepts.
 type fakeBroker struct {
 	tidemq.Broker
 	mu      sync.Mutex
@@ -28,6 +29,8 @@ func (b *fakeBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams
 	switch {
 	case p.Queue == "gone":
 		return nil, tidemq.NonExistentQueue()
+	case p.Queue == "busy":
+		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "the disk is busy")
 	case p.Queue == "dlq" && b.failDLQ != 0:
 		if b.failDLQ > 0 {
 			b.failDLQ--

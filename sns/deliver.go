@@ -244,7 +244,7 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 	}
 	queue := a.Resource
 	msg := r.message(sub.Protocol)
-	entry := tidemq.SendEntry{ID: "0", MessageGroupID: r.GroupID}
+	entry := tidemq.SendEntry{MessageGroupID: r.GroupID}
 	if r.FIFO && !strings.HasSuffix(queue, ".fifo") {
 		// A FIFO topic's group is for its FIFO queues; a standard queue
 		// subscribed to it gets the message without one, as on AWS.
@@ -275,11 +275,7 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 		}
 		entry.Body = body
 	}
-	res, err := s.opt.Broker.SendMessages(s.ctx, tidemq.SendMessagesParams{Queue: queue, Entries: []tidemq.SendEntry{entry}, Client: r.Client})
-	if err == nil && len(res) == 1 && res[0].Err != nil {
-		err = res[0].Err
-	}
-	return queue, err
+	return queue, s.sendEntry(queue, entry, r.Client)
 }
 
 // deadLetter ends a delivery that cannot be made: the message goes to the

@@ -127,6 +127,7 @@ type Service struct {
 	stats      counters
 	posts      chan struct{} // semaphore of HTTP requests in flight
 	signPool   signPool      // semaphore of signatures computed at once
+	lanes      lanes         // SQS deliveries gathered per queue (lanes.go)
 
 	ctx     context.Context // canceled by Close
 	cancel  context.CancelFunc

@@ -196,8 +196,10 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		}
 	}
 
+	protocols := server.ProtocolOptions{Broker: broker, Topics: s.Topics,
+		Region: o.region, AccountID: o.accountID, Logger: log, Observe: met.ObserveRequest}
 	con := console.New(console.Options{Broker: broker, Topics: s.Topics, Region: o.region, AccountID: o.accountID,
-		Alarms: s.Alarms.Alarms, Clock: clock})
+		Alarms: s.Alarms.Alarms, Clock: clock, SQS: server.ConsoleSQS(protocols)})
 	door := frontdoor.New(frontdoor.Config{MaxBody: apisqs.MaxRequestBodyBytes, Logger: log})
 	var cp storage.Checkpointer
 	if c, ok := store.(storage.Checkpointer); ok {
@@ -212,8 +214,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		Backup:        backup.Handler(cp, backup.Options{Logger: log}), // off: a test has no --backup-dir
 		ConsoleAssets: console.Assets(),
 		ConsoleAPI:    con.API(),
-		Protocols: server.Protocols(server.ProtocolOptions{Broker: broker, Topics: s.Topics,
-			Region: o.region, AccountID: o.accountID, Logger: log, Observe: met.ObserveRequest}),
+		Protocols:     server.Protocols(protocols),
 	}, map[string]bool{"health": true, "metrics": true})
 	s.http, err = frontdoor.NewServer(door, frontdoor.ServerConfig{
 		ReadTimeout: frontdoor.DefaultReadTimeout, WriteTimeout: frontdoor.DefaultWriteTimeout,

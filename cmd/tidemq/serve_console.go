@@ -1,15 +1,19 @@
 package main
 
 import (
+	"net/http"
+
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/console"
 	topicstore "github.com/tidemq/tidemq/sns"
 )
 
 // newConsole builds the web console of `tidemq serve` on the broker the
-// SQS API uses, the alarms (unless --no-alarms) and the topic service.
-func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Service, o *serveOptions) *console.Console {
-	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID}
+// SQS API uses, the alarms (unless --no-alarms) and the topic service;
+// sqs is the unauthenticated SQS handler its message-by-message redrives
+// go through (server.ConsoleSQS).
+func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Service, sqs http.Handler, o *serveOptions) *console.Console {
+	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID, SQS: sqs}
 	if obs.alarms != nil {
 		co.Alarms = obs.alarms.Alarms
 	}

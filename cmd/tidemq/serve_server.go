@@ -188,7 +188,10 @@ func (s *tidemqServer) start(ctx context.Context) error {
 // mount puts every part's routes behind the front door.
 func (s *tidemqServer) mount() {
 	o, log, eng := s.o, s.log, s.broker
-	con := newConsole(s.obs.metrics.Broker(eng), s.obs, s.topics, o)
+	protocols := server.ProtocolOptions{Broker: s.obs.metrics.Broker(eng), Topics: s.topics,
+		Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: s.auth, Logger: log,
+		Observe: s.obs.metrics.ObserveRequest, Regions: o.regionFilter()}
+	con := newConsole(s.obs.metrics.Broker(eng), s.obs, s.topics, server.ConsoleSQS(protocols), o)
 	server.Mount(s.door, server.Routes{
 		Health:        server.Health(eng, o.auth && !s.open["health"], log),
 		Metrics:       s.obs.metrics.Handler(),
@@ -198,9 +201,7 @@ func (s *tidemqServer) mount() {
 		Backup:        o.backupHandler(s.store, log),
 		ConsoleAssets: console.Assets(),
 		ConsoleAPI:    con.API(),
-		Protocols: server.Protocols(server.ProtocolOptions{Broker: s.obs.metrics.Broker(eng), Topics: s.topics,
-			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: s.auth, Logger: log,
-			Observe: s.obs.metrics.ObserveRequest, Regions: o.regionFilter()}),
+		Protocols:     server.Protocols(protocols),
 	}, s.open)
 }
 

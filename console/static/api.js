@@ -76,7 +76,8 @@ export const api = {
   overview: (queue) => request('GET', '/console/api/overview' + (queue ? '?queue=' + encodeURIComponent(queue) : '')),
   messages: (queue, max, inflight) => request('GET', '/console/api/messages', { queue, max, inflight: inflight ? '1' : '' }),
   moveTasks: (queue) => request('GET', '/console/api/movetasks', { queue }),
-  redrive: (queue, destination) => request('POST', '/console/api/redrive', undefined, destination ? { queue, destination } : { queue }),
+  // req: {queue, destination?, mark?, finalPass?, bodySet?: [PATH=VALUE | PATH+=N]}
+  redrive: (req) => request('POST', '/console/api/redrive', undefined, req),
   purge: (queue) => request('POST', '/console/api/purge', undefined, { queue }),
   topics: () => request('GET', '/console/api/topics'),
   triggers: () => request('GET', '/tidemq/triggers'),

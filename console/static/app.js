@@ -183,7 +183,7 @@ function renderQueues() {
 // ---------------------------------------------------------------------------
 // One queue: stats, charts, actions, move tasks and the message browser
 
-const detail = { queue: '', inflight: false, messages: null, tasks: null, busy: false };
+const detail = { queue: '', inflight: false, messages: null, tasks: null, jobs: null, busy: false };
 
 async function renderQueue(name, navigated) {
   let ov = state.overview;
@@ -203,12 +203,14 @@ async function renderQueue(name, navigated) {
     detail.queue = name;
     detail.messages = null;
     detail.tasks = null;
+    detail.jobs = null;
     detail.inflight = false;
     loadMessages(q);
   }
   if (q.deadLetterQueue) loadTasks(q);
   // While a redrive runs, the messages it moves disappear from the list.
-  if (!navigated && detail.tasks && detail.tasks.some((t) => t.status === 'RUNNING')) loadMessages(q);
+  if (!navigated && ((detail.tasks && detail.tasks.some((t) => t.status === 'RUNNING')) ||
+    (detail.jobs && detail.jobs.some((j) => j.status === 'RUNNING')))) loadMessages(q);
   const existing = document.getElementById('queue-page');
   if (existing && existing.dataset.queue === name) {
     existing.querySelector('.stats').replaceWith(stats(q));
@@ -280,6 +282,7 @@ async function loadTasks(q) {
     const r = await api.moveTasks(q.name);
     if (detail.queue !== q.name) return;
     detail.tasks = r.tasks;
+    detail.jobs = r.redrives || [];
     drawTasks();
   } catch (e) {
     handleError(e);
@@ -289,16 +292,39 @@ async function loadTasks(q) {
 function drawTasks() {
   const el = document.getElementById('tasks');
   if (!el) return;
-  if (!detail.tasks.length) {
-    el.replaceChildren();
-    return;
+  const tasks = detail.tasks || [];
+  const jobs = detail.jobs || [];
+  el.replaceChildren(...[
+    tasks.length ? [h('h2', {}, 'Redrives (message move tasks)'),
+      h('table', { class: 'tasks' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Started'), h('th', {}, 'Status'), h('th', {}, 'To'), h('th', { class: 'n' }, 'Moved'), h('th', { class: 'n' }, 'Of'), h('th', {}, ''))),
+        h('tbody', {}, tasks.map((t) => h('tr', { class: 'task-' + t.status.toLowerCase() },
+          h('td', {}, time(t.started)), h('td', {}, t.status), h('td', {}, t.destination || 'their source queues'),
+          h('td', { class: 'n' }, num(t.moved)), h('td', { class: 'n' }, num(t.toMove)),
+          h('td', { class: 'error' }, t.failureReason ? failureText(t.failureReason) : '')))))] : null,
+    jobs.length ? [h('h2', {}, 'Redrives (message by message)'),
+      h('table', { class: 'jobs' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Started'), h('th', {}, 'Status'), h('th', {}, 'To'), h('th', {}, 'Options'),
+          h('th', { class: 'n' }, 'Moved'), h('th', { class: 'n' }, 'Left'), h('th', { class: 'n' }, 'Came back'))),
+        h('tbody', {}, jobs.map((j) => [
+          h('tr', { class: 'job-' + j.status.toLowerCase(), dataset: { job: j.id } },
+            h('td', {}, time(j.started)), h('td', {}, j.status), h('td', {}, j.destination || 'their source queues'),
+            h('td', {}, h('code', {}, j.options || '')), h('td', { class: 'n' }, num(j.moved)),
+            h('td', { class: 'n' }, num((j.notRedriven || []).length)), h('td', { class: 'n' }, num((j.cameBack || []).length))),
+          h('tr', { class: 'job-detail' }, h('td', { colspan: 7 },
+            j.error ? h('p', { class: 'error' }, j.error) : null,
+            (j.notRedriven || []).length ? h('ul', { class: 'not-redriven' }, j.notRedriven.map((n) => h('li', {}, h('code', {}, n.MessageID), ': ', n.Reason))) : null,
+            h('details', {}, h('summary', {}, 'output'), h('pre', { class: 'body raw' }, j.output || '')))),
+        ])))] : null,
+  ].flat().filter(Boolean));
+}
+
+// failureText adds what to do to a move task's failure reason.
+function failureText(reason) {
+  if (reason === 'CouldNotDetermineMessageSource') {
+    return reason + ': a message was sent to this queue directly (no source recorded). Redrive again and choose a queue.';
   }
-  el.replaceChildren(h('h2', {}, 'Redrives (message move tasks)'),
-    h('table', { class: 'tasks' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Started'), h('th', {}, 'Status'), h('th', {}, 'To'), h('th', { class: 'n' }, 'Moved'), h('th', { class: 'n' }, 'Of'), h('th', {}, ''))),
-      h('tbody', {}, detail.tasks.map((t) => h('tr', { class: 'task-' + t.status.toLowerCase() },
-        h('td', {}, time(t.started)), h('td', {}, t.status), h('td', {}, t.destination || 'their source queues'),
-        h('td', { class: 'n' }, num(t.moved)), h('td', { class: 'n' }, num(t.toMove)), h('td', { class: 'error' }, t.failureReason || ''))))));
+  return reason;
 }
 
 function drawMessages() {
@@ -381,9 +407,11 @@ confirmEl.addEventListener('close', () => {
   resolve(confirmEl.returnValue === 'ok');
 });
 
-function confirmDialog(title, text, ok, danger) {
+// extra, when given, is shown under the text (the redrive's choices).
+function confirmDialog(title, text, ok, danger, extra) {
   document.getElementById('confirm-title').textContent = title;
   document.getElementById('confirm-text').textContent = text;
+  document.getElementById('confirm-extra').replaceChildren(...(extra ? [extra] : []));
   const okButton = document.getElementById('confirm-ok');
   okButton.textContent = ok;
   okButton.className = danger ? 'danger' : 'primary';
@@ -404,14 +432,46 @@ function actionResult(text, bad) {
   }
 }
 
+// redrive asks where to and how, then redrives: a plain redrive of a DLQ
+// that a RedrivePolicy names is a message move task; a marked one, or one
+// of a DLQ whose source is gone, runs message by message on the server as
+// `tidemq dlq redrive` does (the answer names a job, shown under Redrives).
 async function redrive(q) {
-  const to = q.sources && q.sources.length ? q.sources.join(', ') : 'the queues they came from';
+  const hasSources = q.sources && q.sources.length > 0;
+  const others = ((state.overview && state.overview.queues) || []).map((x) => x.name).filter((n) => n !== q.name).sort();
+  const direct = (detail.messages || []).filter((m) => !m.sourceQueue).length;
+  const to = h('select', { id: 'redrive-to' },
+    hasSources
+      ? h('option', { value: '' }, `their source queues (${q.sources.join(', ')})`)
+      : h('option', { value: '', disabled: true, selected: true }, 'choose a queue…'),
+    others.map((n) => h('option', { value: n }, n)));
+  const mark = h('input', { type: 'checkbox', id: 'redrive-mark' });
+  const finalPass = h('input', { type: 'checkbox', id: 'redrive-final' });
+  const bodySet = h('textarea', { id: 'redrive-bodyset', rows: 4, spellcheck: 'false',
+    placeholder: 'inner.dlq_redriven=true\ninner.eventDetail.dlq_redrive_count+=1' });
+  const form = h('div', { class: 'redrive-form' },
+    h('label', {}, 'Send to ', to),
+    hasSources ? null : h('p', { class: 'warn', id: 'redrive-orphan' },
+      `No RedrivePolicy names ${q.name} (was its source queue deleted?): choose the queue its messages go to.`),
+    hasSources && direct ? h('p', { class: 'warn', id: 'redrive-direct' },
+      `${direct} of the messages shown were sent to ${q.name} directly (no source recorded): a redrive to their sources stops at them; choose a queue to move them all.`) : null,
+    h('label', {}, mark, ' mark them: message attributes tidemq.redriven and tidemq.redrive-count'),
+    h('label', {}, finalPass, ' final pass: tidemq.final-pass too'),
+    h('label', { for: 'redrive-bodyset' }, 'Body markers, one a line (PATH=VALUE, or PATH+=N to add), as tidemq dlq redrive --body-set:'),
+    bodySet);
   const ok = await confirmDialog(`Redrive ${q.name}?`,
-    `Move the ${num(q.visible)} visible message(s) of ${q.name} back to ${to}. A message move task does it; it can be followed here.`, 'Redrive', false);
+    `Move the ${num(q.visible)} visible message(s) of ${q.name}. Without markers a message move task does it; with markers, or to a chosen queue of a DLQ whose source is gone, they are moved message by message as tidemq dlq redrive does. Either can be followed here.`,
+    'Redrive', false, form);
   if (!ok) return;
+  const req = { queue: q.name };
+  if (to.value) req.destination = to.value;
+  if (mark.checked) req.mark = true;
+  if (finalPass.checked) req.finalPass = true;
+  const edits = bodySet.value.split('\n').map((l) => l.trim()).filter(Boolean);
+  if (edits.length) req.bodySet = edits;
   try {
-    await api.redrive(q.name);
-    actionResult('Redrive started.');
+    const r = await api.redrive(req);
+    actionResult(r.redrive ? 'Redrive started (message by message).' : 'Redrive started.');
     loadTasks(q);
     setTimeout(() => loadMessages(q), 1000);
   } catch (e) {

@@ -48,3 +48,12 @@ func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
 	}
 	return auth
 }
+
+// ConsoleSQS is the SQS handler the web console redrives through
+// (console.Options.SQS): the same broker and queue URLs as Protocols, no
+// authenticator (the console API in front of it is an admin route) and no
+// request metrics (the console's requests are not clients').
+func ConsoleSQS(o ProtocolOptions) http.Handler {
+	return sqs.NewHandler(sqs.Config{Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL,
+		Logger: o.Logger, Regions: o.Regions})
+}
