@@ -75,9 +75,9 @@ func Decide(identity, resource *Document, req Request) Decision {
 	for _, o := range []struct {
 		out  outcome
 		kind string
-	}{{id, "identity-based"}, {res, "resource-based"}} {
+	}{{id, "an identity-based"}, {res, "a resource-based"}} {
 		if o.out.deny != nil {
-			return Decision{Reason: fmt.Sprintf("with an explicit deny in a %s policy%s", o.kind, sidSuffix(o.out.deny.Sid))}
+			return Decision{Reason: fmt.Sprintf("with an explicit deny in %s policy%s", o.kind, sidSuffix(o.out.deny.Sid))}
 		}
 	}
 	switch {

@@ -88,7 +88,7 @@ func TestDecide(t *testing.T) {
 		{"resource outside the wildcard", ordersOnly, "", onQueue(send(alice), "arn:aws:sqs:us-east-1:111111111111:orders-dlq"), false, ""},
 		{"actions ignore case", `{"Statement":{"Effect":"Allow","Action":"SQS:sendmessage","Resource":"*"}}`, "", send(alice), true, ""},
 		{"resources do not ignore case", `{"Statement":{"Effect":"Allow","Action":"sqs:*","Resource":"arn:aws:sqs:*:*:Orders"}}`, "", send(alice), false, ""},
-		{"explicit deny in the identity policy wins", denyPurge, "", with(send(alice), "sqs:PurgeQueue", nil), false, "explicit deny in a identity-based policy (NoPurge)"},
+		{"explicit deny in the identity policy wins", denyPurge, "", with(send(alice), "sqs:PurgeQueue", nil), false, "explicit deny in an identity-based policy (NoPurge)"},
 		{"the deny leaves other actions allowed", denyPurge, "", send(alice), true, ""},
 		{"same account: the resource policy alone allows the named user", "", grantBob, send(bob), true, ""},
 		{"same account: not another user", "", grantBob, send(alice), false, ""},

@@ -65,6 +65,9 @@ type Config struct {
 	// otherwise they are built from the request's scheme and Host.
 	PublicURL string
 	Auth      Authenticator // nil accepts any credentials
+	// Authorize decides a signed call's permissions (--auth): nil, or
+	// AccessDenied (answered as AuthorizationError). nil allows every call.
+	Authorize func(r *http.Request, accessKey, action, resource string) error
 	Logger    *slog.Logger
 }
 
@@ -150,6 +153,9 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	a, ok := actions[q.action]
 	if !ok {
 		return nil, tidemq.Errorf(tidemq.ErrInvalidAction, "The action %s is not valid for this endpoint.", q.action)
+	}
+	if err := q.authorize(key); err != nil {
+		return nil, err
 	}
 	return a(q)
 }

@@ -40,8 +40,11 @@ type Config struct {
 	PublicURL string
 	// Auth checks signatures. Nil accepts any credentials; the access key is
 	// then still taken from the Authorization header or X-Amz-Credential.
-	Auth   Authenticator
-	Logger *slog.Logger // nil: slog.Default()
+	Auth Authenticator
+	// Authorizer decides each call's permissions (--auth); nil allows
+	// every call.
+	Authorizer Authorizer
+	Logger     *slog.Logger // nil: slog.Default()
 	// Observe, if set, is called once per answered request with its action
 	// (as the client named it, "" if none could be read), its error code
 	// ("" on success), the HTTP status and the time taken. Metrics use it.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/frontdoor"
-	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
@@ -54,6 +53,7 @@ type serveOptions struct {
 	noLint          bool
 	pprofListen     string
 	door            doorOptions
+	access          accessOptions // permissions and the audit log (serve_authz.go)
 	// truncateCorruptWAL opens a store whose last write-ahead log is
 	// corrupt before its end, dropping what follows the damage.
 	truncateCorruptWAL bool
@@ -145,6 +145,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
 	o.door.addFlags(f)
+	o.access.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
 	f.BoolVar(&o.noLint, "no-lint", false, "apply --config without linting it first (by default an error finding stops the server before it opens the data directory; warnings are logged)")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
@@ -175,38 +176,6 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
-}
-
-func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
-	if !o.auth {
-		if o.credentials != "" || o.credentialsFile != "" {
-			return nil, errors.New("credentials are given but --auth is off: add --auth to verify signatures")
-		}
-		return nil, nil
-	}
-	creds := sigv4.Credentials{}
-	if o.credentials != "" {
-		c, err := sigv4.ParseCredentialPairs(o.credentials)
-		if err != nil {
-			return nil, fmt.Errorf("--credentials: %w", err)
-		}
-		for k, v := range c {
-			creds[k] = v
-		}
-	}
-	if o.credentialsFile != "" {
-		c, err := sigv4.LoadCredentials(o.credentialsFile)
-		if err != nil {
-			return nil, fmt.Errorf("--credentials-file: %w", err)
-		}
-		for k, v := range c {
-			creds[k] = v
-		}
-	}
-	if len(creds) == 0 {
-		return nil, errors.New("--auth needs credentials: --credentials AKID:SECRET or --credentials-file FILE")
-	}
-	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
 }
 
 // regionFilter is --regions as sqs.Config.Regions: nil (AWS's regions)
@@ -261,10 +230,13 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return fmt.Errorf("--regions: %q is not a region name like eu-west-1", r)
 		}
 	}
-	auth, err := o.authenticator()
-	if err != nil {
+	var auth sqs.Authenticator
+	if a, err := o.openAccess(ctx, log); err != nil {
 		return err
+	} else if a != nil {
+		auth = a
 	}
+	defer o.access.close()
 	open, err := o.door.exempt(o.auth)
 	if err != nil {
 		return err
@@ -278,7 +250,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	// The routes are mounted once everything behind them is open; the
 	// server is built first so that a bad TLS file fails before the store
 	// is touched.
-	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), MaxBody: sqs.MaxRequestBodyBytes,
+	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), Guard: o.access.guard(), MaxBody: sqs.MaxRequestBodyBytes,
 		MaxBodyMemory: o.door.maxBodyMemMiB << 20, AllowedHosts: o.door.hosts(o.publicURL, o.listen), Logger: log})
 	srv, err := o.door.server(door, log)
 	if err != nil {
@@ -327,6 +299,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		store.Close()
 		return err
 	}
+	o.access.bindQueues(eng)
 	eng, disk := o.guardDisk(eng, log)
 	if o.maxQueues > 0 {
 		eng = newQueueCapped(eng, o.maxQueues)
@@ -346,6 +319,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer trg.stop(o.shutdownTimeout) // for the early returns: it closes the triggers' share of the store
+	o.access.triggers = trg.m
 	if obs.alarms != nil {
 		obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(trg.m))
 	}
@@ -379,7 +353,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		ConsoleAssets: console.Assets(),
 		ConsoleAPI:    con.API(),
 		Protocols: server.Protocols(server.ProtocolOptions{Broker: obs.metrics.Broker(eng), Topics: topics,
-			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Logger: log,
+			Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: auth, Authorizer: o.access.authorizer, Logger: log,
 			Observe: obs.metrics.ObserveRequest, Regions: o.regionFilter()}),
 	}, open)
 	if o.pprofListen != "" {
