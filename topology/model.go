@@ -123,6 +123,10 @@ type Function struct {
 	Name                string   `yaml:"name" json:"name"`
 	Timeout             *int     `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	ReservedConcurrency *int     `yaml:"reservedConcurrency,omitempty" json:"reservedConcurrency,omitempty"`
+	// Principal names the principal of the credentials file whose keys
+	// the function's code uses ("" when it is not said): with a
+	// permissions file, lint checks it may consume and produce.
+	Principal string `yaml:"principal,omitempty" json:"principal,omitempty"`
 	Produces            []string `yaml:"produces,omitempty" json:"produces,omitempty"` // queue names it sends to
 	// URL is an http:// or https:// endpoint that receives each batch.
 	URL string `yaml:"url,omitempty" json:"url,omitempty"`
