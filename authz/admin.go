@@ -15,7 +15,8 @@ import (
 // routes: the admin API, the console's API, the probes under --auth):
 //
 //	tidemq:GetHealth, tidemq:GetMetrics      GET /health, GET /metrics (unless --auth-exempt)
-//	tidemq:ListQueues                        GET /tidemq/queues, the console's overview
+//	tidemq:ListQueues                        GET /tidemq/queues (the console's overview needs nothing:
+//	                                         it lists the queues whose attributes the caller may read)
 //	tidemq:GetAlarms                         GET /tidemq/alarms
 //	tidemq:ListTriggers                      GET /tidemq/triggers
 //	tidemq:GetTrigger, tidemq:CreateTrigger, tidemq:UpdateTrigger, tidemq:DeleteTrigger
@@ -49,6 +50,9 @@ type check struct{ action, resource string }
 func (a *Authorizer) Guard(o AdminOptions) func(r *http.Request, accessKey string) (func(int), error) {
 	return func(r *http.Request, key string) (func(int), error) {
 		checks := a.adminChecks(o, r)
+		if len(checks) == 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			checks = []check{{"tidemq:Admin", a.serverARN()}}
+		}
 		for _, c := range checks {
 			if err := a.Check(r.Context(), CallOf(r, key, c.action, c.resource)); err != nil {
 				return nil, err
@@ -80,8 +84,9 @@ func (a *Authorizer) triggerARN(name string) string {
 	return "arn:aws:tidemq:" + a.Region + ":" + a.Account + ":trigger/" + name
 }
 
-// adminChecks maps an admin request to the permissions it needs; never
-// empty (tidemq:Admin for a route it does not know).
+// adminChecks maps an admin request to the permissions it needs
+// (tidemq:Admin for a route it does not know; none for the console's
+// overview, which filters what it shows).
 func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) []check {
 	server := a.serverARN()
 	path, get := r.URL.Path, r.Method == http.MethodGet || r.Method == http.MethodHead
@@ -150,7 +155,7 @@ func (a *Authorizer) consoleChecks(r *http.Request, route string) []check {
 	q := a.queueARN(body.Queue)
 	switch route {
 	case "overview":
-		return []check{{"tidemq:ListQueues", a.serverARN()}}
+		return nil // every signed-in principal; the console lists only the queues it may see
 	case "topics":
 		return []check{{"sns:ListTopics", "arn:aws:sns:" + a.Region + ":" + a.Account + ":*"}}
 	case "messages":

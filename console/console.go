@@ -37,6 +37,10 @@ type Options struct {
 	Region, AccountID string
 	// Clock tells the time of an overview; nil means the system clock.
 	Clock tidemq.Clock
+	// Visible, when set (--auth with permissions), says whether the
+	// signed-in caller of r may see a queue (by ARN): the overview lists
+	// only those. nil shows every queue.
+	Visible func(r *http.Request, queueARN string) bool
 }
 
 // Console serves the web console.

@@ -3,11 +3,18 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/tidemq/tidemq/api/sigv4"
 )
 
 // Issue 24: two teams and an operator on one tidemq under --auth, with the
@@ -108,6 +115,31 @@ func TestAccessTwoTeamsAndAnOperator(t *testing.T) {
 	a.ok(t, nil, "start-message-move-task", "--source-arn", arn.Attributes["QueueArn"])
 	ops.ok(t, nil, "purge-queue", "--queue-url", orders)
 
+	// The console: each principal sees its own queues; a purge of another
+	// team's queue is refused.
+	for _, c := range []struct {
+		key, secret string
+		want        []string
+	}{
+		{teamBKey, teamBSecret, []string{"team-b-work"}},
+		{opsKey, opsSecret, []string{"team-a-orders", "team-a-orders-dlq", "team-b-work"}},
+	} {
+		status, body := signedAdmin(t, c.key, c.secret, http.MethodGet, s.url+"/console/api/overview", "")
+		var ov struct{ Queues []struct{ Name string } }
+		_ = json.Unmarshal([]byte(body), &ov)
+		var names []string
+		for _, q := range ov.Queues {
+			names = append(names, q.Name)
+		}
+		slices.Sort(names)
+		if status != http.StatusOK || !slices.Equal(names, c.want) {
+			t.Errorf("console overview of %s: %d %v, want %v (%s)", c.key, status, names, c.want, body)
+		}
+	}
+	if status, body := signedAdmin(t, teamBKey, teamBSecret, http.MethodPost, s.url+"/console/api/purge", `{"queue":"team-a-orders"}`); status != http.StatusForbidden || !strings.Contains(body, "AccessDenied") {
+		t.Errorf("team B's console purge of team A's queue: %d %s", status, body)
+	}
+
 	// boto3: queue policies and SNS deliveries.
 	requireBoto3(t)
 	r := runTool(t, clientEnv(teamAKey, teamASecret), "python3", filepath.Join("testdata", "access_scenarios.py"), s.url)
@@ -178,6 +210,28 @@ func TestAccessCredentialsReload(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "does not load; the previous credentials stay in force") {
 		t.Error("a broken credentials file was not reported")
 	}
+}
+
+// signedAdmin sends one admin request signed for the "tidemq" service, as
+// the console's JavaScript and tidemq's commands sign them.
+func signedAdmin(t *testing.T, key, secret, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &sigv4.Transport{
+		Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), Region: "us-east-1", Service: "tidemq"}}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func readAudit(t *testing.T, path string) []map[string]any {

@@ -2,6 +2,7 @@ package frontdoor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -36,6 +37,7 @@ func (d *Door) admin(h http.Handler) http.Handler {
 				writeError(w, err)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), accessKeyKey{}, key))
 			if d.cfg.Guard != nil {
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				done, err := d.cfg.Guard(r, key)
@@ -53,6 +55,16 @@ func (d *Door) admin(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// accessKeyKey is the context key of an admin request's access key.
+type accessKeyKey struct{}
+
+// AccessKey is the access key that signed an admin request, from its
+// context ("" without --auth).
+func AccessKey(ctx context.Context) string {
+	k, _ := ctx.Value(accessKeyKey{}).(string)
+	return k
 }
 
 // statusWriter remembers the status of an answer, for Config.Guard.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/audit"
 	"github.com/tidemq/tidemq/authz"
@@ -123,6 +124,18 @@ func (a *accessOptions) guard() func(r *http.Request, accessKey string) (func(in
 		TriggersPath: trigger.APIPath, ConsoleAPIPath: console.APIPath, BackupPath: backup.APIPath,
 		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
 	})
+}
+
+// visible is the console's Visible: a queue is shown to whoever may read
+// its attributes (as the ListQueueStats extension lists). nil without
+// --auth.
+func (a *accessOptions) visible() func(r *http.Request, queueARN string) bool {
+	if a.authorizer == nil {
+		return nil
+	}
+	return func(r *http.Request, queueARN string) bool {
+		return a.authorizer.Allowed(r, frontdoor.AccessKey(r.Context()), "sqs:GetQueueAttributes", queueARN)
+	}
 }
 
 // deliveryCheck is the topic service's DeliveryCheck: nil without --auth.
