@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -225,13 +224,7 @@ func signedAdmin(t *testing.T, key, secret, method, url, body string) (int, stri
 	}
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &sigv4.Transport{
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), Region: "us-east-1", Service: "tidemq"}}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return sendRequest(t, c, req)
 }
 
 func readAudit(t *testing.T, path string) []map[string]any {
