@@ -237,3 +237,38 @@ func TestAdminChecks(t *testing.T) {
 	}
 	done(204)
 }
+
+// Reloads race with decisions: a request sees one Directory (run with -race).
+func TestReloadWhileDeciding(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, principalsFile)
+	s, err := NewStore(path, account, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Authorizer{Store: s, Account: account, Region: "us-east-1"}
+	r := httptest.NewRequest("POST", "/", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			if i%2 == 0 {
+				writeFile(t, dir, "AKIDA:root-now\n")
+			} else {
+				writeFile(t, dir, principalsFile)
+			}
+			_, _ = s.Reload()
+		}
+	}()
+	arn := tidemq.QueueARN("us-east-1", account, "a-x")
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if err := a.Authorize(r, "AKIDA", "sqs:SendMessage", arn); err != nil {
+			t.Fatalf("AKIDA may send in both versions of the file: %v", err)
+		}
+	}
+}

@@ -105,6 +105,10 @@ the server from other sites. With --auth, every route (SQS, SNS, /tidemq/...,
 made with one of the configured credentials (--credentials or
 --credentials-file); tidemq's own commands sign for the "tidemq" service, and
 the console signs in the browser with a key typed into its sign-in page.
+A --credentials-file in the principals form (see docs/principals.example.yaml)
+also gives each key a principal and an IAM policy: every call is then
+authorized as AWS authorizes it, queue policies included, refusals and admin
+changes go to --audit-log, and the file is reloaded when it changes.
 --auth-exempt health,metrics opens the two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
 section has the threat model.
 
@@ -138,7 +142,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
 	f.BoolVar(&o.auth, "auth", false, "verify AWS Signature V4 against the configured credentials")
 	f.StringVar(&o.credentials, "credentials", "", "credentials for --auth, as AKID:SECRET[,AKID:SECRET...]")
-	f.StringVar(&o.credentialsFile, "credentials-file", "", "credentials for --auth: an AWS shared-credentials file or AKID:SECRET lines")
+	f.StringVar(&o.credentialsFile, "credentials-file", "", "credentials for --auth: an AWS shared-credentials file, AKID:SECRET lines (each key may do everything), or a principals file giving each key an IAM policy; reloaded when it changes")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
