@@ -23,6 +23,9 @@ import (
 //	                                         on arn:aws:tidemq:<region>:<account>:trigger/<name>; creating,
 //	                                         changing or deleting a trigger also needs sqs:ReceiveMessage and
 //	                                         sqs:DeleteMessage on its queue: the trigger consumes it
+//	tidemq:RunCommand                        creating or changing a trigger whose target is a command or
+//	                                         a function (a program run as the server's user), besides
+//	                                         the trigger's own action
 //	tidemq:Backup                            POST /tidemq/backup
 //	tidemq:PeekMessages                      the console's messages (and the PeekMessages extension)
 //	tidemq:Redrive                           the console's redrive, on the dead-letter queue (and
@@ -116,13 +119,28 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
 		q := a.queueARN(queue)
 		return []check{{"sqs:ReceiveMessage", q}, {"sqs:DeleteMessage", q}}
 	}
-	var body struct{ Name, Queue string }
+	var body struct {
+		Name, Queue string
+		Target      struct {
+			Command  []string
+			Function json.RawMessage
+		}
+	}
 	readJSON(r, &body)
+	// A command or a function target runs a program as the server's
+	// user: that is more than consuming a queue, and asked for apart.
+	runs := len(body.Target.Command) > 0 || len(body.Target.Function) > 0 && string(body.Target.Function) != "null"
+	withRun := func(checks []check) []check {
+		if runs {
+			checks = append(checks, check{"tidemq:RunCommand", a.serverARN()})
+		}
+		return checks
+	}
 	switch {
 	case name == "" && r.Method == http.MethodGet:
 		return []check{{"tidemq:ListTriggers", a.serverARN()}}
 	case name == "" && r.Method == http.MethodPost:
-		return append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...)
+		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...))
 	case r.Method == http.MethodGet:
 		return []check{{"tidemq:GetTrigger", a.triggerARN(name)}}
 	}
@@ -139,7 +157,7 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
 	if body.Queue != "" { // moved to another queue: it must be the caller's to consume too
 		checks = append(checks, consume(body.Queue)...)
 	}
-	return checks
+	return withRun(checks)
 }
 
 func (a *Authorizer) consoleChecks(r *http.Request, route string) []check {

@@ -205,6 +205,11 @@ func TestAdminChecks(t *testing.T) {
 		{"POST", "/tidemq/backup", `{}`, []check{{"tidemq:Backup", server}}},
 		{"POST", "/tidemq/triggers", `{"Name":"t2","Queue":"a-orders"}`, []check{
 			{"tidemq:CreateTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t2"}, {"sqs:ReceiveMessage", qa}, {"sqs:DeleteMessage", qa}}},
+		{"POST", "/tidemq/triggers", `{"Name":"t3","Queue":"a-orders","Target":{"Command":["/bin/true"]}}`, []check{
+			{"tidemq:CreateTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t3"}, {"sqs:ReceiveMessage", qa}, {"sqs:DeleteMessage", qa},
+			{"tidemq:RunCommand", server}}},
+		{"PATCH", "/tidemq/triggers/t9", `{"Target":{"Function":{"Runtime":"python3.12"}}}`, []check{
+			{"tidemq:UpdateTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t9"}, {"tidemq:RunCommand", server}}},
 		{"DELETE", "/tidemq/triggers/t1", "", []check{
 			{"tidemq:DeleteTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t1"}, {"sqs:ReceiveMessage", qa}, {"sqs:DeleteMessage", qa}}},
 		{"POST", "/tidemq/triggers/t9/enable", "", []check{{"tidemq:UpdateTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t9"}}},
