@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -38,7 +39,7 @@ type accessOptions struct {
 }
 
 func (a *accessOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&a.auditLog, "audit-log", "", "with --auth, the audit log (JSON lines): every admin change and every refused call (default: audit.log in --data-dir; none with --in-memory unless given)")
+	f.StringVar(&a.auditLog, "audit-log", "", "with --auth, the audit log (JSON lines): every admin change and every refused call (default: audit.log in --data-dir; none with --in-memory or --store postgres:// unless given)")
 	f.Int64Var(&a.auditMaxMiB, "audit-log-max-mib", audit.DefaultMaxBytes>>20, "rotate the audit log when it holds this many MiB")
 	f.IntVar(&a.auditKeep, "audit-log-keep", audit.DefaultKeep, "rotated audit logs kept (audit.log.1 ...)")
 	f.DurationVar(&a.reloadPeriod, "credentials-reload", 2*time.Second, "how often --credentials-file is checked for changes (reloaded when its contents change)")
@@ -75,7 +76,13 @@ func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz
 	}
 	a := &o.access
 	path := a.auditLog
-	if path == "" && !o.inMemory {
+	if path == "" && !o.inMemory && !isPostgresStore(o.store) {
+		// Next to the data (created as the store creates it, for this
+		// user only: the store may not have made it yet). Nodes sharing
+		// PostgreSQL name theirs with --audit-log.
+		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
 		path = filepath.Join(o.dataDir, "audit.log")
 	}
 	if path != "" {
