@@ -53,17 +53,15 @@ func TestAccessTwoTeamsAndAnOperator(t *testing.T) {
 	b.createQueue(t, "team-b-work")
 	a.ok(t, nil, "send-message", "--queue-url", orders, "--message-body", "order-2")
 
-	// Team B's every cross-team call is refused.
+	// Team B's cross-team calls are refused: these with the AWS CLI, the
+	// others (send, SetQueueAttributes, GetQueueUrl, CreateQueue,
+	// AddPermission) with boto3 below (each CLI run is a Python process:
+	// seconds on a busy machine).
 	for _, args := range [][]string{
 		{"receive-message", "--queue-url", orders},
-		{"send-message", "--queue-url", orders, "--message-body", "x"},
 		{"purge-queue", "--queue-url", dlq},
-		{"set-queue-attributes", "--queue-url", orders, "--attributes", `{"VisibilityTimeout":"600"}`},
 		{"delete-queue", "--queue-url", orders},
-		{"get-queue-url", "--queue-name", "team-a-orders"},
-		{"create-queue", "--queue-name", "team-a-impostor"},
 		{"start-message-move-task", "--source-arn", arn.Attributes["QueueArn"]},
-		{"add-permission", "--queue-url", orders, "--label", "mine", "--aws-account-ids", account, "--actions", "ReceiveMessage"},
 	} {
 		b.fails(t, "AccessDenied", "user/team-b is not authorized to perform: sqs:", args...)
 	}

@@ -46,6 +46,23 @@ def set_policy(statements):
     a.set_queue_attributes(QueueUrl=url, Attributes={"Policy": doc})
 
 
+# 0. Team B's cross-team calls on team A's queue (made by the Go test with
+# the AWS CLI) are refused and change nothing.
+orders = a.get_queue_url(QueueName="team-a-orders")["QueueUrl"]
+before = a.get_queue_attributes(QueueUrl=orders, AttributeNames=["All"])["Attributes"]
+denied(lambda: b.send_message(QueueUrl=orders, MessageBody="x"))
+denied(lambda: b.send_message_batch(QueueUrl=orders, Entries=[{"Id": "1", "MessageBody": "x"}]))
+denied(lambda: b.set_queue_attributes(QueueUrl=orders, Attributes={"VisibilityTimeout": "600"}))
+denied(lambda: b.get_queue_url(QueueName="team-a-orders"))
+denied(lambda: b.create_queue(QueueName="team-a-impostor"))
+denied(lambda: b.add_permission(QueueUrl=orders, Label="mine", AWSAccountIds=[ACCOUNT], Actions=["ReceiveMessage"]))
+denied(lambda: b.tag_queue(QueueUrl=orders, Tags={"owner": "b"}))
+after = a.get_queue_attributes(QueueUrl=orders, AttributeNames=["All"])["Attributes"]
+for k in ("VisibilityTimeout", "ApproximateNumberOfMessages", "Policy", "RedrivePolicy"):
+    assert before.get(k) == after.get(k), (k, before.get(k), after.get(k))
+assert a.list_queue_tags(QueueUrl=orders).get("Tags", {}) == {}
+assert not any(u.endswith("/team-a-impostor") for u in a.list_queues().get("QueueUrls", []))
+
 # 1. Without a grant, team B may not send into team A's queue.
 denied(lambda: b.send_message(QueueUrl=url, MessageBody="no"))
 assert depth() == 0
