@@ -43,6 +43,10 @@ type Options struct {
 	// run `tidemq dlq redrive`'s code against it in-process. nil: those
 	// redrives are refused.
 	SQS http.Handler
+	// Visible, when set (--auth with permissions), says whether the
+	// signed-in caller of r may see a queue (by ARN): the overview lists
+	// only those. nil shows every queue.
+	Visible func(r *http.Request, queueARN string) bool
 }
 
 // Console serves the web console.

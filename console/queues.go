@@ -54,6 +54,15 @@ const OverviewLimit = 1000
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	snaps := c.o.Broker.Snapshot()
+	if c.o.Visible != nil {
+		mine := snaps[:0:0]
+		for _, s := range snaps {
+			if c.o.Visible(r, s.ARN) {
+				mine = append(mine, s)
+			}
+		}
+		snaps = mine
+	}
 	var as []alarms.Alarm
 	if c.o.Alarms != nil {
 		as = c.o.Alarms()

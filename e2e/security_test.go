@@ -39,7 +39,13 @@ func rawRequest(t *testing.T, method, url, contentType, body string, header ...s
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := httpClient.Do(req)
+	return sendRequest(t, httpClient, req)
+}
+
+// sendRequest sends req with c and returns the status and body.
+func sendRequest(t *testing.T, c *http.Client, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,6 +243,13 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 		return "", tidemq.NonExistentQueue()
 	}
 	queue := a.Resource
+	if s.opt.DeliveryCheck != nil {
+		// Under --auth the queue's policy must allow the topic, as on AWS;
+		// a refusal is the sender's fault, so the delivery is not retried.
+		if err := s.opt.DeliveryCheck(s.ctx, sub.TopicARN, queueARN); err != nil {
+			return queue, err
+		}
+	}
 	msg := r.message(sub.Protocol)
 	entry := tidemq.SendEntry{MessageGroupID: r.GroupID}
 	if r.FIFO && !strings.HasSuffix(queue, ".fifo") {

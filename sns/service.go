@@ -85,6 +85,13 @@ type Options struct {
 	MaxPendingHTTP int
 	// MaxConcurrentPosts bounds HTTP requests in flight; 0 means 64.
 	MaxConcurrentPosts int
+	// DeliveryCheck, when set, is asked before each delivery into a queue
+	// (the subscription's or its dead-letter queue) whether the topic may
+	// send there; an error (a *tidemq.Error of the Sender fault, such as
+	// AccessDenied) fails the delivery for good: it is dead-lettered or
+	// dropped, logged and counted, like a delivery to a deleted queue.
+	// nil: every delivery is allowed (tidemq serve without --auth).
+	DeliveryCheck func(ctx context.Context, topicARN, queueARN string) error
 
 	// Signing says which notification envelopes carry a signature: every
 	// one of a standard topic (SignAll, the default, as AWS), or only those

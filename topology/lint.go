@@ -109,6 +109,9 @@ const (
 	RuleSubscriptionQueue    = "TQ016"
 	RuleDLQDirectSend        = "TQ017"
 	RuleFIFOBatchOrder       = "TQ018"
+	RuleTriggerAccess        = "TQ019"
+	RuleSubscriptionPolicy   = "TQ020"
+	RuleDLQRedrive           = "TQ021"
 )
 
 // Rules lists every lint rule.
@@ -130,6 +133,9 @@ var Rules = []Rule{
 	{RuleSubscriptionDLQType, "subscription-dlq-type", "A subscription's dead-letter queue must have its topic's type: FIFO for a FIFO topic, standard for a standard topic."},
 	{RuleSubscriptionQueue, "subscription-queue-type", "A FIFO queue cannot be subscribed to a standard topic (a FIFO topic may deliver to FIFO and standard queues)."},
 	{RuleFIFOBatchOrder, "fifo-batch-order", "On a FIFO queue, an event source with a batch size above 1 lets a handler that goes on after a failed message process the later messages of its group before it (and, without ReportBatchItemFailures, process them again after it); the handler must stop at the first failure and list the rest in batchItemFailures. Suppress it once the handler does."},
+	{RuleTriggerAccess, "trigger-access", "With a permissions file (--credentials-file): the principal a function runs as must be allowed sqs:ReceiveMessage, sqs:DeleteMessage and sqs:GetQueueAttributes on the queues it consumes and sqs:SendMessage on those it produces to."},
+	{RuleSubscriptionPolicy, "subscription-policy", "With a permissions file: under --auth a topic delivers into a queue only when the queue's policy allows sns.amazonaws.com sqs:SendMessage for the topic's ARN (aws:SourceArn), as on AWS; otherwise every message is refused (dead-lettered or dropped)."},
+	{RuleDLQRedrive, "dlq-redrive", "With a permissions file: some principal should be allowed to redrive a dead-letter queue (sqs:StartMessageMoveTask or tidemq:Redrive on it), or its messages can only expire."},
 	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
@@ -153,7 +159,10 @@ func (l *linter) add(s *src, field, rule string, sev Severity, hint, format stri
 }
 
 // Lint checks a topology and returns its findings, ordered by line.
-func Lint(c *Config) []Finding {
+func Lint(c *Config) []Finding { return LintWith(c, LintOptions{}) }
+
+// LintWith is Lint with the permissions checks of o (lint_access.go).
+func LintWith(c *Config, o LintOptions) []Finding {
 	l := &linter{c: c}
 	l.checkSuppressions()
 	dlqs := map[string][]*Queue{} // DLQ name → its sources
@@ -241,6 +250,9 @@ func Lint(c *Config) []Finding {
 					q.Name, strings.Join(p, ", "), why, duration(q.Retention()))
 			}
 		}
+	}
+	if o.Permissions != nil {
+		l.checkAccess(o, dlqs)
 	}
 	l.suppress()
 	sort.SliceStable(l.findings, func(i, j int) bool {

@@ -120,10 +120,14 @@ type SubscriptionRedrivePolicy struct {
 // the Lambda SQS event to URL, or run Command with the event on its
 // standard input. A function without either is data for the linter only.
 type Function struct {
-	Name                string   `yaml:"name" json:"name"`
-	Timeout             *int     `yaml:"timeout,omitempty" json:"timeout,omitempty"`
-	ReservedConcurrency *int     `yaml:"reservedConcurrency,omitempty" json:"reservedConcurrency,omitempty"`
-	Produces            []string `yaml:"produces,omitempty" json:"produces,omitempty"` // queue names it sends to
+	Name                string `yaml:"name" json:"name"`
+	Timeout             *int   `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	ReservedConcurrency *int   `yaml:"reservedConcurrency,omitempty" json:"reservedConcurrency,omitempty"`
+	// Principal names the principal of the credentials file whose keys
+	// the function's code uses ("" when it is not said): with a
+	// permissions file, lint checks it may consume and produce.
+	Principal string   `yaml:"principal,omitempty" json:"principal,omitempty"`
+	Produces  []string `yaml:"produces,omitempty" json:"produces,omitempty"` // queue names it sends to
 	// URL is an http:// or https:// endpoint that receives each batch.
 	URL string `yaml:"url,omitempty" json:"url,omitempty"`
 	// Headers are added to every POST to URL.

@@ -2,6 +2,7 @@ package frontdoor
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -30,16 +31,64 @@ func (d *Door) admin(h http.Handler) http.Handler {
 				writeError(w, err)
 				return
 			}
-			if _, err := d.cfg.Auth.Authenticate(r, body); err != nil {
+			key, err := d.cfg.Auth.Authenticate(r, body)
+			if err != nil {
 				d.log.Info("refused an admin request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
 				writeError(w, err)
 				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), accessKeyKey{}, key))
+			if d.cfg.Guard != nil {
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				done, err := d.cfg.Guard(r, key)
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+				if done != nil {
+					sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+					defer func() { done(sw.status) }()
+					w = sw
+				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		h.ServeHTTP(w, r)
 	}))
 }
+
+// accessKeyKey is the context key of an admin request's access key.
+type accessKeyKey struct{}
+
+// AccessKey is the access key that signed an admin request, from its
+// context ("" without --auth).
+func AccessKey(ctx context.Context) string {
+	k, _ := ctx.Value(accessKeyKey{}).(string)
+	return k
+}
+
+// statusWriter remembers the status of an answer, for Config.Guard.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines) through the wrapper.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
 

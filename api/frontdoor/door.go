@@ -73,7 +73,13 @@ type Config struct {
 	// their Host header while Auth is nil, besides IP addresses and
 	// localhost; "*" allows any. See checkHost.
 	AllowedHosts []string
-	Logger       *slog.Logger
+	// Guard, when set with Auth, decides the permissions of an admin
+	// request once its signature is verified (package authz): an error
+	// refuses it (answered as the admin API answers errors); otherwise the
+	// request is served and done, if not nil, is told the answer's status.
+	// The request's body can be read again by the guard and the handler.
+	Guard  func(r *http.Request, accessKey string) (done func(status int), err error)
+	Logger *slog.Logger
 }
 
 // Door is the server's router: register every route on it, then serve it.

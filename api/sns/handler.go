@@ -65,6 +65,9 @@ type Config struct {
 	// otherwise they are built from the request's scheme and Host.
 	PublicURL string
 	Auth      Authenticator // nil accepts any credentials
+	// Authorize decides a signed call's permissions (--auth): nil, or
+	// AccessDenied (answered as AuthorizationError). nil allows every call.
+	Authorize func(r *http.Request, accessKey, action, resource string) error
 	Logger    *slog.Logger
 	// Observe, if set, is called once per answered request (metrics) with
 	// its action as SNS.<Action> ("unknown" for a name outside the action
@@ -159,6 +162,9 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	a, ok := actions[q.action]
 	if !ok {
 		return nil, tidemq.MsgInvalidAction.New(q.action)
+	}
+	if err := q.authorize(key); err != nil {
+		return nil, err
 	}
 	return a(q)
 }

@@ -11,6 +11,14 @@ import (
 // inputs (a rate of 1 to 500, MaxResults of 1 to 10, the task handle).
 
 func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
+	if err := c.authorizeARN(iamAction(c.action), in.SourceARN); err != nil {
+		return nil, err
+	}
+	if in.DestinationARN != "" { // the messages are sent there on the caller's behalf
+		if err := c.authorizeARN("sqs:SendMessage", in.DestinationARN); err != nil {
+			return nil, err
+		}
+	}
 	handle, err := c.broker().StartMessageMoveTask(c.r.Context(), tidemq.StartMoveTaskParams{
 		SourceARN: in.SourceARN, DestinationARN: in.DestinationARN, MaxNumberOfMessagesPerSecond: in.MaxNumberOfMessagesPerSecond,
 	})
@@ -21,6 +29,9 @@ func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
 }
 
 func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {
+	if err := c.authorizeARN(iamAction(c.action), in.SourceARN); err != nil {
+		return nil, err
+	}
 	tasks, err := c.broker().ListMessageMoveTasks(c.r.Context(), tidemq.ListMoveTasksParams{SourceARN: in.SourceARN, MaxResults: in.MaxResults})
 	if err != nil {
 		return nil, err
@@ -33,6 +44,11 @@ func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {
 }
 
 func (c *call) cancelMoveTask(in *cancelMoveTaskInput) (output, error) {
+	if h, ok := tidemq.ParseMoveTaskHandle(in.TaskHandle); ok { // a malformed handle: the broker refuses it
+		if err := c.authorizeARN(iamAction(c.action), h.SourceARN); err != nil {
+			return nil, err
+		}
+	}
 	moved, err := c.broker().CancelMessageMoveTask(c.r.Context(), tidemq.CancelMoveTaskParams{TaskHandle: in.TaskHandle})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,9 @@ func (c *call) createQueue(in *createQueueInput) (output, error) {
 	if strings.Contains(in.QueueName, "/") { // a slash would name another region (regional)
 		return nil, tidemq.ValidateQueueName(in.QueueName, strings.EqualFold(in.Attributes[tidemq.AttrFifoQueue], "true"))
 	}
+	if err := c.authorize(c.regional(in.QueueName)); err != nil {
+		return nil, err
+	}
 	info, err := c.broker().CreateQueue(c.r.Context(), tidemq.CreateQueueParams{
 		Name: c.regional(in.QueueName), Attributes: in.Attributes, Tags: in.Tags,
 	})
@@ -27,6 +30,9 @@ func (c *call) createQueue(in *createQueueInput) (output, error) {
 func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
 	if strings.Contains(in.QueueName, "/") {
 		return nil, tidemq.NonExistentQueue()
+	}
+	if err := c.authorize(c.regional(in.QueueName)); err != nil {
+		return nil, err
 	}
 	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: c.regional(in.QueueName)})
 	if err != nil {
@@ -68,7 +74,7 @@ func (c *call) listQueues(in *listQueuesInput) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listQueuesOutput{QueueURLs: c.queueURLs(res.Names), NextToken: res.NextToken}, nil
+	return &listQueuesOutput{QueueURLs: c.queueURLs(c.visible(res.Names)), NextToken: res.NextToken}, nil
 }
 
 func (c *call) listDeadLetterSourceQueues(in *listDeadLetterSourceQueuesInput) (output, error) {

@@ -201,6 +201,9 @@ type extListStatsOutput struct {
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 	out := &extListStatsOutput{Queues: []tidemq.ListedQueueStats{}}
 	for _, q := range c.broker().Snapshot() {
+		if c.h.cfg.Authorizer != nil && !c.h.cfg.Authorizer.Allowed(c.r, c.accessKey, iamAction(c.action), q.ARN) {
+			continue // only the queues the caller may read the attributes of
+		}
 		// The request's region only, as ListQueues: a queue of another
 		// region would otherwise be listed under its plain name, which
 		// names no queue of this region.

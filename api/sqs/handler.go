@@ -40,8 +40,11 @@ type Config struct {
 	PublicURL string
 	// Auth checks signatures. Nil accepts any credentials; the access key is
 	// then still taken from the Authorization header or X-Amz-Credential.
-	Auth   Authenticator
-	Logger *slog.Logger // nil: slog.Default()
+	Auth Authenticator
+	// Authorizer decides each call's permissions (--auth); nil allows
+	// every call.
+	Authorizer Authorizer
+	Logger     *slog.Logger // nil: slog.Default()
 	// Observe, if set, is called once per answered request with its action
 	// (a name from the action table or an extension's target, "unknown"
 	// for any other name or none: see metricAction), its error code

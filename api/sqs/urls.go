@@ -73,7 +73,9 @@ func (c *call) queue(queueURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return c.regional(name), nil
+	name = c.regional(name)
+	// Every action on a queue resolves it here: one place to authorize.
+	return name, c.authorize(name)
 }
 
 // queueName turns a queue URL into a queue name. Any scheme and host are

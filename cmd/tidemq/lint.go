@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/authz"
 	"github.com/tidemq/tidemq/topology"
 )
 
@@ -53,6 +54,7 @@ func newLintCommand() *cobra.Command {
 		region string
 		tmpl   templateOptions
 		supp   []string
+		creds  string
 	)
 	cmd := &cobra.Command{
 		Use:   "lint FILE",
@@ -67,6 +69,13 @@ noted), FIFO head-of-line stalls (noted from 3 minutes, a warning above 15),
 event-source limits, and the topic and subscription settings SNS refuses
 (http/https on a FIFO topic, FIFO-only attributes on a standard topic, queue
 or dead-letter queue types that do not match the topic).
+
+With --credentials-file (the permissions file of 'serve --auth'), lint also
+decides, as the server would, who may do what: a function whose principal
+(functions[].principal) may not consume its queue or send where it produces
+(TQ019), a subscription whose queue's policy refuses the topic (TQ020: under
+--auth nothing would be delivered), a dead-letter queue no principal may
+redrive (TQ021).
 
 Each finding has file:line, the logical id of the resource it is about (the
 template's logical id, or the tidemq.yaml key such as queues[orders]), a rule
@@ -126,7 +135,15 @@ does not count: every other check still runs, unlike apply's --no-lint.`,
 			if rep != nil && format == "text" {
 				printReport(cmd.ErrOrStderr(), args[0], rep)
 			}
-			fs := topology.Lint(c)
+			lo := topology.LintOptions{Region: region, AccountID: tmpl.accountID}
+			if creds != "" {
+				dir, err := authz.LoadFile(creds, tmpl.accountID)
+				if err != nil {
+					return lintUsage(fmt.Errorf("--credentials-file: %w", err))
+				}
+				lo.Permissions = authz.Offline{Dir: dir, Account: tmpl.accountID}
+			}
+			fs := topology.LintWith(c, lo)
 			if err := topology.WriteFindings(out, format, fs); err != nil {
 				return err
 			}
@@ -141,6 +158,7 @@ does not count: every other check still runs, unlike apply's --no-lint.`,
 	f.BoolVar(&schema, "schema", false, "print the JSON Schema of tidemq.yaml and exit")
 	f.StringVar(&region, "region", "us-east-1", "AWS::Region when reading a template")
 	f.StringArrayVar(&supp, "suppress", nil, suppressUsage)
+	f.StringVar(&creds, "credentials-file", "", "the permissions file of 'serve --auth --credentials-file': also check that functions may consume and produce as their principal, that topics may deliver into their queues under the queues' policies, and that someone may redrive each dead-letter queue (TQ019-TQ021)")
 	tmpl.register(f)
 	bindEnv(cmd)
 	return cmd

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/frontdoor"
-	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/internal/ratelog"
@@ -49,6 +48,7 @@ type serveOptions struct {
 	noLint          bool
 	pprofListen     string
 	door            doorOptions
+	access          accessOptions // permissions and the audit log (serve_authz.go)
 	// truncateCorruptWAL opens a store whose last write-ahead log is
 	// corrupt before its end, dropping what follows the damage.
 	truncateCorruptWAL bool
@@ -104,6 +104,10 @@ the server from other sites. With --auth, every route (SQS, SNS, /tidemq/...,
 made with one of the configured credentials (--credentials or
 --credentials-file); tidemq's own commands sign for the "tidemq" service, and
 the console signs in the browser with a key typed into its sign-in page.
+A --credentials-file in the principals form (see docs/principals.example.yaml)
+also gives each key a principal and an IAM policy: every call is then
+authorized as AWS authorizes it, queue policies included, refusals and admin
+changes go to --audit-log, and the file is reloaded when it changes.
 --auth-exempt health,metrics opens the two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
 section has the threat model.
 
@@ -139,13 +143,14 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.StringVar(&o.publicURL, "public-url", "", "base URL of queue URLs, {region} replaced by the queue's region, e.g. http://sqs.{region}.localhost:9324 (default: from each request's Host)")
 	f.BoolVar(&o.auth, "auth", false, "verify AWS Signature V4 against the configured credentials")
 	f.StringVar(&o.credentials, "credentials", "", "credentials for --auth, as AKID:SECRET[,AKID:SECRET...]")
-	f.StringVar(&o.credentialsFile, "credentials-file", "", "credentials for --auth: an AWS shared-credentials file or AKID:SECRET lines")
+	f.StringVar(&o.credentialsFile, "credentials-file", "", "credentials for --auth: an AWS shared-credentials file, AKID:SECRET lines (each key may do everything), or a principals file giving each key an IAM policy; reloaded when it changes")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for requests to finish on SIGTERM")
 	o.alarms.addFlags(f)
 	o.triggers.addFlags(f)
 	o.door.addFlags(f)
+	o.access.addFlags(f)
 	f.StringVar(&o.config, "config", "", "a tidemq.yaml or CloudFormation/SAM template applied at start: queues, topics, triggers, alarms (see 'tidemq apply')")
 	f.BoolVar(&o.noLint, "no-lint", false, "apply --config without linting it first (by default an error finding stops the server before it opens the data directory; warnings are logged)")
 	f.StringArrayVar(&o.configParams, "config-param", nil, "template parameter of --config as NAME=VALUE (repeatable; overrides its default; the environment variable holds one)")
@@ -176,38 +181,6 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
-}
-
-func (o *serveOptions) authenticator() (sqs.Authenticator, error) {
-	if !o.auth {
-		if o.credentials != "" || o.credentialsFile != "" {
-			return nil, errors.New("credentials are given but --auth is off: add --auth to verify signatures")
-		}
-		return nil, nil
-	}
-	creds := sigv4.Credentials{}
-	if o.credentials != "" {
-		c, err := sigv4.ParseCredentialPairs(o.credentials)
-		if err != nil {
-			return nil, fmt.Errorf("--credentials: %w", err)
-		}
-		for k, v := range c {
-			creds[k] = v
-		}
-	}
-	if o.credentialsFile != "" {
-		c, err := sigv4.LoadCredentials(o.credentialsFile)
-		if err != nil {
-			return nil, fmt.Errorf("--credentials-file: %w", err)
-		}
-		for k, v := range c {
-			creds[k] = v
-		}
-	}
-	if len(creds) == 0 {
-		return nil, errors.New("--auth needs credentials: --credentials AKID:SECRET or --credentials-file FILE")
-	}
-	return &sigv4.Verifier{Credentials: creds, Services: []string{"sqs"}}, nil
 }
 
 // regionFilter is --regions as sqs.Config.Regions: nil (AWS's regions)
@@ -262,10 +235,13 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return fmt.Errorf("--regions: %q is not a region name like eu-west-1", r)
 		}
 	}
-	auth, err := o.authenticator()
-	if err != nil {
+	var auth sqs.Authenticator
+	if a, err := o.openAccess(ctx, log); err != nil {
 		return err
+	} else if a != nil {
+		auth = a
 	}
+	defer o.access.close()
 	open, err := o.door.exempt(o.auth)
 	if err != nil {
 		return err
@@ -279,7 +255,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	// The routes are mounted once everything behind them is open; the
 	// server is built first so that a bad TLS file fails before the store
 	// is touched.
-	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), MaxBody: sqs.MaxRequestBodyBytes,
+	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), Guard: o.access.guard(), MaxBody: sqs.MaxRequestBodyBytes,
 		MaxBodyMemory: o.door.maxBodyMemMiB << 20, AllowedHosts: o.door.hosts(o.publicURL, o.listen), Logger: log})
 	srv, err := o.door.server(door, log)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemq/tidemq/api/frontdoor"
 	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/authz"
 )
 
 // doorOptions are the serve flags of the front door: what may pass without
@@ -110,7 +111,12 @@ func (d *doorOptions) server(h http.Handler, log *slog.Logger) (*frontdoor.Serve
 // adminAuth is the authenticator of the admin API: the same credentials,
 // signed for the "tidemq" service, presigned for 15 minutes at most.
 func adminAuth(auth sqs.Authenticator) frontdoor.Authenticator {
-	if v, ok := auth.(*sigv4.Verifier); ok {
+	switch v := auth.(type) {
+	case *sigv4.Verifier:
+		a := v.ForServices(adminService)
+		a.MaxPresignExpires = sigv4.AdminPresignExpires
+		return a
+	case *authz.Authenticator:
 		a := v.ForServices(adminService)
 		a.MaxPresignExpires = sigv4.AdminPresignExpires
 		return a

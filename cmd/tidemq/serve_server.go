@@ -116,6 +116,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	// leaves garbage the runtime would return to the system only slowly:
 	// return it now, so that an idle server's RSS is what it holds.
 	debug.FreeOSMemory()
+	o.access.bindQueues(eng) // the queue policies, read from the broker itself
 	eng, s.disk = o.guardDisk(eng, log)
 	eng, s.mem = o.guardMemory(eng, log)
 	if o.maxQueues > 0 {
@@ -165,6 +166,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	if s.triggers, err = startTriggers(s.cluster.leaderBroker(eng), s.shared.Share(), s.obs.metrics.Registry(), o, s.cluster.nodeID(), log); err != nil {
 		return err
 	}
+	o.access.triggers = s.triggers.m
 	s.started("triggers", func() error { s.triggers.stop(o.shutdownTimeout); return nil })
 	if s.obs.alarms != nil {
 		s.obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(s.triggers.m))
@@ -189,7 +191,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 func (s *tidemqServer) mount() {
 	o, log, eng := s.o, s.log, s.broker
 	protocols := server.ProtocolOptions{Broker: s.obs.metrics.Broker(eng), Topics: s.topics,
-		Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: s.auth, Logger: log,
+		Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: s.auth, Authorizer: o.access.authorizer, Logger: log,
 		Observe: s.obs.metrics.ObserveRequest, Regions: o.regionFilter()}
 	con := newConsole(s.obs.metrics.Broker(eng), s.obs, s.topics, server.ConsoleSQS(protocols), o)
 	server.Mount(s.door, server.Routes{

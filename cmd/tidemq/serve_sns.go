@@ -47,7 +47,7 @@ func openTopics(broker tidemq.Broker, store storage.Store, o *serveOptions, cl *
 	}
 	so := topicstore.Options{
 		Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
-		PublicURL: public, Store: store, Signing: signing,
+		PublicURL: public, Store: store, Signing: signing, DeliveryCheck: o.access.deliveryCheck(),
 	}
 	if cl == nil {
 		return topicstore.Open(so)

@@ -9,6 +9,7 @@ import (
 	"github.com/tidemq/tidemq/api/sigv4"
 	apisns "github.com/tidemq/tidemq/api/sns"
 	"github.com/tidemq/tidemq/api/sqs"
+	"github.com/tidemq/tidemq/authz"
 	topicstore "github.com/tidemq/tidemq/sns"
 )
 
@@ -20,7 +21,10 @@ type ProtocolOptions struct {
 	AccountID string
 	PublicURL string            // base of queue URLs; "" means each request's Host
 	Auth      sqs.Authenticator // nil: requests are not authenticated
-	Logger    *slog.Logger
+	// Authorizer decides permissions (--auth; package authz); nil: every
+	// call is allowed.
+	Authorizer *authz.Authorizer
+	Logger     *slog.Logger
 	// Observe is called once per answered SQS or SNS request (metrics);
 	// may be nil.
 	Observe func(action, code string, status int, d time.Duration)
@@ -33,17 +37,23 @@ type ProtocolOptions struct {
 // by apisns.Route) to the topic service, everything else to SQS. With a
 // SigV4 verifier, SNS requests are verified for the "sns" signing scope.
 func Protocols(o ProtocolOptions) http.Handler {
-	return apisns.Route(apisns.NewHandler(apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger,
-		Observe: o.Observe}),
-		sqs.NewHandler(sqs.Config{
-			Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL, Auth: o.Auth, Logger: o.Logger,
-			Observe: o.Observe, Regions: o.Regions,
-		}))
+	sc := sqs.Config{
+		Broker: o.Broker, Region: o.Region, AccountID: o.AccountID, PublicURL: o.PublicURL, Auth: o.Auth, Logger: o.Logger,
+		Observe: o.Observe, Regions: o.Regions,
+	}
+	nc := apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger, Observe: o.Observe}
+	if o.Authorizer != nil { // a nil *authz.Authorizer must not become a non-nil interface
+		sc.Authorizer, nc.Authorize = o.Authorizer, o.Authorizer.Authorize
+	}
+	return apisns.Route(apisns.NewHandler(nc), sqs.NewHandler(sc))
 }
 
 // snsAuth is the SQS authenticator accepting the "sns" signing scope.
 func snsAuth(auth sqs.Authenticator) apisns.Authenticator {
-	if v, ok := auth.(*sigv4.Verifier); ok {
+	switch v := auth.(type) {
+	case *sigv4.Verifier:
+		return v.ForServices("sns")
+	case *authz.Authenticator:
 		return v.ForServices("sns")
 	}
 	return auth

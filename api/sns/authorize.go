@@ -1,0 +1,52 @@
+package sns
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/sns"
+)
+
+// authorize asks Config.Authorize whether the caller may do the request's
+// action on the topic it names, and answers a refusal as SNS does
+// (AuthorizationError, 403). A call without a signature (the anonymous
+// ConfirmSubscription and Unsubscribe, whose token or ARN is the
+// credential) is not asked about.
+func (q *request) authorize(key string) error {
+	if q.h.cfg.Authorize == nil || key == "" {
+		return nil
+	}
+	action := "sns:" + q.action
+	if q.action == "PublishBatch" {
+		action = "sns:Publish" // a batch is authorized as its single action, as on AWS
+	}
+	err := q.h.cfg.Authorize(q.r, key, action, q.resource())
+	var e *tidemq.Error
+	if errors.As(err, &e) && e.Code == tidemq.ErrAccessDenied {
+		return sns.AuthorizationError(e.Message)
+	}
+	return err
+}
+
+// resource is the ARN the request is about: its topic (named, or the topic
+// of the subscription named), the resource it tags, the topic CreateTopic
+// would create, or every topic of the account for the listings.
+func (q *request) resource() string {
+	p := q.params
+	switch {
+	case p.Str("TopicArn") != "":
+		return p.Str("TopicArn")
+	case p.Str("SubscriptionArn") != "":
+		arn := p.Str("SubscriptionArn")
+		if i := strings.LastIndexByte(arn, ':'); i > 0 && strings.Count(arn, ":") >= 6 {
+			return arn[:i]
+		}
+		return arn
+	case p.Str("ResourceArn") != "":
+		return p.Str("ResourceArn")
+	case q.action == "CreateTopic" && p.Str("Name") != "":
+		return q.h.svc.TopicARN(p.Str("Name"))
+	}
+	return "arn:aws:sns:" + q.h.svc.Region() + ":" + q.h.svc.AccountID() + ":*"
+}

@@ -1,0 +1,207 @@
+package authz
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/audit"
+)
+
+// tidemq's own actions, checked on the admin routes (frontdoor's Admin
+// routes: the admin API, the console's API, the probes under --auth):
+//
+//	tidemq:GetHealth, tidemq:GetMetrics      GET /health, GET /metrics (unless --auth-exempt)
+//	tidemq:ListQueues                        GET /tidemq/queues (the console's overview needs nothing:
+//	                                         it lists the queues whose attributes the caller may read)
+//	tidemq:GetAlarms                         GET /tidemq/alarms
+//	tidemq:ListTriggers                      GET /tidemq/triggers
+//	tidemq:GetTrigger, tidemq:CreateTrigger, tidemq:UpdateTrigger, tidemq:DeleteTrigger
+//	                                         on arn:aws:tidemq:<region>:<account>:trigger/<name>; creating,
+//	                                         changing or deleting a trigger also needs sqs:ReceiveMessage and
+//	                                         sqs:DeleteMessage on its queue: the trigger consumes it
+//	tidemq:RunCommand                        creating or changing a trigger whose target is a command or
+//	                                         a function (a program run as the server's user), besides
+//	                                         the trigger's own action
+//	tidemq:Backup                            POST /tidemq/backup
+//	tidemq:PeekMessages                      the console's messages (and the PeekMessages extension)
+//	tidemq:Redrive                           the console's redrive, on the dead-letter queue (and
+//	                                         sqs:SendMessage on a destination it names)
+//	sqs:PurgeQueue, sqs:ListMessageMoveTasks the console's purge and move-task list, on the queue
+//	sns:ListTopics                           the console's topics
+//	tidemq:Admin                             any admin route not listed here
+//
+// Server-wide actions are on the resource arn:aws:tidemq:<region>:<account>:server.
+
+// AdminOptions are what the admin guard needs besides the Authorizer.
+type AdminOptions struct {
+	// TriggerQueue returns the queue (broker name) of a trigger by name.
+	TriggerQueue func(name string) (queue string, ok bool)
+	// Paths: where the routes are mounted (trigger.APIPath, console.APIPath,
+	// backup.APIPath...), so that this package depends on none of them.
+	TriggersPath, ConsoleAPIPath, BackupPath, QueuesPath, AlarmsPath string
+}
+
+// check is one permission an admin request needs.
+type check struct{ action, resource string }
+
+// Guard is frontdoor.Config.Guard: it decides an admin request and, for
+// one that changes state, writes its outcome to the audit log.
+func (a *Authorizer) Guard(o AdminOptions) func(r *http.Request, accessKey string) (func(int), error) {
+	return func(r *http.Request, key string) (func(int), error) {
+		checks := a.adminChecks(o, r)
+		if len(checks) == 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			checks = []check{{"tidemq:Admin", a.serverARN()}}
+		}
+		for _, c := range checks {
+			if err := a.Check(r.Context(), CallOf(r, key, c.action, c.resource)); err != nil {
+				return nil, err
+			}
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return nil, nil
+		}
+		who := key
+		if p, ok := a.Store.Directory().Principal(key); ok {
+			who = p.ARN()
+		}
+		return func(status int) {
+			a.Audit.Write(audit.Event{Kind: audit.KindChange, Principal: who, AccessKey: key, Action: checks[0].action,
+				Resource: checks[0].resource, Source: r.RemoteAddr, Method: r.Method, Path: r.URL.Path, Status: status})
+		}, nil
+	}
+}
+
+func (a *Authorizer) serverARN() string {
+	return "arn:aws:tidemq:" + a.Region + ":" + a.Account + ":server"
+}
+
+func (a *Authorizer) queueARN(name string) string {
+	return tidemq.RegionalQueueARN(a.Region, a.Account, name)
+}
+
+func (a *Authorizer) triggerARN(name string) string {
+	return "arn:aws:tidemq:" + a.Region + ":" + a.Account + ":trigger/" + name
+}
+
+// adminChecks maps an admin request to the permissions it needs
+// (tidemq:Admin for a route it does not know; none for the console's
+// overview, which filters what it shows).
+func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) []check {
+	server := a.serverARN()
+	path, get := r.URL.Path, r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case path == "/health" && get:
+		return []check{{"tidemq:GetHealth", server}}
+	case path == "/metrics" && get:
+		return []check{{"tidemq:GetMetrics", server}}
+	case path == o.QueuesPath && get:
+		return []check{{"tidemq:ListQueues", server}}
+	case path == o.AlarmsPath && get:
+		return []check{{"tidemq:GetAlarms", server}}
+	case path == o.BackupPath:
+		return []check{{"tidemq:Backup", server}}
+	case o.TriggersPath != "" && (path == o.TriggersPath || strings.HasPrefix(path, o.TriggersPath+"/")):
+		return a.triggerChecks(o, r)
+	case o.ConsoleAPIPath != "" && strings.HasPrefix(path, o.ConsoleAPIPath+"/"):
+		return a.consoleChecks(r, strings.TrimPrefix(path, o.ConsoleAPIPath+"/"))
+	}
+	return []check{{"tidemq:Admin", server}}
+}
+
+func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
+	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, o.TriggersPath), "/")
+	name, _, _ := strings.Cut(rest, "/")
+	consume := func(queue string) []check {
+		q := a.queueARN(queue)
+		return []check{{"sqs:ReceiveMessage", q}, {"sqs:DeleteMessage", q}}
+	}
+	var body struct {
+		Name, Queue string
+		Target      struct {
+			Command  []string
+			Function json.RawMessage
+		}
+	}
+	readJSON(r, &body)
+	// A command or a function target runs a program as the server's
+	// user: that is more than consuming a queue, and asked for apart.
+	runs := len(body.Target.Command) > 0 || len(body.Target.Function) > 0 && string(body.Target.Function) != "null"
+	withRun := func(checks []check) []check {
+		if runs {
+			checks = append(checks, check{"tidemq:RunCommand", a.serverARN()})
+		}
+		return checks
+	}
+	switch {
+	case name == "" && r.Method == http.MethodGet:
+		return []check{{"tidemq:ListTriggers", a.serverARN()}}
+	case name == "" && r.Method == http.MethodPost:
+		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...))
+	case r.Method == http.MethodGet:
+		return []check{{"tidemq:GetTrigger", a.triggerARN(name)}}
+	}
+	action := "tidemq:UpdateTrigger"
+	if r.Method == http.MethodDelete {
+		action = "tidemq:DeleteTrigger"
+	}
+	checks := []check{{action, a.triggerARN(name)}}
+	if o.TriggerQueue != nil {
+		if q, ok := o.TriggerQueue(name); ok {
+			checks = append(checks, consume(q)...)
+		}
+	}
+	if body.Queue != "" { // moved to another queue: it must be the caller's to consume too
+		checks = append(checks, consume(body.Queue)...)
+	}
+	return withRun(checks)
+}
+
+func (a *Authorizer) consoleChecks(r *http.Request, route string) []check {
+	var body struct {
+		Queue       string `json:"queue"`
+		Destination string `json:"destination"`
+	}
+	if r.Method == http.MethodPost {
+		readJSON(r, &body)
+	} else {
+		body.Queue = r.URL.Query().Get("queue")
+	}
+	q := a.queueARN(body.Queue)
+	switch route {
+	case "overview":
+		return nil // every signed-in principal; the console lists only the queues it may see
+	case "topics":
+		return []check{{"sns:ListTopics", "arn:aws:sns:" + a.Region + ":" + a.Account + ":*"}}
+	case "messages":
+		return []check{{"tidemq:PeekMessages", q}}
+	case "movetasks":
+		return []check{{"sqs:ListMessageMoveTasks", q}}
+	case "purge":
+		return []check{{"sqs:PurgeQueue", q}}
+	case "redrive":
+		checks := []check{{"tidemq:Redrive", q}}
+		if body.Destination != "" {
+			checks = append(checks, check{"sqs:SendMessage", a.queueARN(body.Destination)})
+		}
+		return checks
+	}
+	return []check{{"tidemq:Admin", a.serverARN()}}
+}
+
+// readJSON decodes what it can of a request's JSON body into v, leaving
+// the body to be read again; a body that is not JSON leaves v empty (the
+// handler refuses it as such).
+func readJSON(r *http.Request, v any) {
+	if r.Body == nil {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	if err == nil {
+		_ = json.Unmarshal(data, v)
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/frontdoor"
+	"github.com/tidemq/tidemq/api/sigv4"
+	"github.com/tidemq/tidemq/audit"
+	"github.com/tidemq/tidemq/authz"
+	"github.com/tidemq/tidemq/backup"
+	"github.com/tidemq/tidemq/console"
+	"github.com/tidemq/tidemq/trigger"
+)
+
+// accessOptions are the serve flags of permissions and auditing (--auth's
+// second question: not only who signed, but whether they may), and what
+// runServe builds of them.
+type accessOptions struct {
+	auditLog     string
+	auditMaxMiB  int64
+	auditKeep    int
+	reloadPeriod time.Duration
+
+	// Built by open; nil without --auth.
+	store      *authz.Store
+	authorizer *authz.Authorizer
+	audit      *audit.Log
+	triggers   *trigger.Manager // set once the triggers are open
+}
+
+func (a *accessOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&a.auditLog, "audit-log", "", "with --auth, the audit log (JSON lines): every admin change and every refused call (default: audit.log in --data-dir; none with --in-memory or --store postgres:// unless given)")
+	f.Int64Var(&a.auditMaxMiB, "audit-log-max-mib", audit.DefaultMaxBytes>>20, "rotate the audit log when it holds this many MiB")
+	f.IntVar(&a.auditKeep, "audit-log-keep", audit.DefaultKeep, "rotated audit logs kept (audit.log.1 ...)")
+	f.DurationVar(&a.reloadPeriod, "credentials-reload", 2*time.Second, "how often --credentials-file is checked for changes (reloaded when its contents change)")
+}
+
+// openAccess builds the authenticator of the protocols and, under --auth,
+// the principals' store (watched for changes until ctx ends), the
+// authorizer and the audit log. Without --auth it returns nil and builds
+// nothing: every call is allowed, as in the quick start.
+func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
+	if !o.auth {
+		if o.credentials != "" || o.credentialsFile != "" {
+			return nil, errors.New("credentials are given but --auth is off: add --auth to verify signatures")
+		}
+		if o.access.auditLog != "" {
+			return nil, errors.New("--audit-log records refused calls and admin changes, and there is no --auth")
+		}
+		return nil, nil
+	}
+	var extra sigv4.Credentials
+	if o.credentials != "" {
+		c, err := sigv4.ParseCredentialPairs(o.credentials)
+		if err != nil {
+			return nil, fmt.Errorf("--credentials: %w", err)
+		}
+		extra = c
+	}
+	store, err := authz.NewStore(o.credentialsFile, o.accountID, extra, log)
+	if err != nil {
+		if o.credentialsFile != "" && o.credentials == "" {
+			return nil, fmt.Errorf("--credentials-file: %w", err)
+		}
+		return nil, err
+	}
+	a := &o.access
+	path := a.auditLog
+	if path == "" && !o.inMemory && !isPostgresStore(o.store) {
+		// Next to the data (created as the store creates it, for this
+		// user only: the store may not have made it yet). Nodes sharing
+		// PostgreSQL name theirs with --audit-log.
+		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
+		path = filepath.Join(o.dataDir, "audit.log")
+	}
+	if path != "" {
+		if a.audit, err = audit.Open(path, a.auditMaxMiB<<20, a.auditKeep, log); err != nil {
+			return nil, err
+		}
+	}
+	a.store = store
+	a.authorizer = &authz.Authorizer{Store: store, Account: o.accountID, Region: o.region, Audit: a.audit, Logger: log}
+	if a.reloadPeriod > 0 {
+		go store.Watch(ctx, a.reloadPeriod)
+	}
+	return &authz.Authenticator{Store: store, Services: []string{"sqs"}}, nil
+}
+
+// bindQueues lets the authorizer read the queues' policies.
+func (a *accessOptions) bindQueues(b tidemq.Broker) {
+	if a.authorizer == nil {
+		return
+	}
+	a.authorizer.QueuePolicy = func(ctx context.Context, queue string) (string, error) {
+		attrs, err := b.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: queue, Names: []string{tidemq.AttrPolicy}})
+		if err != nil {
+			return "", err
+		}
+		return attrs[tidemq.AttrPolicy], nil
+	}
+}
+
+// guard is the door's Guard: nil without --auth.
+func (a *accessOptions) guard() func(r *http.Request, accessKey string) (func(int), error) {
+	if a.authorizer == nil {
+		return nil
+	}
+	return a.authorizer.Guard(authz.AdminOptions{
+		TriggerQueue: func(name string) (string, bool) {
+			if a.triggers == nil {
+				return "", false
+			}
+			s, err := a.triggers.Get(name)
+			if err != nil {
+				return "", false
+			}
+			return s.Queue, true
+		},
+		TriggersPath: trigger.APIPath, ConsoleAPIPath: console.APIPath, BackupPath: backup.APIPath,
+		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
+	})
+}
+
+// visible is the console's Visible: a queue is shown to whoever may read
+// its attributes (as the ListQueueStats extension lists). nil without
+// --auth.
+func (a *accessOptions) visible() func(r *http.Request, queueARN string) bool {
+	if a.authorizer == nil {
+		return nil
+	}
+	return func(r *http.Request, queueARN string) bool {
+		return a.authorizer.Allowed(r, frontdoor.AccessKey(r.Context()), "sqs:GetQueueAttributes", queueARN)
+	}
+}
+
+// deliveryCheck is the topic service's DeliveryCheck: nil without --auth.
+func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queueARN string) error {
+	if a.authorizer == nil {
+		return nil
+	}
+	return a.authorizer.DeliveryCheck
+}
+
+func (a *accessOptions) close() {
+	if a.audit != nil {
+		_ = a.audit.Close()
+	}
+}
