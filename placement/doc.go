@@ -12,7 +12,7 @@
 //     its dead-letter queue's cluster when its RedrivePolicy names one that
 //     is placed, else to its capture queue's, else to the cluster with the
 //     fewest names placed; and only once its create's joins hold there. A
-//     name placed nowhere that a RedrivePolicy, capture tag or move names
+//     name placed nowhere that a RedrivePolicy or capture tag names
 //     is placed then with the queue naming it, so that the queue created
 //     by that name later is there. A queue deleted and created again comes
 //     back where it was.

@@ -91,6 +91,15 @@ func TestNamedQueuesArePlacedWithTheirSource(t *testing.T) {
 		t.Fatalf("an invalid name placed on %s", c)
 	}
 
+	// A move's destination that does not exist is the cluster's to refuse,
+	// and is not placed.
+	if _, err := w.r.MoveMessages(ctx, tidemq.MoveMessagesParams{Source: "src", Destination: "typo", Max: 1}); err == nil {
+		t.Fatal("a move to a queue that does not exist succeeded")
+	}
+	if c := w.tab.where("typo"); c != "" {
+		t.Fatalf("a move's missing destination placed on %s", c)
+	}
+
 	// A dead-letter queue created first, by counts, on the other cluster
 	// stays there: the refusal says what can be done.
 	mustCreate(t, w.r, "late", nil)

@@ -247,12 +247,13 @@ func (r *Router) fenced(ctx context.Context, c *Cluster) (context.Context, error
 
 // sameCluster refuses what would join queues of two clusters: a
 // dead-letter queue, a capture queue, a move task's destination, a move's
-// destination. A name not placed yet is placed on c, with the queue that
-// names it, so that the queue created by that name later is on c: a
-// queue's dead-letter or capture queue may be named before it is created
-// (a refused RedrivePolicy included; the cluster refuses a dead-letter
-// queue that does not exist, and the name stays placed).
-func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluster, other string) error {
+// destination. With claim (a dead-letter or capture queue), a name not
+// placed yet is placed on c, with the queue that names it, so that the
+// queue created by that name later is on c: a queue's dead-letter or
+// capture queue may be named before it is created (a refused
+// RedrivePolicy included; the cluster refuses a dead-letter queue that
+// does not exist, and the name stays placed).
+func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluster, other string, claim bool) error {
 	if other == "" {
 		return nil
 	}
@@ -261,7 +262,7 @@ func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluste
 		return err
 	}
 	if o == nil {
-		if !r.validName(other) {
+		if !claim || !r.validName(other) {
 			return nil // the cluster refuses it in its own words
 		}
 		if o, err = r.place(ctx, other, c); err != nil {
@@ -306,12 +307,12 @@ func (r *Router) captureQueue(tags map[string]string) string {
 // tags) naming a queue on another cluster than c.
 func (r *Router) checkJoins(ctx context.Context, c *Cluster, attrs, tags map[string]string) error {
 	if dlq := r.deadLetterQueue(attrs); dlq != "" {
-		if err := r.sameCluster(ctx, tidemq.AttrRedrivePolicy, attrs[tidemq.AttrRedrivePolicy], c, dlq); err != nil {
+		if err := r.sameCluster(ctx, tidemq.AttrRedrivePolicy, attrs[tidemq.AttrRedrivePolicy], c, dlq, true); err != nil {
 			return err
 		}
 	}
 	if capture := r.captureQueue(tags); capture != "" {
-		return r.sameCluster(ctx, "Tags", tidemq.CaptureExpiredTag, c, capture)
+		return r.sameCluster(ctx, "Tags", tidemq.CaptureExpiredTag, c, capture, true)
 	}
 	return nil
 }
