@@ -99,3 +99,24 @@ func (f *fencedBroker) MoveMessages(ctx context.Context, p MoveMessagesParams) (
 func (f *fencedBroker) RecordFailure(ctx context.Context, p RecordFailureParams) ([]error, error) {
 	return f.Broker.RecordFailure(f.with(ctx), p)
 }
+
+type fenceCheckKey struct{}
+
+// WithFenceCheck returns ctx carrying check, which reports whether the
+// fence of the write the context is for is still current: for a write
+// whose store cannot check the fence in the write's own transaction
+// (WithoutFence), whose fence was checked once before it started. A long
+// poll calls it before each look at its queue after the first
+// (CheckFence), so that a leader fenced off while it waits takes nothing.
+func WithFenceCheck(ctx context.Context, check func(context.Context) error) context.Context {
+	return context.WithValue(ctx, fenceCheckKey{}, check)
+}
+
+// CheckFence calls the check ctx carries (WithFenceCheck); nil when it
+// carries none.
+func CheckFence(ctx context.Context) error {
+	if check, ok := ctx.Value(fenceCheckKey{}).(func(context.Context) error); ok && check != nil {
+		return check(ctx)
+	}
+	return nil
+}

@@ -30,6 +30,11 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 	var w *waiter // while this call waits: its registration on wq
 	var wq *queue
 	for first := true; ; first = false {
+		var fenced error
+		if !first {
+			// Outside the lock: it may ask another database (placement).
+			fenced = tidemq.CheckFence(ctx)
+		}
 		if err := h.lock(); err != nil {
 			if w != nil {
 				// The engine failed while this call waited (recover.go):
@@ -39,8 +44,12 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			return nil, err
 		}
 		if w != nil { // woken (it receives now) or its own timer ran out
-			wq.leave(w, true)
+			wq.leave(w, fenced == nil) // fenced off: a wake it got goes to the next waiter
 			w = nil
+		}
+		if fenced != nil {
+			h.unlock()
+			return nil, fenced
 		}
 		q, err := e.queue(p.Queue)
 		if err != nil {

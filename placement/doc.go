@@ -10,8 +10,12 @@
 //
 //   - A queue name is placed once and for good (Table): a new name goes to
 //     its dead-letter queue's cluster when its RedrivePolicy names one that
-//     is placed, else to the cluster with the fewest names placed. A queue
-//     deleted and created again comes back where it was.
+//     is placed, else to its capture queue's, else to the cluster with the
+//     fewest names placed; and only once its create's joins hold there. A
+//     name placed nowhere that a RedrivePolicy or capture tag names
+//     is placed then with the queue naming it, so that the queue created
+//     by that name later is there. A queue deleted and created again comes
+//     back where it was.
 //   - A queue and its dead-letter queue are on one cluster, because a
 //     dead-letter move is one transaction (never in both queues, never in
 //     neither). A RedrivePolicy, a move task or a MoveMessages that would
@@ -19,9 +23,10 @@
 //   - The leader's fence (tidemq.Fence) is checked in the write's own
 //     transaction only on the home cluster, where the leases are. On any
 //     other cluster the Router checks it against the home database just
-//     before the write (Options.CheckFence), the weaker check the alarm
-//     webhooks get: a leader paused between the check and the write can
-//     still make that one write.
+//     before the write (Options.CheckFence), and a long poll again before
+//     each look after a wake (tidemq.WithFenceCheck): the weaker check the
+//     alarm webhooks get, since a leader paused between a check and the
+//     write can still make that one write.
 //
 // docs/scaling.md says what is built and what is on paper (migrating a
 // queue from one cluster to another is not built).

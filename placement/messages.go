@@ -43,7 +43,7 @@ func (r *Router) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 	if err != nil {
 		return nil, err
 	}
-	if err := r.sameCluster(ctx, "Destination", p.Destination, c, p.Destination); err != nil {
+	if err := r.sameCluster(ctx, "Destination", p.Destination, c, p.Destination, false); err != nil {
 		return nil, err
 	}
 	return c.Broker.MoveMessages(ctx, p)
@@ -58,7 +58,7 @@ func (r *Router) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	}
 	if p.DestinationARN != "" {
 		if name, ok := tidemq.QueueNameOfARN(p.DestinationARN, r.region, r.acct); ok {
-			if err := r.sameCluster(ctx, "DestinationArn", p.DestinationARN, c, name); err != nil {
+			if err := r.sameCluster(ctx, "DestinationArn", p.DestinationARN, c, name, false); err != nil {
 				return "", err
 			}
 		}

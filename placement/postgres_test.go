@@ -206,13 +206,15 @@ func TestFenceOnTheSecondPostgreSQLCluster(t *testing.T) {
 	a, b := leases("a"), leases("b")
 	r, h, _ := pgNode(t, home, other, a.Check)
 	hid, _ := h.ClusterID(ctx)
-	for _, q := range []string{"near", "far"} {
+	for _, q := range []string{"near", "far", "near2", "waited"} {
 		if _, err := r.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c, _, _ := h.Placements().Lookup(ctx, "far"); c == hid {
-		t.Fatal("far is on the home cluster")
+	for _, q := range []string{"far", "waited"} {
+		if c, _, _ := h.Placements().Lookup(ctx, q); c == hid {
+			t.Fatalf("%s is on the home cluster", q)
+		}
 	}
 	la, ok, err := a.Acquire(ctx, "leader")
 	if err != nil || !ok {
@@ -222,9 +224,34 @@ func TestFenceOnTheSecondPostgreSQLCluster(t *testing.T) {
 	if _, err := r.SendMessages(actx, tidemq.SendMessagesParams{Queue: "far", Entries: []tidemq.SendEntry{{ID: "1", Body: "x"}}}); err != nil {
 		t.Fatalf("the leader's fenced send on the second cluster: %v", err)
 	}
-	clk.Advance(4 * time.Second) // a's lease passes, b takes it
+	// The leader long-polls an empty queue of the second cluster; while it
+	// waits, b takes the lease over and a message comes: the poll, woken,
+	// checks its fence again and takes nothing.
+	type polled struct {
+		ms  []*tidemq.Message
+		err error
+	}
+	poll := make(chan polled, 1)
+	go func() {
+		ms, err := r.ReceiveMessages(actx, tidemq.ReceiveMessagesParams{Queue: "waited", WaitTimeSeconds: intp(20)})
+		poll <- polled{ms, err}
+	}()
+	time.Sleep(500 * time.Millisecond) // (the broker's real clock) let the poll start waiting
+	clk.Advance(4 * time.Second)       // a's lease passes, b takes it
 	if _, ok, err := b.Acquire(ctx, "leader"); err != nil || !ok {
 		t.Fatalf("b takes the lease: %v %v", ok, err)
+	}
+	send(t, r, "waited", "for b")
+	select {
+	case p := <-poll:
+		if len(p.ms) > 0 || !errors.Is(p.err, tidemq.ErrFenced) {
+			t.Fatalf("the stale leader's long poll, fenced off while it waited: %d messages, %v", len(p.ms), p.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the fenced-off long poll was not woken by the send")
+	}
+	if ms := receive(t, r, "waited"); len(ms) != 1 || ms[0].ApproximateReceiveCount != 1 {
+		t.Fatalf("waited holds %v after the fenced poll, want the message never received", ms)
 	}
 	_, err = r.ReceiveMessages(actx, tidemq.ReceiveMessagesParams{Queue: "far", WaitTimeSeconds: intp(0)})
 	if !errors.Is(err, tidemq.ErrFenced) {
@@ -250,7 +277,7 @@ func TestOneClusterDown(t *testing.T) {
 		t.Skipf("no second PostgreSQL cluster: %v", err)
 	}
 	t.Cleanup(func() { srv.Stop() })
-	r, _, o := pgNode(t, home, srv.DSN)
+	r, h, o := pgNode(t, home, srv.DSN)
 	oid, _ := o.ClusterID(ctx)
 	for _, q := range []string{"near", "far"} {
 		if _, err := r.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
@@ -286,6 +313,17 @@ func TestOneClusterDown(t *testing.T) {
 	}
 	if health == nil || !strings.Contains(health.Error(), oid) {
 		t.Fatalf("Healthy with the second cluster down: %v, want an error naming %s", health, oid)
+	}
+	// A name placed nowhere may be on the stopped cluster (made there
+	// before placement): it is neither placed nor created on the home one.
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = r.CreateQueue(cctx, tidemq.CreateQueueParams{Name: "new"})
+	cancel()
+	if err == nil {
+		t.Fatal("CreateQueue of an unplaced name with a cluster down succeeded")
+	}
+	if c, ok, _ := h.Placements().Lookup(ctx, "new"); ok {
+		t.Fatalf("new placed on %s with a cluster down", c)
 	}
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)

@@ -13,13 +13,27 @@ func (r *Router) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*
 		return nil, err // nothing placed for a request that creates nothing
 	}
 	c, err := r.locate(ctx, p.Name)
-	if err == nil && c == nil {
-		if c, err = r.choose(ctx, p.Attributes, p.Tags); err == nil {
-			c, err = r.place(ctx, p.Name, c)
-		}
-	}
 	if err != nil {
 		return nil, err
+	}
+	if c == nil {
+		// A name is placed for good: place it only once the request's
+		// joins are known to hold there, so that a refused create does
+		// not pin it where its dead-letter or capture queue is not.
+		chosen, err := r.choose(ctx, p.Attributes, p.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkJoins(ctx, chosen, p.Attributes, p.Tags); err != nil {
+			return nil, err
+		}
+		if c, err = r.place(ctx, p.Name, chosen); err != nil {
+			return nil, err
+		}
+		if c == chosen {
+			return c.Broker.CreateQueue(ctx, p)
+		}
+		// Another node placed it at once elsewhere: check again there.
 	}
 	if err := r.checkJoins(ctx, c, p.Attributes, p.Tags); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tidemq/tidemq"
@@ -148,8 +149,8 @@ func (r *Router) locate(ctx context.Context, name string) (*Cluster, error) {
 	if c != nil || err != nil {
 		return c, err
 	}
-	if c = r.find(ctx, name); c == nil {
-		return nil, nil
+	if c, err = r.find(ctx, name); c == nil || err != nil {
+		return nil, err
 	}
 	return r.place(ctx, name, c)
 }
@@ -169,14 +170,20 @@ func (r *Router) place(ctx context.Context, name string, c *Cluster) (*Cluster, 
 	return c, nil
 }
 
-// find returns the cluster that has a queue name, or nil.
-func (r *Router) find(ctx context.Context, name string) *Cluster {
+// find returns the cluster that has a queue name, or nil when every
+// cluster answers that it has none. A cluster that cannot answer is an
+// error: the queue may be there.
+func (r *Router) find(ctx context.Context, name string) (*Cluster, error) {
 	for _, c := range r.clusters {
-		if _, err := c.Broker.GetQueue(ctx, tidemq.GetQueueParams{Name: name}); err == nil {
-			return c
+		_, err := c.Broker.GetQueue(ctx, tidemq.GetQueueParams{Name: name})
+		if err == nil {
+			return c, nil
+		}
+		if !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+			return nil, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // ofARN returns the cluster of the queue an ARN names; a malformed or
@@ -218,12 +225,14 @@ func (r *Router) choose(ctx context.Context, attrs, tags map[string]string) (*Cl
 // cluster, where the broker checks a fence in the write's transaction;
 // elsewhere, once the fence ctx carries is checked against the home
 // database, ctx without it (that cluster has no leases to check it
-// against).
+// against) but with the check (tidemq.WithFenceCheck), which a long poll
+// makes again before each look at its queue.
 func (r *Router) fenced(ctx context.Context, c *Cluster) (context.Context, error) {
 	if c == r.home() {
 		return ctx, nil
 	}
-	if _, ok := tidemq.FenceOf(ctx); !ok {
+	f, ok := tidemq.FenceOf(ctx)
+	if !ok {
 		return ctx, nil
 	}
 	if r.check == nil {
@@ -232,20 +241,45 @@ func (r *Router) fenced(ctx context.Context, c *Cluster) (context.Context, error
 	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
-	return tidemq.WithoutFence(ctx), nil
+	again := func(ctx context.Context) error { return r.check(tidemq.WithFence(ctx, f)) }
+	return tidemq.WithFenceCheck(tidemq.WithoutFence(ctx), again), nil
 }
 
 // sameCluster refuses what would join queues of two clusters: a
-// dead-letter queue, a move task's destination, a move's destination.
-func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluster, other string) error {
+// dead-letter queue, a capture queue, a move task's destination, a move's
+// destination. With claim (a dead-letter or capture queue), a name not
+// placed yet is placed on c, with the queue that names it, so that the
+// queue created by that name later is on c: a queue's dead-letter or
+// capture queue may be named before it is created (a refused
+// RedrivePolicy included; the cluster refuses a dead-letter queue that
+// does not exist, and the name stays placed).
+func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluster, other string, claim bool) error {
 	if other == "" {
 		return nil
 	}
 	o, err := r.locate(ctx, other)
-	if err != nil || o == nil || o == c {
-		return err // a queue that does not exist is the cluster's to refuse
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		if !claim || !r.validName(other) {
+			return nil // the cluster refuses it in its own words
+		}
+		if o, err = r.place(ctx, other, c); err != nil {
+			return err
+		}
+	}
+	if o == c {
+		return nil
 	}
 	return otherCluster(param, value, other)
+}
+
+// validName reports whether name (plain or "<region>/<name>") is a queue
+// name a queue could have: only those are placed before they exist.
+func (r *Router) validName(name string) bool {
+	_, plain := tidemq.SplitQueueName(name, r.region)
+	return plain != "" && tidemq.ValidateQueueName(plain, strings.HasSuffix(plain, ".fifo")) == nil
 }
 
 // deadLetterQueue is the name of the queue a RedrivePolicy in attrs
@@ -273,12 +307,12 @@ func (r *Router) captureQueue(tags map[string]string) string {
 // tags) naming a queue on another cluster than c.
 func (r *Router) checkJoins(ctx context.Context, c *Cluster, attrs, tags map[string]string) error {
 	if dlq := r.deadLetterQueue(attrs); dlq != "" {
-		if err := r.sameCluster(ctx, tidemq.AttrRedrivePolicy, attrs[tidemq.AttrRedrivePolicy], c, dlq); err != nil {
+		if err := r.sameCluster(ctx, tidemq.AttrRedrivePolicy, attrs[tidemq.AttrRedrivePolicy], c, dlq, true); err != nil {
 			return err
 		}
 	}
 	if capture := r.captureQueue(tags); capture != "" {
-		return r.sameCluster(ctx, "Tags", tidemq.CaptureExpiredTag, c, capture)
+		return r.sameCluster(ctx, "Tags", tidemq.CaptureExpiredTag, c, capture, true)
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			}
 			return nil, err
 		}
+		if !first {
+			if err := tidemq.CheckFence(ctx); err != nil {
+				return nil, err // a leader fenced off while it waited takes nothing
+			}
+		}
 		w := b.waiters.add(p.Queue)
 		r, err := b.receiveOnce(ctx, p, max)
 		if err != nil {

@@ -74,6 +74,7 @@ func (s *store) reload() error {
 		unsub[sub.Token] = sub
 	}
 	s.topics, s.subs, s.unsubscribed = topics, subs, unsub
+	s.changes++
 	return nil
 }
 

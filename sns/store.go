@@ -72,6 +72,10 @@ type store struct {
 	unsubscribed map[string]*Subscription // by token
 	// invalidated asks the reload loop to reload now (Invalidate).
 	invalidated chan struct{}
+	// changes counts the changes made in memory (applyMemLocked, reload),
+	// under mu: a read of the registry made without mu is copied into
+	// memory only if none came between (topicmiss.go).
+	changes uint64
 	// shared is true when other nodes change the registry too: a topic
 	// missing from memory is then looked for in the registry
 	// (topicmiss.go).
@@ -132,6 +136,7 @@ func mergeChange(a, b RegistryChange) RegistryChange {
 
 // applyMemLocked makes c in memory: deletes, then puts.
 func (s *store) applyMemLocked(c RegistryChange) {
+	s.changes++
 	for _, arn := range c.DeleteTopics {
 		delete(s.topics, arn)
 		for k, sub := range s.subs {

@@ -46,25 +46,43 @@ func (s kvState) ReadTopic(arn string) (*Topic, []*Subscription, error) {
 }
 
 // readTopic is getTopic that, on a miss in a shared registry, reads the
-// registry before answering that there is no such topic. It holds mu for
-// writing across the read and the copy into memory, as reload does, so
-// that this node's own change cannot fall between them.
+// registry before answering that there is no such topic. The read is made
+// without mu, so that a client asking again and again for a topic that
+// does not exist holds up no other call behind the registry's round
+// trips. A topic it found is copied into memory under mu for writing
+// unless memory changed since the miss (changes): that change may be
+// this node's own (a DeleteTopic) made after the read, which the copy
+// would undo, so the registry is then read again under mu, as reload
+// does.
 func (s *store) readTopic(arn string) (*Topic, bool, error) {
-	if t, ok := s.getTopic(arn); ok || !s.shared {
+	if !s.shared {
+		t, ok := s.getTopic(arn)
 		return t, ok, nil
+	}
+	s.mu.RLock()
+	t, ok := s.topics[arn]
+	seen := s.changes
+	s.mu.RUnlock()
+	if ok {
+		return t.clone(), true, nil
 	}
 	r, ok := s.reg.(TopicReader)
 	if !ok {
 		return nil, false, nil
+	}
+	t, subs, err := r.ReadTopic(arn)
+	if err != nil || t == nil {
+		return nil, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.topics[arn]; ok {
 		return t.clone(), true, nil
 	}
-	t, subs, err := r.ReadTopic(arn)
-	if err != nil || t == nil {
-		return nil, false, err
+	if s.changes != seen {
+		if t, subs, err = r.ReadTopic(arn); err != nil || t == nil {
+			return nil, false, err
+		}
 	}
 	s.applyMemLocked(RegistryChange{PutTopics: []*Topic{t}, PutSubscriptions: subs})
 	return t.clone(), true, nil
