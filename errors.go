@@ -207,6 +207,13 @@ func HasCode(err error, code *ErrorCode) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
+// IsThrottled reports whether err asks the caller to slow down and try
+// again (RequestThrottled: a queue at --max-queue-bytes, or SNS's
+// Throttled): the sender's fault by the catalogue, yet not permanent.
+func IsThrottled(err error) bool {
+	return HasCode(err, ErrRequestThrottled) || HasCode(err, ErrSNSThrottled)
+}
+
 // Common messages, worded as AWS words them.
 const (
 	MsgQueueDoesNotExist = "The specified queue does not exist."

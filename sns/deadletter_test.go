@@ -15,11 +15,14 @@ import (
 // fakeBroker answers SendMessages only: queue "gone" does not exist, queue
 // "busy" always fails for a server-side reason, queue "dlq" fails for a
 // server-side reason while failDLQ is positive (each failure counts it
-// down; -1 fails forever), every other queue accepts.
+// down; -1 fails forever), queue "full" is throttled (a queue at
+// --max-queue-bytes) while failFull is positive, counting it down; every
+// other queue accepts.
 type fakeBroker struct {
 	tidemq.Broker
-	mu      sync.Mutex
-	failDLQ int
+	mu       sync.Mutex
+	failDLQ  int
+	failFull int
 	sent    map[string][]string // queue -> bodies
 }
 
@@ -36,6 +39,9 @@ func (b *fakeBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams
 			b.failDLQ--
 		}
 		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "the disk is busy")
+	case p.Queue == "full" && b.failFull > 0:
+		b.failFull--
+		return nil, tidemq.Errorf(tidemq.ErrRequestThrottled, "Queue full holds 100 bytes of messages, at the server's limit")
 	}
 	if b.sent == nil {
 		b.sent = map[string][]string{}
@@ -77,6 +83,33 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A queue that refuses sends because it is full (RequestThrottled, the
+// sender's fault by the catalogue) is retried, not dead-lettered: the
+// delivery arrives once consumers make room.
+func TestThrottledQueueRetried(t *testing.T) {
+	b := &fakeBroker{failFull: 2}
+	s, err := Open(Options{Broker: b, Logger: slog.New(slog.DiscardHandler),
+		SQSRetry: &RetryPolicy{NumRetries: 5, NumNoDelayRetries: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	topic, err := s.CreateTopic("t", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "full"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery", func() bool { st := s.Stats(); return st.Delivered+st.DeadLettered+st.Lost+st.Undeliverable > 0 })
+	if st := s.Stats(); st.Delivered != 1 || st.Retries != 2 || st.DeadLettered != 0 || st.Lost != 0 || st.Undeliverable != 0 || b.count("full") != 1 {
+		t.Fatalf("stats = %+v, the queue got %d", st, b.count("full"))
 	}
 }
 

@@ -226,8 +226,9 @@ func (s *Service) attempt(sub *Subscription, d *delivery) (err error, permanent 
 
 // isPermanent reports whether a broker error is the sender's fault (a
 // missing queue, an invalid message): retrying would fail the same way.
+// A throttled send (a queue full to --max-queue-bytes) is retried.
 func isPermanent(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || tidemq.IsThrottled(err) {
 		return false
 	}
 	var e *tidemq.Error
