@@ -23,7 +23,7 @@ type fakeBroker struct {
 	mu       sync.Mutex
 	failDLQ  int
 	failFull int
-	sent    map[string][]string // queue -> bodies
+	sent     map[string][]string // queue -> bodies
 }
 
 func (b *fakeBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
