@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -53,6 +54,9 @@ type Options struct {
 type Console struct {
 	o    Options
 	jobs jobs
+	// ctx is the redrive jobs' context, cancelled by Close.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // New returns a Console.
@@ -60,7 +64,17 @@ func New(o Options) *Console {
 	if o.Clock == nil {
 		o.Clock = tidemq.SystemClock{}
 	}
-	return &Console{o: o}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Console{o: o, ctx: ctx, cancel: cancel}
+}
+
+// Close stops the redrive jobs still running and waits for them: each
+// ends between two messages, handing back the ones it held (as
+// `tidemq dlq redrive` does on Ctrl-C). The broker must still be open.
+func (c *Console) Close() error {
+	c.cancel()
+	c.Wait()
+	return nil
 }
 
 // API returns the handler of the console's JSON API, under APIPath:

@@ -27,6 +27,7 @@ type fixture struct {
 	eng   *engine.Engine
 	clock *clocktest.Clock
 	srv   *httptest.Server
+	con   *Console
 	// firing, when set, is reported by the alarms as firing.
 	firing map[string]bool
 	topics *fakeTopics
@@ -55,6 +56,7 @@ func newFixture(t *testing.T) *fixture {
 		},
 		SQS: apisqs.NewHandler(apisqs.Config{Broker: eng, Region: "us-east-1", AccountID: "000000000000"})})
 	t.Cleanup(c.Wait)
+	f.con = c
 	mux := http.NewServeMux()
 	mux.Handle("GET "+Path+"/", Assets())
 	mux.Handle("GET "+APIPath+"/", c.API())

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -163,7 +162,7 @@ func (c *Console) startJob(queue, destination string, o dlq.RedriveOptions, flag
 	c.jobs.wg.Add(1)
 	go func() {
 		defer c.jobs.wg.Done()
-		res, err := client.Redrive(context.Background(), name, o)
+		res, err := client.Redrive(c.ctx, name, o)
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		j.res, j.err, j.finished = res, err, c.o.Clock.Now()

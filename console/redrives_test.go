@@ -173,3 +173,41 @@ func TestRedriveOrphanedDLQToAChosenQueue(t *testing.T) {
 		t.Errorf("orders-v2 holds %d messages %v", len(got), bodies)
 	}
 }
+
+// TestCloseEndsRedriveJobs: a server shutting down closes the console
+// before the broker; Close ends a running redrive job between two
+// messages and waits for it, and every message is then in exactly one of
+// the two queues (none lost, none in both).
+func TestCloseEndsRedriveJobs(t *testing.T) {
+	f := newFixture(t)
+	in, _ := seed002(t)
+	f.deadLetterSetup(in)
+	const direct = 40
+	for i := 0; i < direct; i++ {
+		f.send("orders-dlq", in, nil)
+	}
+	var started struct{ Redrive string }
+	f.post("/console/api/redrive", redriveBody(t, map[string]any{"queue": "orders-dlq", "mark": true}), http.StatusOK, &started)
+	if started.Redrive == "" {
+		t.Fatalf("no redrive job: %+v", started)
+	}
+	done := make(chan struct{})
+	go func() { f.con.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not end the redrive job")
+	}
+	var got struct{ Redrives []jobAnswer }
+	f.get("/console/api/movetasks?queue=orders-dlq", http.StatusOK, &got)
+	if len(got.Redrives) != 1 || got.Redrives[0].Status == tidemq.MoveTaskRunning {
+		t.Fatalf("after Close the job is %+v", got.Redrives)
+	}
+	total := 0
+	for _, s := range f.eng.Snapshot() {
+		total += s.Visible + s.InFlight + s.Delayed
+	}
+	if total != direct+1 {
+		t.Fatalf("after Close the queues hold %d messages, want %d (moved %d)", total, direct+1, got.Redrives[0].Moved)
+	}
+}

@@ -28,14 +28,15 @@ import (
 // order is decided; the serve_*.go files open the parts.
 //
 //	start                               Close (reverse)
-//	1 cluster   PostgreSQL, node lease  8 gives the node lease up, closes the pool
-//	2 broker    the engine or Postgres  7 closes the queues (and its store share)
-//	3 obs       metrics, alarms          6 stops the alarm evaluator and webhook
-//	4 topics    SNS                      5 stops SNS deliveries before the broker goes
-//	5 http      the front door           4 answers long polls (Drain), finishes requests
-//	6 pprof     --pprof-listen           3 closes the profiling listener
-//	7 triggers  the trigger manager      2 ends the polls, waits for invocations
-//	8 leading   the leader lease's jobs  1 hands the leader lease over first
+//	1 cluster   PostgreSQL, node lease  9 gives the node lease up, closes the pool
+//	2 broker    the engine or Postgres  8 closes the queues (and its store share)
+//	3 obs       metrics, alarms          7 stops the alarm evaluator and webhook
+//	4 topics    SNS                      6 stops SNS deliveries before the broker goes
+//	5 http      the front door           5 answers long polls (Drain), finishes requests
+//	6 pprof     --pprof-listen           4 closes the profiling listener
+//	7 triggers  the trigger manager      3 ends the polls, waits for invocations
+//	8 leading   the leader lease's jobs  2 hands the leader lease over
+//	9 console   (mounted with the routes) 1 ends its redrive jobs between two messages
 //
 // The HTTP server is registered before the triggers though it listens last
 // (it needs the routes of every part): its Close drains the broker, and
@@ -194,6 +195,8 @@ func (s *tidemqServer) mount() {
 		Region: o.region, AccountID: o.accountID, PublicURL: o.publicURL, Auth: s.auth, Authorizer: o.access.authorizer, Logger: log,
 		Observe: s.obs.metrics.ObserveRequest, Regions: o.regionFilter()}
 	con := newConsole(s.obs.metrics.Broker(eng), s.obs, s.topics, server.ConsoleSQS(protocols), o)
+	// First to stop: the console's redrive jobs end while the broker is open.
+	s.started("console", con.Close)
 	server.Mount(s.door, server.Routes{
 		Health:        server.Health(eng, o.auth && !s.open["health"], log),
 		Metrics:       s.obs.metrics.Handler(),
