@@ -52,7 +52,10 @@ type check struct{ action, resource string }
 // one that changes state, writes its outcome to the audit log.
 func (a *Authorizer) Guard(o AdminOptions) func(r *http.Request, accessKey string) (func(int), error) {
 	return func(r *http.Request, key string) (func(int), error) {
-		checks := a.adminChecks(o, r)
+		checks, err := a.adminChecks(o, r)
+		if err != nil {
+			return nil, err
+		}
 		if len(checks) == 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
 			checks = []check{{"tidemq:Admin", a.serverARN()}}
 		}
@@ -89,30 +92,32 @@ func (a *Authorizer) triggerARN(name string) string {
 
 // adminChecks maps an admin request to the permissions it needs
 // (tidemq:Admin for a route it does not know; none for the console's
-// overview, which filters what it shows).
-func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) []check {
+// overview, which filters what it shows). A body the checks are read from
+// that is not exactly one JSON value is refused here: what the guard did
+// not read could not have been checked.
+func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) ([]check, error) {
 	server := a.serverARN()
 	path, get := r.URL.Path, r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
 	case path == "/health" && get:
-		return []check{{"tidemq:GetHealth", server}}
+		return []check{{"tidemq:GetHealth", server}}, nil
 	case path == "/metrics" && get:
-		return []check{{"tidemq:GetMetrics", server}}
+		return []check{{"tidemq:GetMetrics", server}}, nil
 	case path == o.QueuesPath && get:
-		return []check{{"tidemq:ListQueues", server}}
+		return []check{{"tidemq:ListQueues", server}}, nil
 	case path == o.AlarmsPath && get:
-		return []check{{"tidemq:GetAlarms", server}}
+		return []check{{"tidemq:GetAlarms", server}}, nil
 	case path == o.BackupPath:
-		return []check{{"tidemq:Backup", server}}
+		return []check{{"tidemq:Backup", server}}, nil
 	case o.TriggersPath != "" && (path == o.TriggersPath || strings.HasPrefix(path, o.TriggersPath+"/")):
 		return a.triggerChecks(o, r)
 	case o.ConsoleAPIPath != "" && strings.HasPrefix(path, o.ConsoleAPIPath+"/"):
 		return a.consoleChecks(r, strings.TrimPrefix(path, o.ConsoleAPIPath+"/"))
 	}
-	return []check{{"tidemq:Admin", server}}
+	return []check{{"tidemq:Admin", server}}, nil
 }
 
-func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
+func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) ([]check, error) {
 	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, o.TriggersPath), "/")
 	name, _, _ := strings.Cut(rest, "/")
 	consume := func(queue string) []check {
@@ -126,7 +131,9 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
 			Function json.RawMessage
 		}
 	}
-	readJSON(r, &body)
+	if err := readJSON(r, &body); err != nil {
+		return nil, err
+	}
 	// A command or a function target runs a program as the server's
 	// user: that is more than consuming a queue, and asked for apart.
 	runs := len(body.Target.Command) > 0 || len(body.Target.Function) > 0 && string(body.Target.Function) != "null"
@@ -138,11 +145,11 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
 	}
 	switch {
 	case name == "" && r.Method == http.MethodGet:
-		return []check{{"tidemq:ListTriggers", a.serverARN()}}
+		return []check{{"tidemq:ListTriggers", a.serverARN()}}, nil
 	case name == "" && r.Method == http.MethodPost:
-		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...))
+		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...)), nil
 	case r.Method == http.MethodGet:
-		return []check{{"tidemq:GetTrigger", a.triggerARN(name)}}
+		return []check{{"tidemq:GetTrigger", a.triggerARN(name)}}, nil
 	}
 	action := "tidemq:UpdateTrigger"
 	if r.Method == http.MethodDelete {
@@ -157,51 +164,62 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) []check {
 	if body.Queue != "" { // moved to another queue: it must be the caller's to consume too
 		checks = append(checks, consume(body.Queue)...)
 	}
-	return withRun(checks)
+	return withRun(checks), nil
 }
 
-func (a *Authorizer) consoleChecks(r *http.Request, route string) []check {
+func (a *Authorizer) consoleChecks(r *http.Request, route string) ([]check, error) {
 	var body struct {
 		Queue       string `json:"queue"`
 		Destination string `json:"destination"`
 	}
 	if r.Method == http.MethodPost {
-		readJSON(r, &body)
+		if err := readJSON(r, &body); err != nil {
+			return nil, err
+		}
 	} else {
 		body.Queue = r.URL.Query().Get("queue")
 	}
 	q := a.queueARN(body.Queue)
 	switch route {
 	case "overview":
-		return nil // every signed-in principal; the console lists only the queues it may see
+		return nil, nil // every signed-in principal; the console lists only the queues it may see
 	case "topics":
-		return []check{{"sns:ListTopics", "arn:aws:sns:" + a.Region + ":" + a.Account + ":*"}}
+		return []check{{"sns:ListTopics", "arn:aws:sns:" + a.Region + ":" + a.Account + ":*"}}, nil
 	case "messages":
-		return []check{{"tidemq:PeekMessages", q}}
+		return []check{{"tidemq:PeekMessages", q}}, nil
 	case "movetasks":
-		return []check{{"sqs:ListMessageMoveTasks", q}}
+		return []check{{"sqs:ListMessageMoveTasks", q}}, nil
 	case "purge":
-		return []check{{"sqs:PurgeQueue", q}}
+		return []check{{"sqs:PurgeQueue", q}}, nil
 	case "redrive":
 		checks := []check{{"tidemq:Redrive", q}}
 		if body.Destination != "" {
 			checks = append(checks, check{"sqs:SendMessage", a.queueARN(body.Destination)})
 		}
-		return checks
+		return checks, nil
 	}
-	return []check{{"tidemq:Admin", a.serverARN()}}
+	return []check{{"tidemq:Admin", a.serverARN()}}, nil
 }
 
-// readJSON decodes what it can of a request's JSON body into v, leaving
-// the body to be read again; a body that is not JSON leaves v empty (the
-// handler refuses it as such).
-func readJSON(r *http.Request, v any) {
+// readJSON decodes a request's JSON body into v, leaving the body to be
+// read again. An empty body leaves v empty; any other body must be exactly
+// one JSON value that decodes into v (nothing after it but white space),
+// else MalformedInput: a body the guard reads otherwise than the handler
+// would let a request be checked against names it does not use.
+func readJSON(r *http.Request, v any) error {
 	if r.Body == nil {
-		return
+		return nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	r.Body = io.NopCloser(bytes.NewReader(data))
-	if err == nil {
-		_ = json.Unmarshal(data, v)
+	if err != nil {
+		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body could not be read: %v", err)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body is not one JSON object of the expected shape: %v", err)
+	}
+	return nil
 }

@@ -220,7 +220,11 @@ func TestAdminChecks(t *testing.T) {
 		{"GET", "/tidemq/new-thing", "", []check{{"tidemq:Admin", server}}},
 	} {
 		r := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
-		got := a.adminChecks(o, r)
+		got, err := a.adminChecks(o, r)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.method, c.path, err)
+			continue
+		}
 		if len(got) != len(c.want) {
 			t.Errorf("%s %s: %v, want %v", c.method, c.path, got, c.want)
 			continue
@@ -235,6 +239,19 @@ func TestAdminChecks(t *testing.T) {
 	g := a.Guard(o)
 	if _, err := g(httptest.NewRequest("POST", "/tidemq/backup", strings.NewReader(`{}`)), "AKIDA"); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
 		t.Errorf("team A's backup: %v", err)
+	}
+	// A body that is not exactly one JSON value is refused before any check:
+	// the handler reads the first value, the checks would have seen none.
+	for _, c := range []struct{ path, body string }{
+		{"/tidemq/triggers", `{"Name":"t2","Queue":"a-orders","Target":{"Command":["/bin/sh"]}} junk`},
+		{"/tidemq/triggers", `{"Name":"t2","Queue":"a-orders","Target":{"Command":["/bin/sh"]}}{}`},
+		{"/tidemq/triggers", `not json`},
+		{"/console/api/redrive", `{"queue":"a-orders","destination":"b"} x`},
+	} {
+		_, err := g(httptest.NewRequest("POST", c.path, strings.NewReader(c.body)), "AKIDA")
+		if !tidemq.HasCode(err, tidemq.ErrMalformedInput) {
+			t.Errorf("POST %s %s: %v, want MalformedInput", c.path, c.body, err)
+		}
 	}
 	done, err := g(httptest.NewRequest("DELETE", "/tidemq/triggers/t1", nil), "AKIDOPS")
 	if err != nil || done == nil {
