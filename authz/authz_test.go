@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/audit"
 )
 
@@ -186,6 +187,31 @@ func TestAuthorizer(t *testing.T) {
 	data, _ := os.ReadFile(logPath)
 	if n := strings.Count(string(data), `"kind":"denied"`); n != 6 {
 		t.Errorf("%d refusals audited, want 6 (Allowed audits nothing):\n%s", n, data)
+	}
+}
+
+// With credentials in an original form, SNS delivers into queues whose
+// policy does not name it, as it did before permissions (an upgrade must
+// not start dropping deliveries); the principals form decides them.
+func TestDeliveryCheckOnlyWithPrincipals(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "AKIDPLAIN:secret\n")
+	s, err := NewStore(path, account, sigv4.Credentials{"AKIDFLAG": "s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Authorizer{Store: s, Account: account, Region: "us-east-1",
+		QueuePolicy: func(context.Context, string) (string, error) { return "", nil }}
+	topic, queue := "arn:aws:sns:us-east-1:000000000000:t", tidemq.QueueARN("us-east-1", account, "q")
+	if err := a.DeliveryCheck(context.Background(), topic, queue); err != nil {
+		t.Errorf("plain credentials: %v", err)
+	}
+	writeFile(t, dir, principalsFile)
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeliveryCheck(context.Background(), topic, queue); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
+		t.Errorf("principals form, no policy: %v, want AccessDenied", err)
 	}
 }
 
