@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -187,6 +188,40 @@ func TestAuthorizer(t *testing.T) {
 	data, _ := os.ReadFile(logPath)
 	if n := strings.Count(string(data), `"kind":"denied"`); n != 6 {
 		t.Errorf("%d refusals audited, want 6 (Allowed audits nothing):\n%s", n, data)
+	}
+}
+
+// A queue policy that cannot be read fails the call with a retryable
+// server error (an SNS delivery is retried, not dropped); a queue that does
+// not exist has no policy.
+func TestQueuePolicyReadErrors(t *testing.T) {
+	a, _ := newAuthorizer(t, nil)
+	a.QueuePolicy = func(_ context.Context, q string) (string, error) {
+		if q == "a-gone" {
+			return "", tidemq.NonExistentQueue()
+		}
+		return "", errors.New("the store is down")
+	}
+	r := httptest.NewRequest("POST", "/", nil)
+	q := func(name string) string { return tidemq.QueueARN("us-east-1", account, name) }
+	if err := a.Authorize(r, "AKIDA", "sqs:ReceiveMessage", q("a-gone")); err != nil {
+		t.Errorf("a queue that does not exist: %v", err)
+	}
+	// Team B may send anywhere by its identity policy, but cross-account a
+	// queue policy must allow it too: deciding without it would be wrong.
+	for _, key := range []string{"AKIDA", "AKIDB", "AKIDOPS"} {
+		err := a.Authorize(r, key, "sqs:SendMessage", q("a-in"))
+		if !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) {
+			t.Errorf("%s with the policy unreadable: %v, want ServiceUnavailable", key, err)
+		}
+	}
+	if a.Allowed(r, "AKIDA", "sqs:SendMessage", q("a-in")) {
+		t.Error("Allowed with the policy unreadable")
+	}
+	err := a.DeliveryCheck(context.Background(), "arn:aws:sns:us-east-1:000000000000:t", q("a-in"))
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code.Fault != tidemq.Receiver {
+		t.Errorf("a delivery with the policy unreadable: %v, want a Receiver fault (retried)", err)
 	}
 }
 
