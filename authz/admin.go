@@ -2,6 +2,7 @@ package authz
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -29,7 +30,8 @@ import (
 //	tidemq:Backup                            POST /tidemq/backup
 //	tidemq:PeekMessages                      the console's messages (and the PeekMessages extension)
 //	tidemq:Redrive                           the console's redrive, on the dead-letter queue (and
-//	                                         sqs:SendMessage on a destination it names)
+//	                                         sqs:SendMessage on the destination it names, or else
+//	                                         on each source queue of the dead-letter queue)
 //	sqs:PurgeQueue, sqs:ListMessageMoveTasks the console's purge and move-task list, on the queue
 //	sns:ListTopics                           the console's topics
 //	tidemq:Admin                             any admin route not listed here
@@ -40,6 +42,10 @@ import (
 type AdminOptions struct {
 	// TriggerQueue returns the queue (broker name) of a trigger by name.
 	TriggerQueue func(name string) (queue string, ok bool)
+	// DeadLetterSources returns the queues (broker names) whose dead-letter
+	// queue is queue: a redrive without a destination sends into each.
+	// A queue that does not exist has none (tidemq.ErrQueueDoesNotExist).
+	DeadLetterSources func(ctx context.Context, queue string) ([]string, error)
 	// Paths: where the routes are mounted (trigger.APIPath, console.APIPath,
 	// backup.APIPath...), so that this package depends on none of them.
 	TriggersPath, ConsoleAPIPath, BackupPath, QueuesPath, AlarmsPath string
@@ -112,7 +118,7 @@ func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) ([]check, erro
 	case o.TriggersPath != "" && (path == o.TriggersPath || strings.HasPrefix(path, o.TriggersPath+"/")):
 		return a.triggerChecks(o, r)
 	case o.ConsoleAPIPath != "" && strings.HasPrefix(path, o.ConsoleAPIPath+"/"):
-		return a.consoleChecks(r, strings.TrimPrefix(path, o.ConsoleAPIPath+"/"))
+		return a.consoleChecks(o, r, strings.TrimPrefix(path, o.ConsoleAPIPath+"/"))
 	}
 	return []check{{"tidemq:Admin", server}}, nil
 }
@@ -167,7 +173,7 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) ([]check, er
 	return withRun(checks), nil
 }
 
-func (a *Authorizer) consoleChecks(r *http.Request, route string) ([]check, error) {
+func (a *Authorizer) consoleChecks(o AdminOptions, r *http.Request, route string) ([]check, error) {
 	var body struct {
 		Queue       string `json:"queue"`
 		Destination string `json:"destination"`
@@ -194,7 +200,17 @@ func (a *Authorizer) consoleChecks(r *http.Request, route string) ([]check, erro
 	case "redrive":
 		checks := []check{{"tidemq:Redrive", q}}
 		if body.Destination != "" {
-			checks = append(checks, check{"sqs:SendMessage", a.queueARN(body.Destination)})
+			return append(checks, check{"sqs:SendMessage", a.queueARN(body.Destination)}), nil
+		}
+		// Back to the sources: the messages are sent into each of them.
+		if o.DeadLetterSources != nil && body.Queue != "" {
+			sources, err := o.DeadLetterSources(r.Context(), body.Queue)
+			if err != nil && !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+				return nil, err
+			}
+			for _, s := range sources {
+				checks = append(checks, check{"sqs:SendMessage", a.queueARN(s)})
+			}
 		}
 		return checks, nil
 	}

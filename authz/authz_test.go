@@ -254,7 +254,13 @@ func TestAdminChecks(t *testing.T) {
 	a, _ := newAuthorizer(t, nil)
 	o := AdminOptions{TriggersPath: "/tidemq/triggers", ConsoleAPIPath: "/console/api", BackupPath: "/tidemq/backup",
 		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
-		TriggerQueue: func(name string) (string, bool) { return "a-orders", name == "t1" }}
+		TriggerQueue: func(name string) (string, bool) { return "a-orders", name == "t1" },
+		DeadLetterSources: func(_ context.Context, q string) ([]string, error) {
+			if q == "a-orders" {
+				return []string{"a-in", "b-in"}, nil
+			}
+			return nil, tidemq.NonExistentQueue()
+		}}
 	server := "arn:aws:tidemq:us-east-1:000000000000:server"
 	qa := "arn:aws:sqs:us-east-1:000000000000:a-orders"
 	for _, c := range []struct {
@@ -278,6 +284,10 @@ func TestAdminChecks(t *testing.T) {
 		{"POST", "/console/api/redrive", `{"queue":"a-orders","destination":"b"}`, []check{
 			{"tidemq:Redrive", qa}, {"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:b"}}},
 		{"POST", "/console/api/purge", `{"queue":"a-orders"}`, []check{{"sqs:PurgeQueue", qa}}},
+		{"POST", "/console/api/redrive", `{"queue":"a-orders"}`, []check{ // back to the sources: each is sent into
+			{"tidemq:Redrive", qa}, {"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:a-in"},
+			{"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:b-in"}}},
+		{"POST", "/console/api/redrive", `{"queue":"a-gone"}`, []check{{"tidemq:Redrive", "arn:aws:sqs:us-east-1:000000000000:a-gone"}}},
 		{"GET", "/tidemq/new-thing", "", []check{{"tidemq:Admin", server}}},
 	} {
 		r := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))

@@ -36,6 +36,7 @@ type accessOptions struct {
 	authorizer *authz.Authorizer
 	audit      *audit.Log
 	triggers   *trigger.Manager // set once the triggers are open
+	broker     tidemq.Broker    // set by bindQueues
 }
 
 func (a *accessOptions) addFlags(f *pflag.FlagSet) {
@@ -103,6 +104,7 @@ func (a *accessOptions) bindQueues(b tidemq.Broker) {
 	if a.authorizer == nil {
 		return
 	}
+	a.broker = b
 	a.authorizer.QueuePolicy = func(ctx context.Context, queue string) (string, error) {
 		attrs, err := b.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: queue, Names: []string{tidemq.AttrPolicy}})
 		if err != nil {
@@ -127,6 +129,16 @@ func (a *accessOptions) guard() func(r *http.Request, accessKey string) (func(in
 				return "", false
 			}
 			return s.Queue, true
+		},
+		DeadLetterSources: func(ctx context.Context, queue string) ([]string, error) {
+			if a.broker == nil {
+				return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is not ready yet.")
+			}
+			res, err := a.broker.ListDeadLetterSourceQueues(ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: queue})
+			if err != nil {
+				return nil, err
+			}
+			return res.Names, nil
 		},
 		TriggersPath: trigger.APIPath, ConsoleAPIPath: console.APIPath, BackupPath: backup.APIPath,
 		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
