@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/audit"
 )
 
@@ -123,6 +124,19 @@ func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) ([]check, erro
 	return []check{{"tidemq:Admin", server}}, nil
 }
 
+// requestQueue is the broker name of the queue a trigger body names, as the
+// trigger API resolves it (trigger.Manager.requestQueue): a plain name is
+// in the region the request is signed for, "<region>/<name>" as it says.
+func (a *Authorizer) requestQueue(r *http.Request, queue string) string {
+	if queue == "" {
+		return ""
+	}
+	if !strings.Contains(queue, "/") {
+		queue = tidemq.RegionalQueueName(sigv4.ScopeRegion(r), a.Region, queue)
+	}
+	return tidemq.CanonicalQueueName(queue, a.Region)
+}
+
 func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) ([]check, error) {
 	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, o.TriggersPath), "/")
 	name, _, _ := strings.Cut(rest, "/")
@@ -153,7 +167,7 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) ([]check, er
 	case name == "" && r.Method == http.MethodGet:
 		return []check{{"tidemq:ListTriggers", a.serverARN()}}, nil
 	case name == "" && r.Method == http.MethodPost:
-		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(body.Queue)...)), nil
+		return withRun(append([]check{{"tidemq:CreateTrigger", a.triggerARN(body.Name)}}, consume(a.requestQueue(r, body.Queue))...)), nil
 	case r.Method == http.MethodGet:
 		return []check{{"tidemq:GetTrigger", a.triggerARN(name)}}, nil
 	}
@@ -168,7 +182,7 @@ func (a *Authorizer) triggerChecks(o AdminOptions, r *http.Request) ([]check, er
 		}
 	}
 	if body.Queue != "" { // moved to another queue: it must be the caller's to consume too
-		checks = append(checks, consume(body.Queue)...)
+		checks = append(checks, consume(a.requestQueue(r, body.Queue))...)
 	}
 	return withRun(checks), nil
 }

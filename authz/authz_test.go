@@ -306,6 +306,14 @@ func TestAdminChecks(t *testing.T) {
 			}
 		}
 	}
+	// A trigger's queue is in the region the request is signed for, as the
+	// trigger API resolves it.
+	r := httptest.NewRequest("POST", "/tidemq/triggers", strings.NewReader(`{"Name":"t4","Queue":"a-orders"}`))
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDA/20261203/eu-west-1/sqs/aws4_request, SignedHeaders=host, Signature=00")
+	got, err := a.adminChecks(o, r)
+	if qe := "arn:aws:sqs:eu-west-1:000000000000:a-orders"; err != nil || len(got) != 3 || got[1] != (check{"sqs:ReceiveMessage", qe}) {
+		t.Errorf("a trigger created in eu-west-1: %v %v, want its queue %s", got, err, qe)
+	}
 	// The guard refuses team A a backup and audits the operator's trigger change.
 	g := a.Guard(o)
 	if _, err := g(httptest.NewRequest("POST", "/tidemq/backup", strings.NewReader(`{}`)), "AKIDA"); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
