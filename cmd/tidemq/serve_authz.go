@@ -37,6 +37,11 @@ type accessOptions struct {
 	audit      *audit.Log
 	triggers   *trigger.Manager // set once the triggers are open
 	broker     tidemq.Broker    // set by bindQueues
+	// stopWatch ends the credentials file's watcher, watching is closed
+	// once it has (close does both: the watcher lives as long as the
+	// server, not as runServe's context).
+	stopWatch context.CancelFunc
+	watching  chan struct{}
 }
 
 func (a *accessOptions) addFlags(f *pflag.FlagSet) {
@@ -47,7 +52,7 @@ func (a *accessOptions) addFlags(f *pflag.FlagSet) {
 }
 
 // openAccess builds the authenticator of the protocols and, under --auth,
-// the principals' store (watched for changes until ctx ends), the
+// the principals' store (watched for changes until ctx ends or close), the
 // authorizer and the audit log. Without --auth it returns nil and builds
 // nothing: every call is allowed, as in the quick start.
 func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
@@ -93,8 +98,13 @@ func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz
 	}
 	a.store = store
 	a.authorizer = &authz.Authorizer{Store: store, Account: o.accountID, Region: o.region, Audit: a.audit, Logger: log}
-	if a.reloadPeriod > 0 {
-		go store.Watch(ctx, a.reloadPeriod)
+	if a.reloadPeriod > 0 && store.Path() != "" {
+		wctx, stop := context.WithCancel(ctx)
+		a.stopWatch, a.watching = stop, make(chan struct{})
+		go func() {
+			defer close(a.watching)
+			store.Watch(wctx, a.reloadPeriod)
+		}()
 	}
 	return &authz.Authenticator{Store: store, Services: []string{"sqs"}}, nil
 }
@@ -168,6 +178,10 @@ func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queu
 }
 
 func (a *accessOptions) close() {
+	if a.stopWatch != nil {
+		a.stopWatch()
+		<-a.watching
+	}
 	if a.audit != nil {
 		_ = a.audit.Close()
 	}
