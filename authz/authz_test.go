@@ -241,12 +241,19 @@ func TestDeliveryCheckOnlyWithPrincipals(t *testing.T) {
 	if err := a.DeliveryCheck(context.Background(), topic, queue); err != nil {
 		t.Errorf("plain credentials: %v", err)
 	}
+	// The linter decides as the server does.
+	if ok, why := (Offline{Dir: s.Directory(), Account: account}).DeliveryAllowed(topic, queue, ""); !ok {
+		t.Errorf("lint with plain credentials: %s", why)
+	}
 	writeFile(t, dir, principalsFile)
 	if _, err := s.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.DeliveryCheck(context.Background(), topic, queue); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
 		t.Errorf("principals form, no policy: %v, want AccessDenied", err)
+	}
+	if ok, _ := (Offline{Dir: s.Directory(), Account: account}).DeliveryAllowed(topic, queue, ""); ok {
+		t.Error("lint with principals, no policy: allowed")
 	}
 }
 
