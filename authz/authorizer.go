@@ -21,7 +21,9 @@ type Authorizer struct {
 	// region.
 	Account, Region string
 	// QueuePolicy returns the Policy attribute of a queue (its name as the
-	// broker knows it); "" when it has none or does not exist.
+	// broker knows it): "" when it has none, QueueDoesNotExist when there is
+	// no such queue (no policy either); any other error fails the call
+	// with ServiceUnavailable.
 	QueuePolicy func(ctx context.Context, queue string) (string, error)
 	Audit       *audit.Log // nil: refusals are only logged
 	Logger      *slog.Logger
@@ -57,9 +59,13 @@ func (a *Authorizer) Allowed(r *http.Request, accessKey, action, resource string
 }
 
 // Check decides c: nil when allowed, else an AccessDenied *tidemq.Error
-// (written to the audit log).
+// (written to the audit log), or ServiceUnavailable when the queue's
+// policy could not be read (the call may be retried; nothing is decided).
 func (a *Authorizer) Check(ctx context.Context, c Call) error {
-	p, d := a.decide(ctx, c)
+	p, d, err := a.decide(ctx, c)
+	if err != nil {
+		return err
+	}
 	if d.Allowed {
 		return nil
 	}
@@ -78,18 +84,27 @@ func (a *Authorizer) Check(ctx context.Context, c Call) error {
 // Permits decides c without auditing a refusal: for listings filtered to
 // what the caller may see.
 func (a *Authorizer) Permits(ctx context.Context, c Call) bool {
-	_, d := a.decide(ctx, c)
-	return d.Allowed
+	_, d, err := a.decide(ctx, c)
+	return err == nil && d.Allowed
 }
 
 // DeliveryCheck is sns.Options.DeliveryCheck: may the topic send into the
 // queue? The queue's policy must allow the service principal
 // sns.amazonaws.com sqs:SendMessage under the topic's aws:SourceArn.
+// With credentials in an original form (no principals, so no policies
+// written for them) every delivery is let through, as before --auth
+// decided anything but signatures: an upgrade must not start dropping them.
 func (a *Authorizer) DeliveryCheck(ctx context.Context, topicARN, queueARN string) error {
+	if !a.Store.Directory().Policies {
+		return nil
+	}
 	t, _ := tidemq.ParseARN(topicARN)
 	c := Call{Action: "sqs:SendMessage", Resource: queueARN,
 		Context: map[string]string{policy.KeySourceArn: topicARN, policy.KeySourceAccount: t.Account, policy.KeySourceOwner: t.Account}}
-	d := a.decideFor(ctx, nil, policy.Principal{Service: SNSService}, c)
+	d, err := a.decideFor(ctx, nil, policy.Principal{Service: SNSService}, c)
+	if err != nil {
+		return err // a Receiver fault: the delivery is retried, not dropped
+	}
 	if d.Allowed {
 		return nil
 	}
@@ -101,15 +116,18 @@ func (a *Authorizer) DeliveryCheck(ctx context.Context, topicARN, queueARN strin
 // SNSService is the service principal SNS deliveries are decided for.
 const SNSService = "sns.amazonaws.com"
 
-func (a *Authorizer) decide(ctx context.Context, c Call) (*Principal, policy.Decision) {
+func (a *Authorizer) decide(ctx context.Context, c Call) (*Principal, policy.Decision, error) {
 	p, ok := a.Store.Directory().Principal(c.AccessKey)
 	if !ok {
-		return nil, policy.Decision{Reason: "the access key is not known (any more)"}
+		return nil, policy.Decision{Reason: "the access key is not known (any more)"}, nil
 	}
-	return p, a.decideFor(ctx, p.Policy, p.policyPrincipal(), c)
+	d, err := a.decideFor(ctx, p.Policy, p.policyPrincipal(), c)
+	return p, d, err
 }
 
-func (a *Authorizer) decideFor(ctx context.Context, identity *policy.Document, pp policy.Principal, c Call) policy.Decision {
+// decideFor decides c for a principal; the error is a server error (the
+// resource's policy could not be read), never a refusal.
+func (a *Authorizer) decideFor(ctx context.Context, identity *policy.Document, pp policy.Principal, c Call) (policy.Decision, error) {
 	req := policy.Request{Principal: pp, Action: c.Action, Resource: c.Resource, ResourceAccount: a.Account,
 		Context: map[string]string{}}
 	if arn, ok := tidemq.ParseARN(c.Resource); ok {
@@ -138,34 +156,48 @@ func (a *Authorizer) decideFor(ctx context.Context, identity *policy.Document, p
 	if pp.Service == "" {
 		req.Context[policy.KeySecureTransport] = fmt.Sprint(c.Secure)
 	}
-	resource, err := a.resourcePolicy(ctx, c.Resource)
+	resource, broken, err := a.resourcePolicy(ctx, c.Resource)
 	if err != nil {
-		return policy.Decision{Reason: err.Error()}
+		return policy.Decision{}, err
 	}
-	return policy.Decide(identity, resource, req)
+	if broken != "" {
+		return policy.Decision{Reason: broken}, nil
+	}
+	return policy.Decide(identity, resource, req), nil
 }
 
 // resourcePolicy is the policy of the queue an ARN names, if it is one of
 // this server's queues and has one. A stored policy that does not parse
-// denies (loudly): it cannot be what its owner meant to allow.
-func (a *Authorizer) resourcePolicy(ctx context.Context, arn string) (*policy.Document, error) {
+// denies (loudly; broken says why): it cannot be what its owner meant to
+// allow. Only a queue that does not exist has no policy besides one whose
+// Policy is empty; a policy that cannot be read fails the call with
+// ServiceUnavailable (retryable) instead of deciding it without the policy
+// (which could deny what it allows, or allow what it denies).
+func (a *Authorizer) resourcePolicy(ctx context.Context, arn string) (doc *policy.Document, broken string, err error) {
 	if a.QueuePolicy == nil || !strings.HasPrefix(arn, "arn:aws:sqs:") {
-		return nil, nil
+		return nil, "", nil
 	}
 	name, ok := tidemq.QueueNameOfARN(arn, a.Region, a.Account)
 	if !ok {
-		return nil, nil
+		return nil, "", nil
 	}
 	text, err := a.QueuePolicy(ctx, name)
-	if err != nil || text == "" {
-		return nil, nil // a queue that does not exist has no policy; the call then fails as it would
+	if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+		return nil, "", nil // no policy; the call then fails as it would
 	}
-	doc, err := a.cache.parse(text)
+	if err != nil {
+		a.logger().Warn("authz: a queue's Policy cannot be read; calls that need it fail until it can", "queue", arn, "err", err)
+		return nil, "", tidemq.Errorf(tidemq.ErrServiceUnavailable, "The queue's policy could not be read; try again.")
+	}
+	if text == "" {
+		return nil, "", nil
+	}
+	doc, err = a.cache.parse(text)
 	if err != nil {
 		a.logger().Warn("authz: a queue's Policy does not parse; calls that need it are denied", "queue", arn, "err", err)
-		return nil, fmt.Errorf("the queue's Policy cannot be evaluated: %v", err)
+		return nil, fmt.Sprintf("the queue's Policy cannot be evaluated: %v", err), nil
 	}
-	return doc, nil
+	return doc, "", nil
 }
 
 func (a *Authorizer) logger() *slog.Logger {

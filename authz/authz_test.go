@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/audit"
 )
 
@@ -189,11 +191,83 @@ func TestAuthorizer(t *testing.T) {
 	}
 }
 
+// A queue policy that cannot be read fails the call with a retryable
+// server error (an SNS delivery is retried, not dropped); a queue that does
+// not exist has no policy.
+func TestQueuePolicyReadErrors(t *testing.T) {
+	a, _ := newAuthorizer(t, nil)
+	a.QueuePolicy = func(_ context.Context, q string) (string, error) {
+		if q == "a-gone" {
+			return "", tidemq.NonExistentQueue()
+		}
+		return "", errors.New("the store is down")
+	}
+	r := httptest.NewRequest("POST", "/", nil)
+	q := func(name string) string { return tidemq.QueueARN("us-east-1", account, name) }
+	if err := a.Authorize(r, "AKIDA", "sqs:ReceiveMessage", q("a-gone")); err != nil {
+		t.Errorf("a queue that does not exist: %v", err)
+	}
+	// Team B may send anywhere by its identity policy, but cross-account a
+	// queue policy must allow it too: deciding without it would be wrong.
+	for _, key := range []string{"AKIDA", "AKIDB", "AKIDOPS"} {
+		err := a.Authorize(r, key, "sqs:SendMessage", q("a-in"))
+		if !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) {
+			t.Errorf("%s with the policy unreadable: %v, want ServiceUnavailable", key, err)
+		}
+	}
+	if a.Allowed(r, "AKIDA", "sqs:SendMessage", q("a-in")) {
+		t.Error("Allowed with the policy unreadable")
+	}
+	err := a.DeliveryCheck(context.Background(), "arn:aws:sns:us-east-1:000000000000:t", q("a-in"))
+	var e *tidemq.Error
+	if !errors.As(err, &e) || e.Code.Fault != tidemq.Receiver {
+		t.Errorf("a delivery with the policy unreadable: %v, want a Receiver fault (retried)", err)
+	}
+}
+
+// With credentials in an original form, SNS delivers into queues whose
+// policy does not name it, as it did before permissions (an upgrade must
+// not start dropping deliveries); the principals form decides them.
+func TestDeliveryCheckOnlyWithPrincipals(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "AKIDPLAIN:secret\n")
+	s, err := NewStore(path, account, sigv4.Credentials{"AKIDFLAG": "s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Authorizer{Store: s, Account: account, Region: "us-east-1",
+		QueuePolicy: func(context.Context, string) (string, error) { return "", nil }}
+	topic, queue := "arn:aws:sns:us-east-1:000000000000:t", tidemq.QueueARN("us-east-1", account, "q")
+	if err := a.DeliveryCheck(context.Background(), topic, queue); err != nil {
+		t.Errorf("plain credentials: %v", err)
+	}
+	// The linter decides as the server does.
+	if ok, why := (Offline{Dir: s.Directory(), Account: account}).DeliveryAllowed(topic, queue, ""); !ok {
+		t.Errorf("lint with plain credentials: %s", why)
+	}
+	writeFile(t, dir, principalsFile)
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeliveryCheck(context.Background(), topic, queue); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
+		t.Errorf("principals form, no policy: %v, want AccessDenied", err)
+	}
+	if ok, _ := (Offline{Dir: s.Directory(), Account: account}).DeliveryAllowed(topic, queue, ""); ok {
+		t.Error("lint with principals, no policy: allowed")
+	}
+}
+
 func TestAdminChecks(t *testing.T) {
 	a, _ := newAuthorizer(t, nil)
 	o := AdminOptions{TriggersPath: "/tidemq/triggers", ConsoleAPIPath: "/console/api", BackupPath: "/tidemq/backup",
 		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
-		TriggerQueue: func(name string) (string, bool) { return "a-orders", name == "t1" }}
+		TriggerQueue: func(name string) (string, bool) { return "a-orders", name == "t1" },
+		DeadLetterSources: func(_ context.Context, q string) ([]string, error) {
+			if q == "a-orders" {
+				return []string{"a-in", "b-in"}, nil
+			}
+			return nil, tidemq.NonExistentQueue()
+		}}
 	server := "arn:aws:tidemq:us-east-1:000000000000:server"
 	qa := "arn:aws:sqs:us-east-1:000000000000:a-orders"
 	for _, c := range []struct {
@@ -217,10 +291,18 @@ func TestAdminChecks(t *testing.T) {
 		{"POST", "/console/api/redrive", `{"queue":"a-orders","destination":"b"}`, []check{
 			{"tidemq:Redrive", qa}, {"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:b"}}},
 		{"POST", "/console/api/purge", `{"queue":"a-orders"}`, []check{{"sqs:PurgeQueue", qa}}},
+		{"POST", "/console/api/redrive", `{"queue":"a-orders"}`, []check{ // back to the sources: each is sent into
+			{"tidemq:Redrive", qa}, {"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:a-in"},
+			{"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:b-in"}}},
+		{"POST", "/console/api/redrive", `{"queue":"a-gone"}`, []check{{"tidemq:Redrive", "arn:aws:sqs:us-east-1:000000000000:a-gone"}}},
 		{"GET", "/tidemq/new-thing", "", []check{{"tidemq:Admin", server}}},
 	} {
 		r := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
-		got := a.adminChecks(o, r)
+		got, err := a.adminChecks(o, r)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.method, c.path, err)
+			continue
+		}
 		if len(got) != len(c.want) {
 			t.Errorf("%s %s: %v, want %v", c.method, c.path, got, c.want)
 			continue
@@ -231,10 +313,31 @@ func TestAdminChecks(t *testing.T) {
 			}
 		}
 	}
+	// A trigger's queue is in the region the request is signed for, as the
+	// trigger API resolves it.
+	r := httptest.NewRequest("POST", "/tidemq/triggers", strings.NewReader(`{"Name":"t4","Queue":"a-orders"}`))
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDA/20261203/eu-west-1/sqs/aws4_request, SignedHeaders=host, Signature=00")
+	got, err := a.adminChecks(o, r)
+	if qe := "arn:aws:sqs:eu-west-1:000000000000:a-orders"; err != nil || len(got) != 3 || got[1] != (check{"sqs:ReceiveMessage", qe}) {
+		t.Errorf("a trigger created in eu-west-1: %v %v, want its queue %s", got, err, qe)
+	}
 	// The guard refuses team A a backup and audits the operator's trigger change.
 	g := a.Guard(o)
 	if _, err := g(httptest.NewRequest("POST", "/tidemq/backup", strings.NewReader(`{}`)), "AKIDA"); !tidemq.HasCode(err, tidemq.ErrAccessDenied) {
 		t.Errorf("team A's backup: %v", err)
+	}
+	// A body that is not exactly one JSON value is refused before any check:
+	// the handler reads the first value, the checks would have seen none.
+	for _, c := range []struct{ path, body string }{
+		{"/tidemq/triggers", `{"Name":"t2","Queue":"a-orders","Target":{"Command":["/bin/sh"]}} junk`},
+		{"/tidemq/triggers", `{"Name":"t2","Queue":"a-orders","Target":{"Command":["/bin/sh"]}}{}`},
+		{"/tidemq/triggers", `not json`},
+		{"/console/api/redrive", `{"queue":"a-orders","destination":"b"} x`},
+	} {
+		_, err := g(httptest.NewRequest("POST", c.path, strings.NewReader(c.body)), "AKIDA")
+		if !tidemq.HasCode(err, tidemq.ErrMalformedInput) {
+			t.Errorf("POST %s %s: %v, want MalformedInput", c.path, c.body, err)
+		}
 	}
 	done, err := g(httptest.NewRequest("DELETE", "/tidemq/triggers/t1", nil), "AKIDOPS")
 	if err != nil || done == nil {

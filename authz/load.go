@@ -90,7 +90,7 @@ func ParsePrincipals(data []byte, account string) (*Directory, error) {
 	if len(f.Principals) == 0 {
 		return nil, fmt.Errorf("no principals: every client would be locked out")
 	}
-	d := &Directory{Credentials: sigv4.Credentials{}, byKey: map[string]*Principal{}}
+	d := &Directory{Credentials: sigv4.Credentials{}, byKey: map[string]*Principal{}, Policies: true}
 	seen := map[string]bool{}
 	for i, fp := range f.Principals {
 		p, err := fp.principal(account)

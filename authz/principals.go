@@ -41,6 +41,11 @@ type Directory struct {
 	byKey       map[string]*Principal
 	// Principals lists them in file order.
 	Principals []*Principal
+	// Policies: the file is in the principals form, whose owner writes
+	// policies. Only then do queue policies decide SNS deliveries; the
+	// original forms (AKID:SECRET lines, INI, --credentials) deliver as
+	// they did before permissions existed.
+	Policies bool
 }
 
 // Principal returns the principal of an access key.

@@ -89,7 +89,9 @@ type Options struct {
 	// (the subscription's or its dead-letter queue) whether the topic may
 	// send there; an error (a *tidemq.Error of the Sender fault, such as
 	// AccessDenied) fails the delivery for good: it is dead-lettered or
-	// dropped, logged and counted, like a delivery to a deleted queue.
+	// dropped, logged and counted, like a delivery to a deleted queue. An
+	// error of the Receiver fault (ServiceUnavailable: the queue's policy
+	// could not be read) is retried as any failed attempt.
 	// nil: every delivery is allowed (tidemq serve without --auth).
 	DeliveryCheck func(ctx context.Context, topicARN, queueARN string) error
 

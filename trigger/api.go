@@ -57,7 +57,7 @@ func (m *Manager) Handler() http.Handler {
 		var c Config
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+		if err := decodeOne(dec, &c); err != nil {
 			writeError(w, invalid("the body is not a trigger: %v", err))
 			return
 		}
@@ -89,7 +89,7 @@ func (m *Manager) Handler() http.Handler {
 		var c Status
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+		if err := decodeOne(dec, &c); err != nil {
 			writeError(w, invalid("the body is not a trigger update: %v", err))
 			return
 		}
@@ -159,6 +159,20 @@ func (m *Manager) withRequestQueue(r *http.Request, body []byte) ([]byte, error)
 }
 
 const maxBody = 1 << 20
+
+// decodeOne decodes the one JSON value a body must be: anything after it
+// but white space is refused, as the admin guard (authz) refuses it; a
+// body read two ways could be checked against one trigger and create
+// another.
+func decodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
 
 func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))

@@ -57,6 +57,10 @@ func TestAdminAPIAndPersistence(t *testing.T) {
 	call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"q","Target":{"URL":"http://x/"},"Timeout":30}`, 400)
 	call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"nope","Target":{"URL":"http://x/"}}`, 400)
 	call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"q","Target":{"URL":"http://x/"},"Bogus":1}`, 400)
+	// One JSON value and nothing after it (the admin guard reads the body so).
+	call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"q","Target":{"URL":"http://x/"}} junk`, 400)
+	call("POST", "/tidemq/triggers", `{"Name":"u","Queue":"q","Target":{"URL":"http://x/"}}{"Name":"v"}`, 400)
+	call("PATCH", "/tidemq/triggers/t", `{"BatchSize":7} {"Queue":"other"}`, 400)
 	call("PATCH", "/tidemq/triggers/t", `{"BatchSize":11}`, 400)
 	call("PATCH", "/tidemq/triggers/t", `{"Queue":"other"}`, 400)
 	out = call("PATCH", "/tidemq/triggers/t", `{"BatchSize":7}`, 200)

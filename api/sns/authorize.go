@@ -31,12 +31,15 @@ func (q *request) authorize(key string) error {
 
 // resource is the ARN the request is about: its topic (named, or the topic
 // of the subscription named), the resource it tags, the topic CreateTopic
-// would create, or every topic of the account for the listings.
+// would create, or every topic of the account for the listings (and for a
+// Publish to a PhoneNumber, which publish() refuses: tidemq sends no SMS).
 func (q *request) resource() string {
 	p := q.params
 	switch {
 	case p.Str("TopicArn") != "":
 		return p.Str("TopicArn")
+	case q.action == "Publish" && p.Str("TargetArn") != "":
+		return p.Str("TargetArn") // Publish's other name for the topic (publish() reads it so)
 	case p.Str("SubscriptionArn") != "":
 		arn := p.Str("SubscriptionArn")
 		if i := strings.LastIndexByte(arn, ':'); i > 0 && strings.Count(arn, ":") >= 6 {

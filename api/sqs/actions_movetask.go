@@ -14,10 +14,14 @@ func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
 	if err := c.authorizeARN(iamAction(c.action), in.SourceARN); err != nil {
 		return nil, err
 	}
-	if in.DestinationARN != "" { // the messages are sent there on the caller's behalf
+	// The messages are sent on the caller's behalf to the destination:
+	// the one named, or else each queue whose dead-letter queue this is.
+	if in.DestinationARN != "" {
 		if err := c.authorizeARN("sqs:SendMessage", in.DestinationARN); err != nil {
 			return nil, err
 		}
+	} else if err := c.authorizeSendToSources(in.SourceARN); err != nil {
+		return nil, err
 	}
 	handle, err := c.broker().StartMessageMoveTask(c.r.Context(), tidemq.StartMoveTaskParams{
 		SourceARN: in.SourceARN, DestinationARN: in.DestinationARN, MaxNumberOfMessagesPerSecond: in.MaxNumberOfMessagesPerSecond,
@@ -26,6 +30,33 @@ func (c *call) startMoveTask(in *startMoveTaskInput) (output, error) {
 		return nil, err
 	}
 	return &startMoveTaskOutput{TaskHandle: handle}, nil
+}
+
+// authorizeSendToSources asks for sqs:SendMessage on every source queue of
+// the dead-letter queue an ARN names (a redrive back to the sources sends
+// into each). A DLQ that names no queue of this server, or does not exist,
+// is left to the broker to refuse.
+func (c *call) authorizeSendToSources(dlqARN string) error {
+	if c.h.cfg.Authorizer == nil {
+		return nil
+	}
+	name, ok := tidemq.QueueNameOfARN(dlqARN, c.h.cfg.Region, c.h.cfg.AccountID)
+	if !ok {
+		return nil
+	}
+	res, err := c.broker().ListDeadLetterSourceQueues(c.r.Context(), tidemq.ListDeadLetterSourceQueuesParams{Queue: name})
+	if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, source := range res.Names {
+		if err := c.authorizeARN("sqs:SendMessage", c.queueARN(source)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *call) listMoveTasks(in *listMoveTasksInput) (output, error) {

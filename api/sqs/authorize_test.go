@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -62,5 +63,36 @@ func TestAuthorizerRefusal(t *testing.T) {
 	// Without a queue named, the request is refused as such, not as denied.
 	if rec := serve(h, jsonRequest("/", "GetQueueUrl", `{}`)); rec.Code != 400 {
 		t.Fatalf("GetQueueUrl without a name: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// dlqBroker is a stub whose every queue has the dead-letter sources given.
+type dlqBroker struct {
+	stubBroker
+	sources []string
+}
+
+func (b *dlqBroker) ListDeadLetterSourceQueues(context.Context, tidemq.ListDeadLetterSourceQueuesParams) (*tidemq.ListQueuesResult, error) {
+	return &tidemq.ListQueuesResult{Names: b.sources}, nil
+}
+
+// A move task without a destination sends the messages back into each
+// source queue of the dead-letter queue: sqs:SendMessage is asked on each
+// (AWS asks it on the destination, and the sources are the destination).
+func TestStartMoveTaskToSourcesNeedsSendOnEach(t *testing.T) {
+	az := &onlyQueueA{}
+	b := &dlqBroker{sources: []string{"a", "b"}}
+	h := NewHandler(Config{Broker: b, Authorizer: az, Logger: slog.New(slog.DiscardHandler)})
+	start := `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:a"}`
+	rec := serve(h, jsonRequest("/", "StartMessageMoveTask", start))
+	if rec.Code != 403 || !strings.Contains(rec.Body.String(), "sqs:SendMessage on resource: arn:aws:sqs:us-east-1:000000000000:b") {
+		t.Fatalf("a redrive into a source it may not send to: %d %s", rec.Code, rec.Body)
+	}
+	b.sources = []string{"a"}
+	if rec := serve(h, jsonRequest("/", "StartMessageMoveTask", start)); rec.Code != 200 {
+		t.Fatalf("a redrive into a source it may send to: %d %s", rec.Code, rec.Body)
+	}
+	if last := az.asked[len(az.asked)-1]; last != "sqs:SendMessage arn:aws:sqs:us-east-1:000000000000:a" {
+		t.Fatalf("last asked %q", last)
 	}
 }

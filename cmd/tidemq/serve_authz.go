@@ -36,6 +36,12 @@ type accessOptions struct {
 	authorizer *authz.Authorizer
 	audit      *audit.Log
 	triggers   *trigger.Manager // set once the triggers are open
+	broker     tidemq.Broker    // set by bindQueues
+	// stopWatch ends the credentials file's watcher, watching is closed
+	// once it has (close does both: the watcher lives as long as the
+	// server, not as runServe's context).
+	stopWatch context.CancelFunc
+	watching  chan struct{}
 }
 
 func (a *accessOptions) addFlags(f *pflag.FlagSet) {
@@ -46,7 +52,7 @@ func (a *accessOptions) addFlags(f *pflag.FlagSet) {
 }
 
 // openAccess builds the authenticator of the protocols and, under --auth,
-// the principals' store (watched for changes until ctx ends), the
+// the principals' store (watched for changes until ctx ends or close), the
 // authorizer and the audit log. Without --auth it returns nil and builds
 // nothing: every call is allowed, as in the quick start.
 func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
@@ -92,8 +98,13 @@ func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz
 	}
 	a.store = store
 	a.authorizer = &authz.Authorizer{Store: store, Account: o.accountID, Region: o.region, Audit: a.audit, Logger: log}
-	if a.reloadPeriod > 0 {
-		go store.Watch(ctx, a.reloadPeriod)
+	if a.reloadPeriod > 0 && store.Path() != "" {
+		wctx, stop := context.WithCancel(ctx)
+		a.stopWatch, a.watching = stop, make(chan struct{})
+		go func() {
+			defer close(a.watching)
+			store.Watch(wctx, a.reloadPeriod)
+		}()
 	}
 	return &authz.Authenticator{Store: store, Services: []string{"sqs"}}, nil
 }
@@ -103,6 +114,7 @@ func (a *accessOptions) bindQueues(b tidemq.Broker) {
 	if a.authorizer == nil {
 		return
 	}
+	a.broker = b
 	a.authorizer.QueuePolicy = func(ctx context.Context, queue string) (string, error) {
 		attrs, err := b.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: queue, Names: []string{tidemq.AttrPolicy}})
 		if err != nil {
@@ -128,6 +140,16 @@ func (a *accessOptions) guard() func(r *http.Request, accessKey string) (func(in
 			}
 			return s.Queue, true
 		},
+		DeadLetterSources: func(ctx context.Context, queue string) ([]string, error) {
+			if a.broker == nil {
+				return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable, "The server is not ready yet.")
+			}
+			res, err := a.broker.ListDeadLetterSourceQueues(ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: queue})
+			if err != nil {
+				return nil, err
+			}
+			return res.Names, nil
+		},
 		TriggersPath: trigger.APIPath, ConsoleAPIPath: console.APIPath, BackupPath: backup.APIPath,
 		QueuesPath: "/tidemq/queues", AlarmsPath: "/tidemq/alarms",
 	})
@@ -145,7 +167,9 @@ func (a *accessOptions) visible() func(r *http.Request, queueARN string) bool {
 	}
 }
 
-// deliveryCheck is the topic service's DeliveryCheck: nil without --auth.
+// deliveryCheck is the topic service's DeliveryCheck: nil without --auth. With
+// credentials in an original form it lets every delivery through (authz:
+// Directory.Policies), so that an upgrade to --auth drops nothing.
 func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queueARN string) error {
 	if a.authorizer == nil {
 		return nil
@@ -154,6 +178,10 @@ func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queu
 }
 
 func (a *accessOptions) close() {
+	if a.stopWatch != nil {
+		a.stopWatch()
+		<-a.watching
+	}
 	if a.audit != nil {
 		_ = a.audit.Close()
 	}
