@@ -132,8 +132,8 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration) {
 }
 
 // Authenticator checks SigV4 signatures against the Store's current
-// credentials, for the signing scopes Services (api/sqs.Authenticator,
-// api/sns.Authenticator and frontdoor.Authenticator all are this one).
+// credentials, for the signing scopes Services (a sigv4.Authenticator,
+// the type the transports and the front door take).
 type Authenticator struct {
 	Store    *Store
 	Services []string

@@ -9,14 +9,12 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 )
 
-// Authenticator checks a request's signature and returns the access key that
-// made it, or a *tidemq.Error (MissingAuthenticationToken,
-// SignatureDoesNotMatch, ...). sigv4.Verifier is one.
-type Authenticator interface {
-	Authenticate(r *http.Request, body []byte) (accessKey string, err error)
-}
+// Authenticator checks a request's signature: sigv4's, shared with the
+// transports.
+type Authenticator = sigv4.Authenticator
 
 // Access is the rule a route is registered with.
 type Access int

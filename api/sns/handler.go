@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/awsquery"
+	"github.com/tidemq/tidemq/api/sigv4"
 	"github.com/tidemq/tidemq/sns"
 )
 
@@ -53,10 +54,9 @@ func keptForDomain(name string) bool {
 	return name == "Message" || strings.HasPrefix(name, "PublishBatchRequestEntries.") && strings.HasSuffix(name, ".Message")
 }
 
-// Authenticator checks request signatures (see api/sqs.Authenticator).
-type Authenticator interface {
-	Authenticate(r *http.Request, body []byte) (accessKey string, err error)
-}
+// Authenticator checks request signatures: sigv4's, shared by both
+// transports and the front door.
+type Authenticator = sigv4.Authenticator
 
 // Config configures the SNS handler.
 type Config struct {

@@ -10,15 +10,12 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/sigv4"
 )
 
-// Authenticator checks request signatures.
-type Authenticator interface {
-	// Authenticate checks a request's signature. body is the full request
-	// body. It returns the access key the request was signed with, or a
-	// *tidemq.Error (InvalidClientTokenId, SignatureDoesNotMatch, ...).
-	Authenticate(r *http.Request, body []byte) (accessKey string, err error)
-}
+// Authenticator checks request signatures: sigv4's, shared by both
+// transports and the front door.
+type Authenticator = sigv4.Authenticator
 
 // Config configures the SQS handler.
 type Config struct {
