@@ -144,8 +144,8 @@ func (o *adminOptions) client(ctx context.Context, notes io.Writer) (*adminclien
 	return &adminclient.Client{Endpoint: o.endpoint, HTTP: hc, Timeout: 30 * time.Second}, nil
 }
 
-// adminError words an admin API error for the command line: the server's
-// message, and for a refused signature a hint about credentials.
+// adminError words an admin API error for the command line: its code and
+// the server's message, and for a refused signature a hint about credentials.
 func adminError(err error) error {
 	var e *adminclient.Error
 	if !errors.As(err, &e) {
@@ -153,6 +153,9 @@ func adminError(err error) error {
 	}
 	if e.Status == http.StatusForbidden && e.Code != "" && e.Code != "AccessDenied" {
 		return fmt.Errorf("%s: %s (the server runs with --auth: sign with its credentials, via AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile)", e.Code, e.Error())
+	}
+	if e.Code != "" && e.Message != "" { // the code says what to do about it (AccessDenied: ask for the permission)
+		return fmt.Errorf("%s: %s", e.Code, e.Error())
 	}
 	return errors.New(e.Error())
 }

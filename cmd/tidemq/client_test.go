@@ -10,8 +10,9 @@ import (
 	"github.com/tidemq/tidemq/adminclient"
 )
 
-// An admin API refusal is one line: the server's message without the
-// canonical request it appends, and what to do about credentials.
+// An admin API refusal is one line: its code and the server's message
+// without the canonical request it appends, and, for a signature refused,
+// what to do about credentials.
 func TestAdminError(t *testing.T) {
 	answer := func(status int, body string) error {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -31,6 +32,14 @@ func TestAdminError(t *testing.T) {
 	}
 	if err := answer(400, `{"error":"bad batch size"}`); err == nil || err.Error() != "bad batch size" {
 		t.Errorf("400: %v", err)
+	}
+	// A permission refusal names its code: the signature was fine.
+	err = answer(403, `{"code":"AccessDenied","error":"User: arn:aws:iam::000000000000:user/team-b is not authorized to perform: tidemq:CreateTrigger"}`)
+	if err == nil || !strings.HasPrefix(err.Error(), "AccessDenied: User: ") || strings.Contains(err.Error(), "AWS_SECRET_ACCESS_KEY") {
+		t.Errorf("403 AccessDenied: %v", err)
+	}
+	if err := answer(400, `{"code":"InvalidTrigger","error":"BatchSize must be 1 to 10"}`); err == nil || err.Error() != "InvalidTrigger: BatchSize must be 1 to 10" {
+		t.Errorf("400 with a code: %v", err)
 	}
 	if err := answer(502, "<html>bad gateway</html>"); err == nil || !strings.Contains(err.Error(), "502") {
 		t.Errorf("502 from a proxy: %v", err)
