@@ -349,5 +349,13 @@ func MoveTaskNotRunning(status string) *Error {
 	return Errorf(ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", status)
 }
 
+// QueueFull refuses a send to a queue whose messages add up to the
+// server's --max-queue-bytes: retryable (SDKs back off on RequestThrottled).
+func QueueFull(queue string, bytes, limit int64) *Error {
+	return Errorf(ErrRequestThrottled,
+		"Queue %s holds %d bytes of messages, at the server's limit of %d (--max-queue-bytes): sends are refused until consumers drain it; retry later.",
+		queue, bytes, limit)
+}
+
 // ShuttingDown answers a request that arrives while the broker closes.
 func ShuttingDown() *Error { return Errorf(ErrServiceUnavailable, "The server is shutting down.") }

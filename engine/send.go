@@ -48,9 +48,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		// The send that reaches the limit is accepted whole, so a queue
 		// can pass it by one request (at most 1 MiB).
 		_ = e.finish(&h, t)
-		return nil, tidemq.Errorf(tidemq.ErrRequestThrottled,
-			"Queue %s holds %d bytes of messages, at the server's limit of %d (--max-queue-bytes): sends are refused until consumers drain it; retry later.",
-			q.name, q.bytes, e.maxQueueBytes)
+		return nil, tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
 	}
 	sender := p.SenderID(e.acct)
 	results := p.Results(q.fifo, q.MaxSize)
