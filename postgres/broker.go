@@ -87,7 +87,8 @@ type Broker struct {
 	tasksMu  sync.Mutex
 	running  map[string]bool // move tasks this node runs
 
-	group groupCommit // commit.go
+	group     groupCommit // commit.go
+	announcer announcer   // announce.go
 }
 
 type errBox struct{ err error }
@@ -104,6 +105,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	}
 	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}
+	b.announcer.kick = make(chan struct{}, 1)
 	b.clock, b.region, b.acct, b.log = tidemq.BrokerDefaults(b.clock, b.region, b.acct, b.log)
 	if b.pool == nil {
 		cfg, err := PoolConfig(o.DSN)
@@ -144,8 +146,9 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	if err != nil {
 		return fail(fmt.Errorf("LISTEN: %w", err))
 	}
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go b.listenLoop(l)
+	go b.announceLoop()
 	if err := b.resumeTasks(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("postgres: resume move tasks: %w", err)

@@ -128,16 +128,13 @@ func (b *Broker) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVis
 			errs[i] = err
 			changed = changed || ok
 		}
-		if changed {
-			return b.notify(ctx, tx, q.name)
-		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if changed {
-		b.waiters.wake(b.canonical(p.Queue))
+		b.wake(b.canonical(p.Queue))
 	}
 	return errs, nil
 }
