@@ -21,9 +21,10 @@ type policyForgetting struct {
 // Unwrap returns the wrapped broker (see summaryOf).
 func (b *policyForgetting) Unwrap() tidemq.Broker { return b.Broker }
 
-// forget drops the queue's cached policy after a change (and before: a
-// call deciding meanwhile reads the store again). A queue named by URL is
-// not worth resolving here: every queue is forgotten.
+// forget drops the queue's cached policy once a change is made (or
+// failed): a read that began before it is not kept (authz's epoch), one
+// that begins after it reads the change. A queue named by URL is not worth
+// resolving here: every queue is forgotten.
 func (b *policyForgetting) forget(queue string) {
 	if strings.Contains(queue, "://") {
 		b.a.ForgetQueue("")
