@@ -108,6 +108,7 @@ func (b *Broker) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) er
 		return nil
 	})
 	if err == nil {
+		b.queueChanged(p.Queue)
 		b.wake(p.Queue) // each sees the queue is gone
 	}
 	return err
@@ -262,6 +263,7 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return q.save(ctx, tx)
 	})
 	if err == nil {
+		b.queueChanged(name)
 		b.wake(name) // a shorter delay or a new wait time may concern waiting polls
 	}
 	return err

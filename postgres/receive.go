@@ -129,7 +129,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 		return nil, err
 	}
 	defer conn.Release()
-	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	q, err := b.queueFor(ctx, conn, p.Queue)
 	if err != nil {
 		return nil, err
 	}

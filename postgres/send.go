@@ -19,18 +19,35 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	conn, q, err := b.acquireQueue(ctx, p.Queue)
+	q, err := b.messageQueue(ctx, p.Queue)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
 	if !q.fifo {
-		conn.Release() // the group's committer writes it
 		res, err := b.sendStandard(ctx, q, p)
+		if isForeignKeyViolation(err) {
+			// The cached queue was deleted, and maybe created again:
+			// look again.
+			b.forgetQueue(q.name)
+			if q, err = b.messageQueue(ctx, p.Queue); err != nil {
+				return nil, err
+			}
+			if q.fifo {
+				return nil, tidemq.NonExistentQueue()
+			}
+			res, err = b.sendStandard(ctx, q, p)
+		}
+		if isForeignKeyViolation(err) {
+			return nil, tidemq.NonExistentQueue() // deleted since it was read
+		}
 		return res, b.failure(ctx, err)
 	}
-	res, err := b.sendFIFO(ctx, conn, q, p)
-	return res, err
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	defer conn.Release()
+	return b.sendFIFO(ctx, conn, q, p)
 }
 
 // sendStandard sends to a standard queue with the next group commit
@@ -62,10 +79,7 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	}
 	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
 	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
-		if isForeignKeyViolation(err) {
-			return nil, tidemq.NonExistentQueue() // deleted since it was read
-		}
-		return nil, err
+		return nil, err // a foreign key violation: the queue was deleted since it was read
 	}
 	b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += uint64(rows.written) })
 	b.waiters.wake(q.name)

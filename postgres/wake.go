@@ -129,10 +129,11 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 				b.log.Warn("postgres: LISTEN connection lost; reconnecting", "err", err)
 				b.listenErr.Store(&errBox{err})
 				b.waiters.wakeAll()
+				b.forgetQueues()
 				break
 			}
 			delay = 100 * time.Millisecond
-			b.waiters.wake(n.Payload)
+			b.heard(n.Payload)
 		}
 		select {
 		case <-ctx.Done():
@@ -156,6 +157,7 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 		b.log.Info("postgres: LISTEN connection restored")
 		b.listenErr.Store(nil)
 		b.waiters.wakeAll()
+		b.forgetQueues()
 	}
 }
 
