@@ -142,11 +142,11 @@ func validateAttributeValue(name string, v MessageAttributeValue, what string) e
 		// Bytes that are not UTF-8 are invalid characters too (ranging over
 		// them yields U+FFFD, which is allowed).
 		if !utf8.ValidString(v.StringValue) {
-			return Errorf(ErrInvalidParameterValue, "%s '%s' contains invalid characters.", what, name)
+			return InvalidCharacters(what, name)
 		}
 		for _, r := range v.StringValue {
 			if !allowedRune(r) {
-				return Errorf(ErrInvalidParameterValue, "%s '%s' contains invalid characters.", what, name)
+				return InvalidCharacters(what, name)
 			}
 		}
 	}
@@ -231,7 +231,7 @@ func ValidateQueueName(name string, fifo bool) error {
 	base := name
 	if fifo {
 		if !strings.HasSuffix(name, ".fifo") {
-			return MsgInvalidFIFOName.New()
+			return InvalidFIFOName()
 		}
 		base = strings.TrimSuffix(name, ".fifo")
 	}
@@ -243,9 +243,9 @@ func ValidateQueueName(name string, fifo bool) error {
 	}
 	if !ok {
 		if fifo {
-			return MsgInvalidFIFOName.New()
+			return InvalidFIFOName()
 		}
-		return Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+		return InvalidQueueName()
 	}
 	return nil
 }
@@ -299,7 +299,7 @@ func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err 
 	name := p.Name
 	if region, plain, ok := strings.Cut(p.Name, "/"); ok {
 		if !ValidRegion(region) {
-			return false, nil, Errorf(ErrInvalidParameterValue, "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+			return false, nil, InvalidQueueName()
 		}
 		name = plain
 	}
@@ -357,7 +357,7 @@ func (p *ListDeadLetterSourceQueuesParams) Validate() error {
 func (p *GetQueueAttributesParams) Validate() error {
 	for _, n := range p.Names {
 		if !IsQueueAttributeName(n) {
-			return MsgUnknownAttribute.New(n)
+			return UnknownAttribute(n)
 		}
 	}
 	return nil

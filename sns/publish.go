@@ -301,7 +301,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		}
 		if err != nil {
 			s.log.Error("sns: take a FIFO topic's lock", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 	}
 	now := s.opt.Now()
@@ -330,7 +330,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 			e, dup, err := s.findDedup(key, nowMs)
 			if err != nil {
 				s.log.Error("sns: look a deduplication id up", "topic", t.ARN, "err", err)
-				return nil, nil, InternalError("The publish could not be recorded durably.")
+				return nil, nil, NotDurable()
 			}
 			if dup {
 				results[i] = PublishResult{MessageID: e.MessageID, SequenceNumber: e.Sequence}
@@ -347,7 +347,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		id, err := s.newRecordID()
 		if err != nil {
 			s.log.Error("sns: number a publish", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 		r := &record{
 			ID: id, Node: s.opt.NodeID, TopicARN: t.ARN, FIFO: t.FIFO, SignatureVersion: t.Attributes["SignatureVersion"],
@@ -386,7 +386,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		// In order: recorded with its dedup entries, then delivered.
 		if err := s.commitRecords(recs, expired); err != nil {
 			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 		s.dedupMu.Lock()
 		for _, r := range recs {
@@ -416,7 +416,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	s.presign(recorded, subs) // signed while the record is made durable
 	if err := s.commitRecords(recorded, nil); err != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
+		return nil, nil, NotDurable()
 	}
 	var directErr error
 	for _, r := range direct {
@@ -432,7 +432,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	}
 	if directErr != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", directErr)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
+		return nil, nil, NotDurable()
 	}
 	return results, errs, nil
 }

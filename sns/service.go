@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -290,7 +289,7 @@ func (s *Service) topic(param, arn string) (*Topic, error) {
 		return nil, InvalidParameter(param, "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter(param, fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN(param, n)
 	}
 	t, ok, err := s.store.readTopic(arn)
 	if err != nil {
@@ -669,11 +668,11 @@ func (s *Service) subscription(arn string) (*Subscription, error) {
 		return nil, InvalidParameter("SubscriptionArn", "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter("SubscriptionArn", fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN("SubscriptionArn", n)
 	}
 	sub, ok := s.store.getSubscription(arn)
 	if !ok {
-		return nil, NotFound("Subscription does not exist")
+		return nil, SubscriptionNotFound()
 	}
 	return sub, nil
 }

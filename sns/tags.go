@@ -46,7 +46,7 @@ func (s *Service) tagged(arn string) (*Topic, error) {
 		return nil, InvalidParameter("ResourceArn", "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter("ResourceArn", fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN("ResourceArn", n)
 	}
 	t, ok, err := s.store.readTopic(arn)
 	if err != nil {

@@ -127,7 +127,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Fail answers a request whose serving panicked with InternalError
 // (awsquery.Recover calls it) and says what the log line names.
 func (q *request) Fail(w http.ResponseWriter) []any {
-	q.status, q.code = q.writeError(w, sns.InternalError("An internal error occurred."))
+	q.status, q.code = q.writeError(w, sns.InternalFault())
 	return []any{"action", q.action, "request_id", q.requestID}
 }
 
@@ -157,7 +157,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	}
 	q.action = q.params.Str("Action")
 	if q.action == "" {
-		return nil, tidemq.MsgMissingAction.New()
+		return nil, tidemq.MissingAction()
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && q.params.Str("X-Amz-Signature") == "" && q.params.Str("Signature") == ""
 	var key string
@@ -169,7 +169,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, tidemq.MsgInvalidAction.New(q.action)
+		return nil, tidemq.InvalidAction(q.action)
 	}
 	if err := q.authorize(key); err != nil {
 		return nil, err

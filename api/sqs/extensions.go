@@ -80,7 +80,7 @@ func (c *call) serveExtension(body []byte) (output, error) {
 	}
 	a, ok := extensions[name]
 	if !ok {
-		return nil, tidemq.MsgInvalidAction.New(c.action)
+		return nil, tidemq.InvalidAction(c.action)
 	}
 	in, err := a.decodeJSON(body)
 	if err != nil {

@@ -134,7 +134,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Fail answers a request whose serving panicked with InternalFailure
 // (awsquery.Recover calls it) and says what the log line names.
 func (c *call) Fail(w http.ResponseWriter) []any {
-	c.status, c.code = c.writeError(w, errInternal()), errorCode(errInternal())
+	c.status, c.code = c.writeError(w, tidemq.InternalFailure()), errorCode(tidemq.InternalFailure())
 	return []any{"action", c.action, "protocol", c.proto.String(), "request_id", c.requestID}
 }
 
@@ -167,7 +167,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	}
 	a, ok := actions[c.action]
 	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r) && !(c.action == "GetQueueUrl" && c.r.Method == http.MethodGet)) {
-		return nil, tidemq.MsgInvalidAction.New(c.action)
+		return nil, tidemq.InvalidAction(c.action)
 	}
 	var in any
 	if c.proto == protoJSON {
@@ -247,7 +247,7 @@ func jsonAction(r *http.Request) (string, error) {
 	}
 	action, ok := strings.CutPrefix(target, jsonTargetPrefix)
 	if !ok || action == "" {
-		return "", tidemq.MsgInvalidAction.New(target)
+		return "", tidemq.InvalidAction(target)
 	}
 	return action, nil
 }
@@ -261,7 +261,7 @@ func queryAction(r *http.Request, q *qnode) (string, error) {
 		if onQueuePath(r) {
 			return "", errBareUnknownOperation
 		}
-		return "", tidemq.MsgUnknownOperation.New()
+		return "", tidemq.UnknownOperation()
 	}
-	return "", tidemq.MsgMissingAction.New()
+	return "", tidemq.MissingAction()
 }
