@@ -28,6 +28,15 @@ var (
 	MsgMissingParameter = ErrorMessage{ErrMissingParameter, "The request must contain the parameter %s."}
 	MsgInvalidParameter = ErrorMessage{ErrInvalidParameterValue, "Value %s for parameter %s is invalid. Reason: %s"}
 
+	// Signatures (api/sigv4).
+	MsgMissingAuthenticationToken = ErrorMessage{ErrMissingAuthenticationTk, "Request is missing Authentication Token"}
+	MsgInvalidClientTokenID       = ErrorMessage{ErrInvalidClientTokenID, "The security token included in the request is invalid."}
+	// MsgSignatureDoesNotMatch is followed by the canonical request and
+	// the string to sign the server computed, as in AWS's message.
+	MsgSignatureDoesNotMatch = ErrorMessage{ErrSignatureDoesNotMatch, "The request signature we calculated does not match the signature you provided. " +
+		"Check your AWS Secret Access Key and signing method. Consult the service documentation for details." +
+		"\n\nThe Canonical String for this request should have been\n'%s'\n\nThe String-to-Sign should have been\n'%s'\n"}
+
 	// Queues and their attributes.
 	MsgQueueDoesNotExist        = ErrorMessage{ErrQueueDoesNotExist, "The specified queue does not exist."}
 	MsgQueueExistsWithDifferent = ErrorMessage{ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s"}

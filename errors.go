@@ -240,6 +240,20 @@ func MissingAction() *Error { return MsgMissingAction.New() }
 // operation of the service.
 func UnknownOperation() *Error { return MsgUnknownOperation.New() }
 
+// MissingAuthenticationToken answers a request that carries no signature
+// where one is needed.
+func MissingAuthenticationToken() *Error { return MsgMissingAuthenticationToken.New() }
+
+// InvalidClientTokenID answers a signature by an access key the server
+// does not know.
+func InvalidClientTokenID() *Error { return MsgInvalidClientTokenID.New() }
+
+// SignatureDoesNotMatch answers a wrong signature with what the server
+// signed: the canonical request and the string to sign.
+func SignatureDoesNotMatch(canonical, toSign string) *Error {
+	return MsgSignatureDoesNotMatch.New(canonical, toSign)
+}
+
 // NonExistentQueue is the error for a queue that is not there.
 func NonExistentQueue() *Error { return MsgQueueDoesNotExist.New() }
 
