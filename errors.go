@@ -198,7 +198,7 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Code: ErrInternalFailure, Message: "We encountered an internal error. Please try again."}
+	return InternalFailure()
 }
 
 // HasCode reports whether err is an *Error with the given catalogue entry.
@@ -214,31 +214,64 @@ func IsThrottled(err error) bool {
 	return HasCode(err, ErrRequestThrottled) || HasCode(err, ErrSNSThrottled)
 }
 
-// Common messages, worded as AWS words them.
-const (
-	MsgQueueDoesNotExist = "The specified queue does not exist."
-)
+// The constructors of the catalogue's errors: each fills its template of
+// errmessages.go (the texts are kept there, once) with what an occurrence
+// tells. Brokers and transports raise errors through them and word none of
+// their own.
+
+// InternalFailure is the answer to a request that failed for a reason the
+// client is not told (a bug, a store's error).
+func InternalFailure() *Error { return MsgInternalFailure.New() }
+
+// ShuttingDown answers a request that arrives while the broker closes.
+func ShuttingDown() *Error { return MsgShuttingDown.New() }
+
+// UnreadableBody is the error for a request body that could not be read
+// (the connection failed, or the body was cut).
+func UnreadableBody(err error) *Error { return MsgUnreadableBody.New(err) }
+
+// InvalidAction answers a request for an action the endpoint does not have.
+func InvalidAction(action string) *Error { return MsgInvalidAction.New(action) }
+
+// MissingAction answers a Query request without an Action.
+func MissingAction() *Error { return MsgMissingAction.New() }
+
+// UnknownOperation answers a JSON request whose X-Amz-Target names no
+// operation of the service.
+func UnknownOperation() *Error { return MsgUnknownOperation.New() }
+
+// MissingAuthenticationToken answers a request that carries no signature
+// where one is needed.
+func MissingAuthenticationToken() *Error { return MsgMissingAuthenticationToken.New() }
+
+// InvalidClientTokenID answers a signature by an access key the server
+// does not know.
+func InvalidClientTokenID() *Error { return MsgInvalidClientTokenID.New() }
+
+// SignatureDoesNotMatch answers a wrong signature with what the server
+// signed: the canonical request and the string to sign.
+func SignatureDoesNotMatch(canonical, toSign string) *Error {
+	return MsgSignatureDoesNotMatch.New(canonical, toSign)
+}
 
 // NonExistentQueue is the error for a queue that is not there.
-func NonExistentQueue() *Error { return Errorf(ErrQueueDoesNotExist, MsgQueueDoesNotExist) }
+func NonExistentQueue() *Error { return MsgQueueDoesNotExist.New() }
 
 // InvalidParameter returns AWS's usual "Value V for parameter P is invalid.
 // Reason: R." error.
 func InvalidParameter(param string, value any, reason string) *Error {
-	return Errorf(ErrInvalidParameterValue, "Value %s for parameter %s is invalid. Reason: %s", Echo(fmt.Sprint(value)), param, reason)
+	return MsgInvalidParameter.New(Echo(fmt.Sprint(value)), param, reason)
 }
 
 // InvalidReceiptHandle is AWS's ReceiptHandleIsInvalid for handle, with
 // the handle echoed as Echo shortens it.
-func InvalidReceiptHandle(handle string) *Error {
-	return Errorf(ErrReceiptHandleIsInvalid, "The input receipt handle \"%s\" is not a valid receipt handle.", Echo(handle))
-}
+func InvalidReceiptHandle(handle string) *Error { return MsgInvalidReceiptHandle.New(Echo(handle)) }
 
 // ExpiredReceiptHandle is the error for a handle that names its message
 // but no longer acts on it: on a FIFO queue a handle of an earlier receive,
 // or one whose visibility timeout has run out.
 func ExpiredReceiptHandle(handle string) *Error {
-	return InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
+	return InvalidParameter("ReceiptHandle", handle, reasonHandleExpired)
 }
 
 // MaxEcho is the longest client value an error message repeats whole: a
@@ -261,101 +294,89 @@ func Echo(v string) string {
 }
 
 // MissingParameter returns AWS's "The request must contain the parameter P." error.
-func MissingParameter(param string) *Error {
-	return Errorf(ErrMissingParameter, "The request must contain the parameter %s.", param)
-}
+func MissingParameter(param string) *Error { return MsgMissingParameter.New(param) }
 
-// The brokers' error texts, worded as SQS words them. Both brokers answer
-// with these; neither writes its own.
+// UnknownAttribute answers an attribute name the queue (or the call) does
+// not have.
+func UnknownAttribute(name string) *Error { return MsgUnknownAttribute.New(name) }
+
+// InvalidQueueName answers a queue name of characters SQS does not allow
+// (or a region prefix that names no region).
+func InvalidQueueName() *Error { return MsgInvalidQueueName.New() }
+
+// InvalidFIFOName answers a FIFO queue's name that breaks SQS's rule.
+func InvalidFIFOName() *Error { return MsgInvalidFIFOName.New() }
+
+// InvalidCharacters answers a value (what: "Message body", "Message
+// attribute", ...) holding characters SQS does not allow.
+func InvalidCharacters(what, name string) *Error { return MsgInvalidCharacters.New(what, name) }
 
 // MessageNotAvailableForVisibility is ChangeMessageVisibility's answer
 // for a handle whose message is gone.
 func MessageNotAvailableForVisibility(handle string) *Error {
-	return InvalidParameter("ReceiptHandle", handle, "Message does not exist or is not available for visibility timeout change.")
+	return InvalidParameter("ReceiptHandle", handle, reasonNotForVisibility)
 }
 
 // MessageNotInflight is ChangeMessageVisibility's answer for a message
 // that is neither in flight nor receivable.
-func MessageNotInflight() *Error {
-	return Errorf(ErrMessageNotInflight, "The message referred to is not in flight.")
-}
+func MessageNotInflight() *Error { return MsgMessageNotInflight.New() }
 
 // VisibilityBeyondLimit is ChangeMessageVisibility's answer for a timeout
 // that would end more than MaxVisibilityTimeout after the receive.
 func VisibilityBeyondLimit(timeout int) *Error {
-	return InvalidParameter("VisibilityTimeout", timeout,
-		fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", MaxVisibilityTimeout))
+	return InvalidParameter("VisibilityTimeout", timeout, fmt.Sprintf(reasonVisibilityBeyond, MaxVisibilityTimeout))
 }
 
 // MessageDoesNotExist answers a failure recorded for a message that is gone.
 func MessageDoesNotExist(handle string) *Error {
-	return InvalidParameter("ReceiptHandle", handle, "Message does not exist.")
+	return InvalidParameter("ReceiptHandle", handle, reasonMessageDoesNotExist)
 }
 
 // TooManyReceiptHandles answers a RecordFailure call beyond its bound.
 func TooManyReceiptHandles(n int) *Error {
-	return InvalidParameter("ReceiptHandles", n, "Too many receipt handles.")
+	return InvalidParameter("ReceiptHandles", n, reasonTooManyHandles)
 }
 
 // QueueExistsWithDifferent is CreateQueue's answer for a name that is taken
 // by a queue whose attribute attr differs from the request's.
-func QueueExistsWithDifferent(attr string) *Error {
-	return Errorf(ErrQueueNameExists, "A queue already exists with the same name and a different value for attribute %s", attr)
-}
+func QueueExistsWithDifferent(attr string) *Error { return MsgQueueExistsWithDifferent.New(attr) }
 
 // PurgeInProgress answers a second PurgeQueue on queue within a minute.
-func PurgeInProgress(queue string) *Error {
-	return Errorf(ErrPurgeQueueInProgress, "Only one PurgeQueue operation on %s is allowed every 60 seconds.", queue)
-}
+func PurgeInProgress(queue string) *Error { return MsgPurgeInProgress.New(queue) }
 
 // TooManyInflight answers a receive from a standard queue that holds
 // MaxInflightStandard messages in flight.
-func TooManyInflight(queue string) *Error {
-	return Errorf(ErrOverLimit, "Too many messages are in flight in queue %s: the limit is %d.", queue, MaxInflightStandard)
-}
+func TooManyInflight(queue string) *Error { return MsgTooManyInflight.New(queue, MaxInflightStandard) }
 
 // MoveToSource answers MoveMessages whose destination is its source.
 func MoveToSource(arn string) *Error {
-	return InvalidParameter("DestinationArn", arn, "The destination must differ from the source.")
+	return InvalidParameter("DestinationArn", arn, reasonMoveToSource)
 }
 
 // MoveTaskSourceNotFound, MoveTaskDestinationNotFound, MoveTaskNotFound,
 // NotADeadLetterQueue, MoveTaskAlreadyRunning and MoveTaskNotRunning are the
 // message move task's errors.
-func MoveTaskSourceNotFound() *Error {
-	return Errorf(ErrResourceNotFound, "The resource that you specified for the SourceArn parameter doesn't exist.")
-}
+func MoveTaskSourceNotFound() *Error { return MsgMoveTaskSourceNotFound.New() }
 
 // MoveTaskDestinationNotFound: see MoveTaskSourceNotFound.
-func MoveTaskDestinationNotFound() *Error {
-	return Errorf(ErrResourceNotFound, "The resource that you specified for the DestinationArn parameter doesn't exist.")
-}
+func MoveTaskDestinationNotFound() *Error { return MsgMoveTaskDestinationNotFound.New() }
 
 // MoveTaskNotFound: see MoveTaskSourceNotFound.
-func MoveTaskNotFound() *Error { return Errorf(ErrResourceNotFound, "Task does not exist.") }
+func MoveTaskNotFound() *Error { return MsgMoveTaskNotFound.New() }
 
 // NotADeadLetterQueue: see MoveTaskSourceNotFound.
-func NotADeadLetterQueue() *Error {
-	return Errorf(ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
-}
+func NotADeadLetterQueue() *Error { return MsgNotADeadLetterQueue.New() }
 
 // MoveTaskAlreadyRunning: see MoveTaskSourceNotFound.
-func MoveTaskAlreadyRunning() *Error {
-	return Errorf(ErrInvalidParameterValue, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
-}
+func MoveTaskAlreadyRunning() *Error { return MsgMoveTaskAlreadyRunning.New() }
 
 // MoveTaskNotRunning: see MoveTaskSourceNotFound.
-func MoveTaskNotRunning(status string) *Error {
-	return Errorf(ErrInvalidParameterValue, "Only a task in the RUNNING state can be cancelled; this one is %s.", status)
-}
+func MoveTaskNotRunning(status string) *Error { return MsgMoveTaskNotRunning.New(status) }
 
 // QueueFull refuses a send to a queue whose messages add up to the
 // server's --max-queue-bytes: retryable (SDKs back off on RequestThrottled).
-func QueueFull(queue string, bytes, limit int64) *Error {
-	return Errorf(ErrRequestThrottled,
-		"Queue %s holds %d bytes of messages, at the server's limit of %d (--max-queue-bytes): sends are refused until consumers drain it; retry later.",
-		queue, bytes, limit)
-}
+func QueueFull(queue string, bytes, limit int64) *Error { return MsgQueueFull.New(queue, bytes, limit) }
 
-// ShuttingDown answers a request that arrives while the broker closes.
-func ShuttingDown() *Error { return Errorf(ErrServiceUnavailable, "The server is shutting down.") }
+// PostJSON answers one of tidemq's own endpoints asked with another method
+// than POST (path: the endpoint).
+func PostJSON(path string) *Error { return MsgPostJSON.New(path) }

@@ -80,7 +80,7 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
 				return nil, Errorf(ErrInvalidAttributeName, "You can specify the %s only when FifoQueue is set to true.", name)
 			}
-			return nil, MsgUnknownAttribute.New(name)
+			return nil, UnknownAttribute(name)
 		}
 		invalid := func() error {
 			return Errorf(ErrInvalidAttributeValue, "Invalid value for the parameter %s.", name)
@@ -104,7 +104,7 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 			}
 			// FifoQueue=true on a FIFO queue changes nothing; AWS accepts it.
 			if !b {
-				return nil, Errorf(ErrInvalidAttributeName, "Unknown Attribute FifoQueue.")
+				return nil, UnknownAttribute("FifoQueue")
 			}
 			out[name] = "true"
 		case AttrContentBasedDeduplication, AttrSqsManagedSseEnabled:
@@ -149,7 +149,7 @@ func ValidateQueueAttributes(attrs map[string]string, fifo, creating bool) (map[
 		case AttrKmsMasterKeyID:
 			out[name] = value
 		default:
-			return nil, MsgUnknownAttribute.New(name)
+			return nil, UnknownAttribute(name)
 		}
 	}
 	if out[AttrKmsMasterKeyID] != "" && out[AttrSqsManagedSseEnabled] == "true" {

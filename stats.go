@@ -16,10 +16,12 @@ type QueueStats struct {
 	MovedIn       uint64 `json:"MovedIn"`       // arrived by a dead-letter move or MoveMessages
 }
 
-// QueueSnapshot is a queue's state at one moment, for metrics, alarms,
-// the console and live views. Its JSON is what GET /tidemq/queues answers
-// (and what tidemq top reads): the keys are the field names, written out
-// here so that renaming a field cannot change the wire.
+// QueueSnapshot is a queue's state at one moment: the one type of a
+// queue's stats, read by the metrics, alarms, the console, tidemq top and
+// tidemq dlq. Its JSON is what GET /tidemq/queues answers (and what tidemq
+// top reads): the keys are the field names, written out here so that
+// renaming a field cannot change the wire. The ListQueueStats extension
+// lists the same type under AWS's key names (ListedQueue).
 type QueueSnapshot struct {
 	Name     string `json:"Name"`
 	ARN      string `json:"ARN"`
@@ -48,39 +50,6 @@ type QueueSnapshot struct {
 	// one. Brokers that do not keep the size leave both 0.
 	Bytes    int64 `json:"Bytes,omitempty"`
 	MaxBytes int64 `json:"MaxBytes,omitempty"`
-}
-
-// ListedQueueStats is one queue as the ListQueueStats extension action
-// answers it, with AWS's names (QueueUrl, QueueArn, ...): the server
-// writes it (api/sqs) and clients read it (dlq). OldestAgeSeconds is
-// absent when the broker cannot tell it (a client filling one from
-// GetQueueAttributes).
-type ListedQueueStats struct {
-	QueueURL            string   `json:"QueueUrl"`
-	QueueArn            string   `json:"QueueArn"`
-	Fifo                bool     `json:"Fifo"`
-	Visible             int      `json:"Visible"`
-	InFlight            int      `json:"InFlight"`
-	Delayed             int      `json:"Delayed"`
-	OldestAgeSeconds    *float64 `json:"OldestAgeSeconds,omitempty"`
-	RetentionSeconds    int      `json:"RetentionSeconds"`
-	DeadLetterTargetArn string   `json:"DeadLetterTargetArn,omitempty"`
-	MaxReceiveCount     int      `json:"MaxReceiveCount,omitempty"`
-	// IsDeadLetterQueue is tidemq's verdict (see QueueSnapshot): it also
-	// covers a DLQ whose source was deleted but which still holds
-	// dead-lettered messages.
-	IsDeadLetterQueue bool `json:"IsDeadLetterQueue"`
-}
-
-// Listed is the snapshot as ListQueueStats lists it under url.
-func (s QueueSnapshot) Listed(url string) ListedQueueStats {
-	age := s.OldestAgeSeconds
-	return ListedQueueStats{
-		QueueURL: url, QueueArn: s.ARN, Fifo: s.FIFO,
-		Visible: s.Visible, InFlight: s.InFlight, Delayed: s.Delayed, OldestAgeSeconds: &age,
-		RetentionSeconds: s.RetentionSeconds, DeadLetterTargetArn: s.DeadLetterTarget,
-		MaxReceiveCount: s.MaxReceiveCount, IsDeadLetterQueue: s.IsDeadLetterQueue,
-	}
 }
 
 // QueueTotals are sums over every queue of a broker, for the metrics'

@@ -244,7 +244,7 @@ func readJSON(r *http.Request, v any) error {
 	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	r.Body = io.NopCloser(bytes.NewReader(data))
 	if err != nil {
-		return tidemq.Errorf(tidemq.ErrMalformedInput, "The request body could not be read: %v", err)
+		return tidemq.UnreadableBody(err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil

@@ -108,7 +108,7 @@ func Handler(cp storage.Checkpointer, o Options) http.Handler {
 	var running sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			writeError(w, tidemq.Errorf(tidemq.ErrMethodNotAllowed, "POST a JSON request to %s", APIPath))
+			writeError(w, tidemq.PostJSON(APIPath))
 			return
 		}
 		if cp == nil {
@@ -179,7 +179,7 @@ func Handler(cp storage.Checkpointer, o Options) http.Handler {
 func Refuse(err *tidemq.Error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			writeError(w, tidemq.Errorf(tidemq.ErrMethodNotAllowed, "POST a JSON request to %s", APIPath))
+			writeError(w, tidemq.PostJSON(APIPath))
 			return
 		}
 		writeError(w, err)

@@ -13,6 +13,11 @@
 //		})
 //	}
 //
+// Besides the checks written in Go, the scripts of testdata/scenarios
+// (scenario.go: a command, "----", the broker's answer) are checks too:
+// each script runs against every driver, and go test -rewrite writes the
+// answers of the broker under test into them.
+//
 // Every check is its own subtest, run on a fresh, empty broker and a fresh
 // fake clock. Tests never sleep: time moves only when a test advances the
 // clock, and a test that must know that a receive has reached its long-poll
@@ -106,6 +111,7 @@ func groups() []group {
 		{"Limits", limitChecks()},
 		{"Params", paramChecks()},
 		{"Operations", operationChecks()},
+		{"Scenarios", scenarioChecks()},
 	}
 }
 

@@ -21,8 +21,8 @@ const (
 
 // Topics is what the console reads of the SNS topic service.
 type Topics interface {
-	ListTopics() []*sns.Topic
-	ListSubscriptions(topicARN string) ([]*sns.Subscription, error)
+	ListTopics(ctx context.Context) []*sns.Topic
+	ListSubscriptions(ctx context.Context, p sns.ListSubscriptionsParams) ([]*sns.Subscription, error)
 }
 
 // Options configure a Console.

@@ -338,11 +338,11 @@ func TestPurge(t *testing.T) {
 
 type fakeTopics struct{}
 
-func (fakeTopics) ListTopics() []*sns.Topic {
+func (fakeTopics) ListTopics(context.Context) []*sns.Topic {
 	return []*sns.Topic{{Name: "t", ARN: "arn:aws:sns:us-east-1:000000000000:t"}}
 }
 
-func (fakeTopics) ListSubscriptions(string) ([]*sns.Subscription, error) {
+func (fakeTopics) ListSubscriptions(context.Context, sns.ListSubscriptionsParams) ([]*sns.Subscription, error) {
 	return []*sns.Subscription{
 		{ARN: "arn:sub:1", Protocol: "https", Endpoint: "https://hook:hunter2@example.com/x", Pending: true, Token: "SECRET-TOKEN"},
 		{ARN: "arn:sub:2", Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q",
@@ -512,7 +512,7 @@ func TestOverviewTruncated(t *testing.T) {
 
 type twoTopics struct{ fakeTopics }
 
-func (twoTopics) ListTopics() []*sns.Topic {
+func (twoTopics) ListTopics(context.Context) []*sns.Topic {
 	return []*sns.Topic{{Name: "a-t", ARN: "arn:aws:sns:us-east-1:000000000000:a-t"}, {Name: "b-t", ARN: "arn:aws:sns:us-east-1:000000000000:b-t"}}
 }
 

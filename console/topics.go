@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+
+	"github.com/tidemq/tidemq/sns"
 )
 
 // topicView is a topic with its subscriptions. Confirmation tokens are not
@@ -30,12 +32,12 @@ type subscriptionView struct {
 func (c *Console) topics(w http.ResponseWriter, r *http.Request) {
 	out := []topicView{}
 	if c.o.Topics != nil {
-		for _, t := range c.o.Topics.ListTopics() {
+		for _, t := range c.o.Topics.ListTopics(r.Context()) {
 			if c.o.VisibleTopic != nil && !c.o.VisibleTopic(r, t.ARN) {
 				continue
 			}
 			v := topicView{Name: t.Name, ARN: t.ARN, FIFO: t.FIFO, Subscriptions: []subscriptionView{}}
-			subs, err := c.o.Topics.ListSubscriptions(t.ARN)
+			subs, err := c.o.Topics.ListSubscriptions(r.Context(), sns.ListSubscriptionsParams{TopicARN: t.ARN})
 			if err != nil { // deleted meanwhile
 				continue
 			}

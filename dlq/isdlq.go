@@ -54,7 +54,7 @@ func (c *Client) checkIsDLQ(ctx context.Context, q *queueRef, sources []string) 
 		}
 		if err := c.ext(ctx, "ListQueueStats", map[string]string{"QueueNamePrefix": q.Name}, &out); err == nil {
 			for _, s := range out.Queues {
-				if s.QueueArn == q.ARN && s.IsDeadLetterQueue {
+				if s.ARN == q.ARN && s.IsDeadLetterQueue {
 					return nil
 				}
 			}

@@ -2,10 +2,8 @@ package dlq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,8 +44,8 @@ type Source struct {
 }
 
 // queueStats is one queue as ListQueueStats (or GetQueueAttributes) shows
-// it: the server's own type.
-type queueStats = tidemq.ListedQueueStats
+// it: the server's own snapshot type, under its URL.
+type queueStats = tidemq.ListedQueue
 
 // DLQs finds every dead-letter queue, its sources, depth and, on tidemq,
 // the age of its oldest message. A dead-letter queue is a queue some
@@ -74,7 +72,7 @@ func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 	}
 	byARN := make(map[string]*queueStats, len(all))
 	for i := range all {
-		byARN[all[i].QueueArn] = &all[i]
+		byARN[all[i].ARN] = &all[i]
 	}
 	dlqs := make(map[string]*DLQInfo)
 	dlq := func(arn string) *DLQInfo {
@@ -82,9 +80,9 @@ func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 		if d == nil {
 			d = &DLQInfo{ARN: arn, Name: nameOfURL(arn), OldestAge: -1}
 			if t := byARN[arn]; t != nil {
-				d.URL, d.Visible, d.InFlight, d.Delayed, d.RetentionSeconds = t.QueueURL, t.Visible, t.InFlight, t.Delayed, t.RetentionSeconds
-				if t.OldestAgeSeconds != nil {
-					d.OldestAge = time.Duration(*t.OldestAgeSeconds * float64(time.Second))
+				d.URL, d.Visible, d.InFlight, d.Delayed, d.RetentionSeconds = t.URL, t.Visible, t.InFlight, t.Delayed, t.RetentionSeconds
+				if t.AgeKnown {
+					d.OldestAge = time.Duration(t.OldestAgeSeconds * float64(time.Second))
 				}
 			} else {
 				d.Missing = true
@@ -94,14 +92,14 @@ func (c *Client) DLQs(ctx context.Context, prefix string) ([]DLQInfo, error) {
 		return d
 	}
 	for _, q := range all {
-		if q.DeadLetterTargetArn != "" {
-			d := dlq(q.DeadLetterTargetArn)
-			d.Sources = append(d.Sources, Source{Name: nameOfURL(q.QueueURL), MaxReceiveCount: q.MaxReceiveCount})
+		if q.DeadLetterTarget != "" {
+			d := dlq(q.DeadLetterTarget)
+			d.Sources = append(d.Sources, Source{Name: nameOfURL(q.URL), MaxReceiveCount: q.MaxReceiveCount})
 		}
 	}
 	for _, q := range all {
-		if q.IsDeadLetterQueue || tidemq.NamedLikeDeadLetterQueue(nameOfURL(q.QueueURL)) {
-			dlq(q.QueueArn)
+		if q.IsDeadLetterQueue || tidemq.NamedLikeDeadLetterQueue(nameOfURL(q.URL)) {
+			dlq(q.ARN)
 		}
 	}
 	out := make([]DLQInfo, 0, len(dlqs))
@@ -135,21 +133,7 @@ func (c *Client) statsFromAttributes(ctx context.Context) ([]queueStats, error) 
 			c.warnf("%s: %v", nameOfURL(u), err)
 			continue
 		}
-		n := func(k string) int { v, _ := strconv.Atoi(a.Attributes[k]); return v }
-		s := queueStats{QueueURL: u, QueueArn: a.Attributes["QueueArn"], Visible: n("ApproximateNumberOfMessages"),
-			InFlight: n("ApproximateNumberOfMessagesNotVisible"), Delayed: n("ApproximateNumberOfMessagesDelayed"),
-			RetentionSeconds: n("MessageRetentionPeriod")}
-		if rp := a.Attributes["RedrivePolicy"]; rp != "" {
-			var pol struct {
-				DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
-				MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
-			}
-			if json.Unmarshal([]byte(rp), &pol) == nil {
-				s.DeadLetterTargetArn = pol.DeadLetterTargetArn
-				s.MaxReceiveCount, _ = strconv.Atoi(strings.Trim(string(pol.MaxReceiveCount), `"`))
-			}
-		}
-		out = append(out, s)
+		out = append(out, queueStats{URL: u, QueueSnapshot: tidemq.SnapshotOfAttributes(u, a.Attributes)})
 	}
 	return out, nil
 }

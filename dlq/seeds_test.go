@@ -2,6 +2,7 @@ package dlq_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -432,16 +433,16 @@ func (e *env) topicInto(queue string) func(message string) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { svc.Close() })
-	topic, err := svc.CreateTopic("document-events", nil, nil)
+	topic, err := svc.CreateTopic(context.Background(), sns.CreateTopicParams{Name: "document-events", Attributes: nil, Tags: nil})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := svc.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: arn(queue)}); err != nil {
+	if _, err := svc.Subscribe(context.Background(), sns.SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: arn(queue)}); err != nil {
 		e.t.Fatal(err)
 	}
 	return func(message string) {
 		e.t.Helper()
-		if _, err := svc.Publish(e.ctx, sns.PublishInput{TopicARN: topic.ARN, Message: message, BaseURL: e.srv.URL}); err != nil {
+		if _, err := svc.Publish(e.ctx, sns.PublishParams{TopicARN: topic.ARN, Message: message, BaseURL: e.srv.URL}); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -66,15 +66,15 @@ func TestClusterOutboxOfACrashedNodeDeliveredOnceOnPostgres(t *testing.T) {
 		return s
 	}
 	a := svc("a")
-	topic, err := a.CreateTopic("t", nil, nil)
+	topic, err := a.CreateTopic(context.Background(), sns.CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN}); err != nil {
+	if _, err := a.Subscribe(context.Background(), sns.SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN}); err != nil {
 		t.Fatal(err)
 	}
 	broker.fail.Store(true)
-	if _, err := a.Publish(ctx, sns.PublishInput{TopicARN: topic.ARN, Message: "left behind"}); err != nil {
+	if _, err := a.Publish(ctx, sns.PublishParams{TopicARN: topic.ARN, Message: "left behind"}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close() // the retry is pending: the record stays

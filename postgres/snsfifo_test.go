@@ -50,11 +50,11 @@ func TestFIFOTopicOrderAndDedupAcrossNodesOnPostgres(t *testing.T) {
 		return s
 	}
 	a := node("a")
-	topic, err := a.CreateTopic("t.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	topic, err := a.CreateTopic(context.Background(), sns.CreateTopicParams{Name: "t.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(sns.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN, Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+	if _, err := a.Subscribe(context.Background(), sns.SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: info.ARN, Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	b := node("b")
@@ -77,7 +77,7 @@ func TestFIFOTopicOrderAndDedupAcrossNodesOnPostgres(t *testing.T) {
 				if i%3 == 0 { // published through every publisher: once in the queue
 					dedup = fmt.Sprintf("dup-%d", i)
 				}
-				r, err := n.s.Publish(ctx, sns.PublishInput{TopicARN: topic.ARN, Message: body, MessageGroupID: "g", MessageDeduplicationID: dedup})
+				r, err := n.s.Publish(ctx, sns.PublishParams{TopicARN: topic.ARN, Message: body, MessageGroupID: "g", MessageDeduplicationID: dedup})
 				if err != nil {
 					t.Error(err)
 					return

@@ -39,22 +39,22 @@ func TestClusterTopicsVisibleAtOnce(t *testing.T) {
 	a := clusterNode(t, "a", st, ids, broker, clk)
 	b := clusterNode(t, "b", st, ids, broker, clk)
 	c := clusterNode(t, "c", st, ids, broker, clk)
-	top, err := a.CreateTopic("orders", nil, map[string]string{"team": "x"})
+	top, err := a.CreateTopic(context.Background(), CreateTopicParams{Name: "orders", Attributes: nil, Tags: map[string]string{"team": "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// No reload, no invalidation: the fake clock never moves.
-	if _, err := b.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q"}); err != nil {
+	if _, err := b.Subscribe(context.Background(), SubscribeParams{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q"}); err != nil {
 		t.Fatalf("Subscribe on b right after CreateTopic on a: %v", err)
 	}
-	if attrs, err := b.GetTopicAttributes(top.ARN); err != nil || attrs["TopicArn"] != top.ARN {
+	if attrs, err := b.GetTopicAttributes(context.Background(), GetTopicAttributesParams{TopicARN: top.ARN}); err != nil || attrs["TopicArn"] != top.ARN {
 		t.Fatalf("GetTopicAttributes on b: %v %v", attrs, err)
 	}
-	if tags, err := c.ListTagsForResource(top.ARN); err != nil || len(tags) != 1 || tags[0].Value != "x" {
+	if tags, err := c.ListTagsForResource(context.Background(), ListTagsForResourceParams{ResourceARN: top.ARN}); err != nil || len(tags) != 1 || tags[0].Value != "x" {
 		t.Fatalf("ListTagsForResource on c: %v %v", tags, err)
 	}
 	// c never saw the topic nor b's subscription: its publish reads both.
-	if _, err := c.Publish(context.Background(), PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+	if _, err := c.Publish(context.Background(), PublishParams{TopicARN: top.ARN, Message: "m"}); err != nil {
 		t.Fatalf("Publish on c: %v", err)
 	}
 	if got := broker.count("q"); got != 1 {
@@ -62,19 +62,22 @@ func TestClusterTopicsVisibleAtOnce(t *testing.T) {
 	}
 	// A topic that exists nowhere is still NotFound on every node.
 	for _, n := range []*Service{a, b} {
-		if _, err := n.GetTopicAttributes(n.TopicARN("nope")); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		if _, err := n.GetTopicAttributes(context.Background(), GetTopicAttributesParams{TopicARN: n.TopicARN("nope")}); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			t.Fatalf("a missing topic: %v", err)
 		}
-		if _, err := n.Subscribe(SubscribeInput{TopicARN: n.TopicARN("nope"), Protocol: "sqs", Endpoint: testQueueARN + "q"}); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
+		if _, err := n.Subscribe(context.Background(), SubscribeParams{TopicARN: n.TopicARN("nope"), Protocol: "sqs", Endpoint: testQueueARN + "q"}); !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			t.Fatalf("Subscribe to a missing topic: %v", err)
 		}
 	}
 	// The reload still brings the rest: a sees b's subscription.
 	clk.WaitForTimers(3, 10*time.Second)
 	clk.Advance(2 * time.Second)
-	waitFor(t, "a sees the subscription", func() bool { subs, _ := a.ListSubscriptions(top.ARN); return len(subs) == 1 })
+	waitFor(t, "a sees the subscription", func() bool {
+		subs, _ := a.ListSubscriptions(context.Background(), ListSubscriptionsParams{TopicARN: top.ARN})
+		return len(subs) == 1
+	})
 	for _, n := range []*Service{a, b} {
-		if _, err := n.Publish(context.Background(), PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+		if _, err := n.Publish(context.Background(), PublishParams{TopicARN: top.ARN, Message: "m"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,15 +95,15 @@ func TestClusterOutboxOfADeadNodeDeliveredOnce(t *testing.T) {
 	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	broker := &fakeBroker{failDLQ: -1}
 	a := clusterNode(t, "a", st, ids, broker, clk)
-	top, err := a.CreateTopic("t", nil, nil)
+	top, err := a.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
+	if _, err := a.Subscribe(context.Background(), SubscribeParams{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := a.Publish(ctx, PublishInput{TopicARN: top.ARN, Message: "pending"}); err != nil {
+	if _, err := a.Publish(ctx, PublishParams{TopicARN: top.ARN, Message: "pending"}); err != nil {
 		t.Fatal(err)
 	}
 	b := clusterNode(t, "b", st, ids, broker, clk)
@@ -145,14 +148,14 @@ func TestClusterTakenOverRecordStaysWithItsNewNode(t *testing.T) {
 	broker := &fakeBroker{failDLQ: -1}
 	a := clusterNode(t, "a", st, ids, broker, clk)
 	b := clusterNode(t, "b", st, ids, broker, clk)
-	top, _ := a.CreateTopic("t", nil, nil)
-	if _, err := a.Subscribe(SubscribeInput{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
+	top, _ := a.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
+	if _, err := a.Subscribe(context.Background(), SubscribeParams{TopicARN: top.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
 	b.Reload()
 	ctx := context.Background()
 	for _, n := range []*Service{a, b} {
-		if _, err := n.Publish(ctx, PublishInput{TopicARN: top.ARN, Message: "m"}); err != nil {
+		if _, err := n.Publish(ctx, PublishParams{TopicARN: top.ARN, Message: "m"}); err != nil {
 			t.Fatal(err)
 		}
 	}

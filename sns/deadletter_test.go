@@ -64,11 +64,11 @@ const testQueueARN = "arn:aws:sqs:us-east-1:000000000000:"
 // queue "gone", with "dlq" as its dead-letter queue.
 func deadLetterTopic(t *testing.T, s *Service) string {
 	t.Helper()
-	topic, err := s.CreateTopic("t", nil, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone", Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + testQueueARN + `dlq"}`}})
+	_, err = s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone", Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + testQueueARN + `dlq"}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +97,14 @@ func TestThrottledQueueRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	topic, err := s.CreateTopic("t", nil, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "full"}); err != nil {
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "full"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
+	if _, err := s.Publish(context.Background(), PublishParams{TopicARN: topic.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the delivery", func() bool { st := s.Stats(); return st.Delivered+st.DeadLettered+st.Lost+st.Undeliverable > 0 })
@@ -124,7 +124,7 @@ func TestDeadLetterQueueRetried(t *testing.T) {
 	}
 	defer s.Close()
 	topic := deadLetterTopic(t, s)
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic, Message: "m"}); err != nil {
+	if _, err := s.Publish(context.Background(), PublishParams{TopicARN: topic, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the dead letter", func() bool { return s.Stats().DeadLettered+s.Stats().Lost > 0 })
@@ -147,7 +147,7 @@ func TestDeadLetterSurvivesClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	topic := deadLetterTopic(t, s)
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic, Message: "m"}); err != nil {
+	if _, err := s.Publish(context.Background(), PublishParams{TopicARN: topic, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if !clk.WaitForTimers(1, 10*time.Second) {
@@ -187,7 +187,7 @@ func TestDeadLetterQueueExhausted(t *testing.T) {
 	}
 	defer s.Close()
 	topic := deadLetterTopic(t, s)
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: topic, Message: "m"}); err != nil {
+	if _, err := s.Publish(context.Background(), PublishParams{TopicARN: topic, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the loss", func() bool { return s.Stats().Lost > 0 })

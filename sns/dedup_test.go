@@ -21,11 +21,11 @@ func TestDedupSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topic, err := s.CreateTopic("d.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "d.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
+	in := PublishParams{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
 	first, err := s.Publish(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -93,16 +93,16 @@ func TestDedupExpiryDoesNotDeleteAFreshEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := map[string]string{"FifoTopic": "true"}
-	a, err := s.CreateTopic("a.fifo", fifo, nil)
+	a, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "a.fifo", Attributes: fifo, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.CreateTopic("b.fifo", fifo, nil)
+	b, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "b.fifo", Attributes: fifo, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	inA := PublishInput{TopicARN: a.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
+	inA := PublishParams{TopicARN: a.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
 	if _, err := s.Publish(ctx, inA); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestDedupExpiryDoesNotDeleteAFreshEntry(t *testing.T) {
 	outbox.gate.Store(&hold)
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Publish(ctx, PublishInput{TopicARN: b.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "x"})
+		_, err := s.Publish(ctx, PublishParams{TopicARN: b.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "x"})
 		done <- err
 	}()
 	<-blocked // b's publish has taken a's expired entry and is committing its deletion

@@ -45,31 +45,31 @@ func TestSingleSQSDeliveryNeedsNoRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	one, _ := s.CreateTopic("one", nil, nil)
-	two, _ := s.CreateTopic("two", nil, nil)
+	one, _ := s.CreateTopic(context.Background(), CreateTopicParams{Name: "one", Attributes: nil, Tags: nil})
+	two, _ := s.CreateTopic(context.Background(), CreateTopicParams{Name: "two", Attributes: nil, Tags: nil})
 	for _, sub := range []struct{ topic, queue string }{{one.ARN, "a"}, {two.ARN, "a"}, {two.ARN, "b"}} {
-		if _, err := s.Subscribe(SubscribeInput{TopicARN: sub.topic, Protocol: "sqs", Endpoint: testQueueARN + sub.queue}); err != nil {
+		if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: sub.topic, Protocol: "sqs", Endpoint: testQueueARN + sub.queue}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx := context.Background()
-	if _, err := s.Publish(ctx, PublishInput{TopicARN: one.ARN, Message: "m"}); err != nil {
+	if _, err := s.Publish(ctx, PublishParams{TopicARN: one.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := st.records.Load(); n != 0 || broker.count("a") != 1 {
 		t.Fatalf("a delivered single publish wrote %d outbox records (queue a got %d)", n, broker.count("a"))
 	}
-	if _, err := s.Publish(ctx, PublishInput{TopicARN: two.ARN, Message: "m"}); err != nil {
+	if _, err := s.Publish(ctx, PublishParams{TopicARN: two.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := st.records.Load(); n != 1 || broker.count("b") != 1 {
 		t.Fatalf("a fan-out wrote %d outbox records, want 1 (queue b got %d)", n, broker.count("b"))
 	}
-	one2, _ := s.CreateTopic("three", nil, nil)
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: one2.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone"}); err != nil {
+	one2, _ := s.CreateTopic(context.Background(), CreateTopicParams{Name: "three", Attributes: nil, Tags: nil})
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: one2.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Publish(ctx, PublishInput{TopicARN: one2.ARN, Message: "m"}); err != nil {
+	if _, err := s.Publish(ctx, PublishParams{TopicARN: one2.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := st.records.Load(); n != 2 {

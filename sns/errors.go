@@ -2,6 +2,7 @@ package sns
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/tidemq/tidemq"
 )
@@ -14,10 +15,32 @@ import (
 // shape: "Invalid parameter: P" or "Invalid parameter: P Reason: R".
 func InvalidParameter(param, reason string) *tidemq.Error {
 	if reason == "" {
-		return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: " + param}
+		return tidemq.MsgSNSInvalidParameter.New(param)
 	}
-	return &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: " + param + " Reason: " + reason}
+	return tidemq.MsgSNSInvalidParameterReason.New(param, reason)
 }
+
+// ShortARN is the InvalidParameter error for an ARN value of param with n
+// (fewer than 6) elements.
+func ShortARN(param string, n int) *tidemq.Error {
+	return InvalidParameter(param, fmt.Sprintf(tidemq.ReasonSNSShortARN, n))
+}
+
+// SubscriptionNotFound is the NotFound error for a subscription that does
+// not exist.
+func SubscriptionNotFound() *tidemq.Error { return tidemq.MsgSNSSubscriptionNotFound.New() }
+
+// TopicExists is CreateTopic's error for a name taken by a topic with
+// other attributes.
+func TopicExists() *tidemq.Error { return InvalidParameter("Attributes", tidemq.ReasonSNSTopicExists) }
+
+// InternalFault is SNS's InternalError for a failure the client is not
+// told about (a bug, a store's error).
+func InternalFault() *tidemq.Error { return tidemq.MsgSNSInternalError.New() }
+
+// NotDurable is the InternalError of a publish whose record could not be
+// written durably.
+func NotDurable() *tidemq.Error { return tidemq.MsgSNSNotDurable.New() }
 
 // NotFound is SNS's NotFound error (404).
 func NotFound(msg string) *tidemq.Error {
@@ -33,7 +56,7 @@ func ResourceNotFound(msg string) *tidemq.Error {
 // TagLimitExceeded is returned when a topic would have more than MaxTags
 // tags (400).
 func TagLimitExceeded() *tidemq.Error {
-	return &tidemq.Error{Code: tidemq.ErrSNSTagLimitExceeded, Message: "Could not complete request: tag quota of per resource exceeded"}
+	return tidemq.MsgSNSTagLimitExceeded.New()
 }
 
 // InternalError is a server fault (500).
@@ -54,5 +77,5 @@ func AsError(err error) *tidemq.Error {
 	if errors.As(err, &e) && e.Code != nil {
 		return e
 	}
-	return InternalError("An internal error occurred.")
+	return InternalFault()
 }

@@ -42,17 +42,17 @@ func TestFIFOOrderAcrossARetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	topic, err := s.CreateTopic("t.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo", Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo", Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	publish := func(msg string) chan error {
 		c := make(chan error, 1)
 		go func() {
-			_, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: msg, MessageGroupID: "g", MessageDeduplicationID: msg})
+			_, err := s.Publish(context.Background(), PublishParams{TopicARN: topic.ARN, Message: msg, MessageGroupID: "g", MessageDeduplicationID: msg})
 			c <- err
 		}()
 		return c
@@ -100,16 +100,16 @@ func TestFIFOPublishWaitIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topic, err := s.CreateTopic("t.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Publish(context.Background(), PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "m"})
+		_, err := s.Publish(context.Background(), PublishParams{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "m"})
 		done <- err
 	}()
 	select {

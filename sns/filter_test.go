@@ -1,6 +1,7 @@
 package sns
 
 import (
+	"context"
 	"testing"
 
 	"github.com/tidemq/tidemq/storage/mem"
@@ -117,11 +118,11 @@ func TestStorePersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topic, err := s.CreateTopic("t", map[string]string{"DisplayName": "T"}, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: map[string]string{"DisplayName": "T"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q", Attributes: map[string]string{"RawMessageDelivery": "True"}})
+	sub, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q", Attributes: map[string]string{"RawMessageDelivery": "True"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,21 +135,21 @@ func TestStorePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	attrs, err := s2.GetSubscriptionAttributes(sub.ARN)
+	attrs, err := s2.GetSubscriptionAttributes(context.Background(), GetSubscriptionAttributesParams{SubscriptionARN: sub.ARN})
 	if err != nil || attrs["RawMessageDelivery"] != "true" {
 		t.Fatalf("reopened subscription: %v %v", attrs, err)
 	}
-	ta, err := s2.GetTopicAttributes(topic.ARN)
+	ta, err := s2.GetTopicAttributes(context.Background(), GetTopicAttributesParams{TopicARN: topic.ARN})
 	if err != nil || ta["DisplayName"] != "T" || ta["SubscriptionsConfirmed"] != "1" {
 		t.Fatalf("reopened topic: %v %v", ta, err)
 	}
 	if string(s2.CertificatePEM()) != cert {
 		t.Fatal("the signing certificate changed across a restart")
 	}
-	if err := s2.DeleteTopic(topic.ARN); err != nil {
+	if err := s2.DeleteTopic(context.Background(), DeleteTopicParams{TopicARN: topic.ARN}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.GetSubscriptionAttributes(sub.ARN); AsError(err).Code != tidemq.ErrSNSNotFound {
+	if _, err := s2.GetSubscriptionAttributes(context.Background(), GetSubscriptionAttributesParams{SubscriptionARN: sub.ARN}); AsError(err).Code != tidemq.ErrSNSNotFound {
 		t.Fatalf("subscription survived its topic: %v", err)
 	}
 }

@@ -84,23 +84,23 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	std, err := s.CreateTopic("std", map[string]string{"DisplayName": "Std"}, map[string]string{"team": "a"})
+	std, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "std", Attributes: map[string]string{"DisplayName": "Std"}, Tags: map[string]string{"team": "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := s.Subscribe(SubscribeInput{TopicARN: std.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"})
+	sub, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: std.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo, err := s.CreateTopic("f.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	fifo, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "f.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := s.Publish(ctx, PublishInput{TopicARN: std.ARN, Message: "pending"}); err != nil {
+	if _, err := s.Publish(ctx, PublishParams{TopicARN: std.ARN, Message: "pending"}); err != nil {
 		t.Fatal(err)
 	}
-	dedup := PublishInput{TopicARN: fifo.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
+	dedup := PublishParams{TopicARN: fifo.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d"}
 	first, err := s.Publish(ctx, dedup)
 	if err != nil {
 		t.Fatal(err)
@@ -149,10 +149,10 @@ func TestStateIsInTheStoreUnderItsNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := s.ListTopics(); len(got) != 2 || got[1].ARN != std.ARN || got[1].Attributes["DisplayName"] != "Std" || got[1].Tags["team"] != "a" {
+	if got := s.ListTopics(context.Background()); len(got) != 2 || got[1].ARN != std.ARN || got[1].Attributes["DisplayName"] != "Std" || got[1].Tags["team"] != "a" {
 		t.Errorf("topics after a restart: %+v", got)
 	}
-	if got, err := s.ListSubscriptions(std.ARN); err != nil || len(got) != 1 || got[0].ARN != sub.ARN {
+	if got, err := s.ListSubscriptions(context.Background(), ListSubscriptionsParams{TopicARN: std.ARN}); err != nil || len(got) != 1 || got[0].ARN != sub.ARN {
 		t.Errorf("subscriptions after a restart: %+v %v", got, err)
 	}
 	if string(s.CertificatePEM()) != cert {

@@ -1,6 +1,7 @@
 package sns
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 )
@@ -13,7 +14,8 @@ import (
 
 // AddPermission adds the statement label to the topic's policy, allowing
 // accounts (AWS account ids) the actions (SNS action names, e.g. Publish).
-func (s *Service) AddPermission(topicARN, label string, accounts, actions []string) error {
+func (s *Service) AddPermission(_ context.Context, p AddPermissionParams) error {
+	topicARN, label, accounts, actions := p.TopicARN, p.Label, p.AccountIDs, p.Actions
 	if _, err := s.topic("TopicArn", topicARN); err != nil {
 		return err
 	}
@@ -47,7 +49,8 @@ func (s *Service) AddPermission(topicARN, label string, accounts, actions []stri
 }
 
 // RemovePermission removes the statement label from the topic's policy.
-func (s *Service) RemovePermission(topicARN, label string) error {
+func (s *Service) RemovePermission(_ context.Context, p RemovePermissionParams) error {
+	topicARN, label := p.TopicARN, p.Label
 	if _, err := s.topic("TopicArn", topicARN); err != nil {
 		return err
 	}

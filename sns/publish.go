@@ -17,28 +17,6 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// PublishInput is one message to publish.
-type PublishInput struct {
-	TopicARN               string
-	Message                string
-	Subject                string
-	MessageStructure       string
-	Attributes             map[string]Attribute
-	MessageGroupID         string
-	MessageDeduplicationID string
-	// BaseURL is the scheme and host of SigningCertURL and UnsubscribeURL,
-	// e.g. "http://localhost:9324".
-	BaseURL string
-	Client  tidemq.ClientInfo
-	// TraceHeader is the request's X-Amzn-Trace-Id (X-Ray) header: SQS
-	// deliveries carry it as their AWSTraceHeader system attribute. One
-	// that is not a valid trace header is ignored.
-	TraceHeader string
-	// SubjectSet says that the request had a Subject parameter, even an
-	// empty one (which AWS refuses).
-	SubjectSet bool
-}
-
 // PublishResult is the outcome of a publish.
 type PublishResult struct {
 	MessageID      string
@@ -51,7 +29,7 @@ const MaxMessageSize = 262144
 // checkPublish validates a publish against its topic and fills in the FIFO
 // deduplication id. It returns the per-protocol messages of a
 // MessageStructure=json publish.
-func (s *Service) checkPublish(t *Topic, in *PublishInput) (map[string]string, error) {
+func (s *Service) checkPublish(t *Topic, in *PublishParams) (map[string]string, error) {
 	if in.Message == "" {
 		return nil, InvalidParameter("Empty message", "")
 	}
@@ -220,12 +198,12 @@ func (s *Service) topicLock(arn string) *sync.Mutex {
 // HTTP/HTTPS deliveries run in the background. A FIFO topic answers a
 // duplicate (same deduplication id within DedupWindow) with the original
 // MessageId and SequenceNumber and delivers nothing.
-func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult, error) {
+func (s *Service) Publish(ctx context.Context, in PublishParams) (*PublishResult, error) {
 	t, err := s.topic("TopicArn", in.TopicARN)
 	if err != nil {
 		return nil, err
 	}
-	res, errs, err := s.publish(ctx, t, []PublishInput{in})
+	res, errs, err := s.publish(ctx, t, []PublishParams{in})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +216,7 @@ func (s *Service) Publish(ctx context.Context, in PublishInput) (*PublishResult,
 // PublishBatchEntry is one entry of PublishBatch.
 type PublishBatchEntry struct {
 	ID string
-	PublishInput
+	PublishParams
 }
 
 // PublishBatchResult is the outcome of one entry: Err nil on success.
@@ -251,14 +229,15 @@ type PublishBatchResult struct {
 // PublishBatch publishes entries in order, recording them in the outbox in
 // one batch. An entry that is not valid fails the whole request, as on AWS;
 // the caller checks the batch itself (ids, count, total size).
-func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []PublishBatchEntry) ([]PublishBatchResult, error) {
+func (s *Service) PublishBatch(ctx context.Context, p PublishBatchParams) ([]PublishBatchResult, error) {
+	topicARN, entries := p.TopicARN, p.Entries
 	t, err := s.topic("TopicArn", topicARN)
 	if err != nil {
 		return nil, err
 	}
-	ins := make([]PublishInput, len(entries))
+	ins := make([]PublishParams, len(entries))
 	for i, e := range entries {
-		ins[i] = e.PublishInput
+		ins[i] = e.PublishParams
 		ins[i].TopicARN = topicARN
 		// AWS rejects the whole request for an entry that is not valid
 		// (its MessageGroupId, Subject, attributes...), not that entry.
@@ -285,7 +264,7 @@ func (s *Service) PublishBatch(ctx context.Context, topicARN string, entries []P
 
 // publish validates, deduplicates and numbers messages, records them in
 // the outbox (one synced batch) and delivers them in order.
-func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]PublishResult, []error, error) {
+func (s *Service) publish(_ context.Context, t *Topic, ins []PublishParams) ([]PublishResult, []error, error) {
 	leave, err := s.enter()
 	if err != nil {
 		return nil, nil, err
@@ -301,7 +280,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		}
 		if err != nil {
 			s.log.Error("sns: take a FIFO topic's lock", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 	}
 	now := s.opt.Now()
@@ -330,7 +309,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 			e, dup, err := s.findDedup(key, nowMs)
 			if err != nil {
 				s.log.Error("sns: look a deduplication id up", "topic", t.ARN, "err", err)
-				return nil, nil, InternalError("The publish could not be recorded durably.")
+				return nil, nil, NotDurable()
 			}
 			if dup {
 				results[i] = PublishResult{MessageID: e.MessageID, SequenceNumber: e.Sequence}
@@ -347,7 +326,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		id, err := s.newRecordID()
 		if err != nil {
 			s.log.Error("sns: number a publish", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 		r := &record{
 			ID: id, Node: s.opt.NodeID, TopicARN: t.ARN, FIFO: t.FIFO, SignatureVersion: t.Attributes["SignatureVersion"],
@@ -386,7 +365,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 		// In order: recorded with its dedup entries, then delivered.
 		if err := s.commitRecords(recs, expired); err != nil {
 			s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-			return nil, nil, InternalError("The publish could not be recorded durably.")
+			return nil, nil, NotDurable()
 		}
 		s.dedupMu.Lock()
 		for _, r := range recs {
@@ -416,7 +395,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	s.presign(recorded, subs) // signed while the record is made durable
 	if err := s.commitRecords(recorded, nil); err != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", err)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
+		return nil, nil, NotDurable()
 	}
 	var directErr error
 	for _, r := range direct {
@@ -432,7 +411,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishInput) ([]Pu
 	}
 	if directErr != nil {
 		s.log.Error("sns: record a publish in the outbox", "topic", t.ARN, "err", directErr)
-		return nil, nil, InternalError("The publish could not be recorded durably.")
+		return nil, nil, NotDurable()
 	}
 	return results, errs, nil
 }

@@ -58,25 +58,25 @@ func TestPublishBatchDeliversRecordedEntriesWhenADirectOneFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	topic, err := s.CreateTopic("t", nil, nil)
+	topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Every message goes to "busy" (which fails), only fan-outs to "b".
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "busy", Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "busy", Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "b", Attributes: map[string]string{
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "b", Attributes: map[string]string{
 		"RawMessageDelivery": "true", "FilterPolicy": `{"fan":["yes"]}`}}); err != nil {
 		t.Fatal(err)
 	}
 	attr := func(v string) map[string]Attribute {
 		return map[string]Attribute{"fan": {DataType: "String", StringValue: v}}
 	}
-	_, err = s.PublishBatch(context.Background(), topic.ARN, []PublishBatchEntry{
-		{ID: "fan", PublishInput: PublishInput{Message: "fan-entry", Attributes: attr("yes")}},
-		{ID: "single", PublishInput: PublishInput{Message: "single-entry", Attributes: attr("no")}},
-	})
+	_, err = s.PublishBatch(context.Background(), PublishBatchParams{TopicARN: topic.ARN, Entries: []PublishBatchEntry{
+		{ID: "fan", PublishParams: PublishParams{Message: "fan-entry", Attributes: attr("yes")}},
+		{ID: "single", PublishParams: PublishParams{Message: "single-entry", Attributes: attr("no")}},
+	}})
 	if err == nil {
 		t.Fatal("PublishBatch succeeded although its direct entry could neither be delivered nor recorded")
 	}

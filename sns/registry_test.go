@@ -55,10 +55,10 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			a, b, broker := twoNodes(t, open, func(a *Service) {
 				for i := range topics {
 					var err error
-					if topics[i], err = a.CreateTopic("t"+string(rune('1'+i)), nil, nil); err != nil {
+					if topics[i], err = a.CreateTopic(context.Background(), CreateTopicParams{Name: "t" + string(rune('1'+i)), Attributes: nil, Tags: nil}); err != nil {
 						t.Fatal(err)
 					}
-					if subs[i], err = a.Subscribe(SubscribeInput{TopicARN: topics[i].ARN, Protocol: "sqs", Endpoint: testQueueARN + "q" + string(rune('1'+i))}); err != nil {
+					if subs[i], err = a.Subscribe(context.Background(), SubscribeParams{TopicARN: topics[i].ARN, Protocol: "sqs", Endpoint: testQueueARN + "q" + string(rune('1'+i))}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -71,14 +71,14 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			}
 
 			// 1. Unsubscribe on A, SetSubscriptionAttributes on B.
-			if err := a.Unsubscribe(UnsubscribeInput{SubscriptionARN: subs[0].ARN}); err != nil {
+			if err := a.Unsubscribe(context.Background(), UnsubscribeParams{SubscriptionARN: subs[0].ARN}); err != nil {
 				t.Fatal(err)
 			}
-			notFound("1. SetSubscriptionAttributes on B", b.SetSubscriptionAttribute(subs[0].ARN, "RawMessageDelivery", "true"))
+			notFound("1. SetSubscriptionAttributes on B", b.SetSubscriptionAttributes(context.Background(), SetSubscriptionAttributesParams{SubscriptionARN: subs[0].ARN, AttributeName: "RawMessageDelivery", AttributeValue: "true"}))
 			if err := b.Reload(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b.Publish(context.Background(), PublishInput{TopicARN: topics[0].ARN, Message: "m"}); err != nil {
+			if _, err := b.Publish(context.Background(), PublishParams{TopicARN: topics[0].ARN, Message: "m"}); err != nil {
 				t.Fatal(err)
 			}
 			if n := broker.count("q1"); n != 0 {
@@ -86,26 +86,26 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			}
 
 			// 2. DeleteTopic on A, SetTopicAttributes on B.
-			if err := a.DeleteTopic(topics[1].ARN); err != nil {
+			if err := a.DeleteTopic(context.Background(), DeleteTopicParams{TopicARN: topics[1].ARN}); err != nil {
 				t.Fatal(err)
 			}
-			notFound("2. SetTopicAttributes on B", b.SetTopicAttribute(topics[1].ARN, "DisplayName", "back"))
-			_, err := b.GetTopicAttributes(topics[1].ARN)
+			notFound("2. SetTopicAttributes on B", b.SetTopicAttributes(context.Background(), SetTopicAttributesParams{TopicARN: topics[1].ARN, AttributeName: "DisplayName", AttributeValue: "back"}))
+			_, err := b.GetTopicAttributes(context.Background(), GetTopicAttributesParams{TopicARN: topics[1].ARN})
 			notFound("2. the deleted topic on B", err)
 
 			// 3. DeleteTopic on A, Subscribe on B.
-			if err := a.DeleteTopic(topics[2].ARN); err != nil {
+			if err := a.DeleteTopic(context.Background(), DeleteTopicParams{TopicARN: topics[2].ARN}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = b.Subscribe(SubscribeInput{TopicARN: topics[2].ARN, Protocol: "sqs", Endpoint: testQueueARN + "other"})
+			_, err = b.Subscribe(context.Background(), SubscribeParams{TopicARN: topics[2].ARN, Protocol: "sqs", Endpoint: testQueueARN + "other"})
 			notFound("3. Subscribe on B", err)
 
 			// 4. The same Subscribe on A and on B.
-			x, err := a.Subscribe(SubscribeInput{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
+			x, err := a.Subscribe(context.Background(), SubscribeParams{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := b.Subscribe(SubscribeInput{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
+			y, err := b.Subscribe(context.Background(), SubscribeParams{TopicARN: topics[3].ARN, Protocol: "sqs", Endpoint: testQueueARN + "twice"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,17 +114,17 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			}
 
 			// 5. FilterPolicy on A, RawMessageDelivery on B.
-			if err := a.SetSubscriptionAttribute(subs[4].ARN, "FilterPolicy", `{"k":["v"]}`); err != nil {
+			if err := a.SetSubscriptionAttributes(context.Background(), SetSubscriptionAttributesParams{SubscriptionARN: subs[4].ARN, AttributeName: "FilterPolicy", AttributeValue: `{"k":["v"]}`}); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.SetSubscriptionAttribute(subs[4].ARN, "RawMessageDelivery", "true"); err != nil {
+			if err := b.SetSubscriptionAttributes(context.Background(), SetSubscriptionAttributesParams{SubscriptionARN: subs[4].ARN, AttributeName: "RawMessageDelivery", AttributeValue: "true"}); err != nil {
 				t.Fatal(err)
 			}
 			for _, n := range []*Service{a, b} {
 				if err := n.Reload(); err != nil {
 					t.Fatal(err)
 				}
-				attrs, err := n.GetSubscriptionAttributes(subs[4].ARN)
+				attrs, err := n.GetSubscriptionAttributes(context.Background(), GetSubscriptionAttributesParams{SubscriptionARN: subs[4].ARN})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -134,19 +134,19 @@ func TestRegistryChangesAreComputedFromTheStore(t *testing.T) {
 			}
 
 			// 6. CreateTopic of one name with different attributes.
-			if _, err := a.CreateTopic("six", map[string]string{"DisplayName": "A"}, nil); err != nil {
+			if _, err := a.CreateTopic(context.Background(), CreateTopicParams{Name: "six", Attributes: map[string]string{"DisplayName": "A"}, Tags: nil}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = b.CreateTopic("six", map[string]string{"DisplayName": "B"}, nil)
+			_, err = b.CreateTopic(context.Background(), CreateTopicParams{Name: "six", Attributes: map[string]string{"DisplayName": "B"}, Tags: nil})
 			if !tidemq.HasCode(err, tidemq.ErrSNSInvalidParameter) || err.Error() == "" {
 				t.Errorf("6. CreateTopic on B with other attributes: %v, want InvalidParameter", err)
 			} else if e, ok := err.(*tidemq.Error); !ok || e.Message != "Invalid parameter: Attributes Reason: Topic already exists with different attributes" {
 				t.Errorf("6. the refusal says %v", err)
 			}
-			if got, err := b.CreateTopic("six", map[string]string{"DisplayName": "A"}, nil); err != nil || got.Attributes["DisplayName"] != "A" {
+			if got, err := b.CreateTopic(context.Background(), CreateTopicParams{Name: "six", Attributes: map[string]string{"DisplayName": "A"}, Tags: nil}); err != nil || got.Attributes["DisplayName"] != "A" {
 				t.Errorf("6. CreateTopic on B with A's attributes: %+v, %v", got, err)
 			}
-			if _, err := b.CreateTopic("six", nil, nil); err != nil {
+			if _, err := b.CreateTopic(context.Background(), CreateTopicParams{Name: "six", Attributes: nil, Tags: nil}); err != nil {
 				t.Errorf("6. CreateTopic on B with no attributes: %v, want the topic", err)
 			}
 		})
@@ -162,15 +162,15 @@ func TestFIFODedupAndSequenceAcrossNodes(t *testing.T) {
 			var topic *Topic
 			a, b, broker := twoNodes(t, open, func(a *Service) {
 				var err error
-				if topic, err = a.CreateTopic("f.fifo", map[string]string{"FifoTopic": "true"}, nil); err != nil {
+				if topic, err = a.CreateTopic(context.Background(), CreateTopicParams{Name: "f.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := a.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
+				if _, err := a.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "q.fifo"}); err != nil {
 					t.Fatal(err)
 				}
 			})
 			ctx := context.Background()
-			in := PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d1"}
+			in := PublishParams{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "d1"}
 			first, err := a.Publish(ctx, in)
 			if err != nil {
 				t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -115,7 +114,13 @@ type Options struct {
 	Reload time.Duration
 }
 
-// Service manages topics and subscriptions and publishes messages.
+// Service manages topics and subscriptions and publishes messages. Its
+// calls have the Broker's shape (tidemq.Broker): a context and a params
+// struct named after the SNS action (CreateTopic(ctx, CreateTopicParams),
+// Subscribe(ctx, SubscribeParams), ...), the transport (api/sns) filling
+// the params from the request and passing the request's context. The
+// topic store's calls are short and are not cancelled by the context; it
+// is there so that a call can be, as the Broker's are.
 type Service struct {
 	opt        Options
 	httpRetry  RetryPolicy
@@ -290,7 +295,7 @@ func (s *Service) topic(param, arn string) (*Topic, error) {
 		return nil, InvalidParameter(param, "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter(param, fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN(param, n)
 	}
 	t, ok, err := s.store.readTopic(arn)
 	if err != nil {
@@ -349,7 +354,8 @@ func checkTopicAttr(fifo bool, name, value string) error {
 }
 
 // CreateTopic creates a topic, or returns the existing topic of that name.
-func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topic, error) {
+func (s *Service) CreateTopic(_ context.Context, p CreateTopicParams) (*Topic, error) {
+	name, attrs, tags := p.Name, p.Attributes, p.Tags
 	fifo := false
 	if v, ok := attrs["FifoTopic"]; ok {
 		switch strings.ToLower(v) {
@@ -395,7 +401,8 @@ func (s *Service) CreateTopic(name string, attrs, tags map[string]string) (*Topi
 
 // DeleteTopic deletes a topic and its subscriptions. Deleting a missing
 // topic succeeds.
-func (s *Service) DeleteTopic(arn string) error {
+func (s *Service) DeleteTopic(_ context.Context, p DeleteTopicParams) error {
+	arn := p.TopicARN
 	// A topic this node has not seen yet may exist on another's: the
 	// registry decides.
 	if _, err := s.topic("TopicArn", arn); err != nil && !tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
@@ -406,10 +413,11 @@ func (s *Service) DeleteTopic(arn string) error {
 }
 
 // ListTopics lists every topic, ordered by ARN.
-func (s *Service) ListTopics() []*Topic { return s.store.listTopics() }
+func (s *Service) ListTopics(context.Context) []*Topic { return s.store.listTopics() }
 
 // GetTopicAttributes returns a topic's attributes.
-func (s *Service) GetTopicAttributes(arn string) (map[string]string, error) {
+func (s *Service) GetTopicAttributes(_ context.Context, p GetTopicAttributesParams) (map[string]string, error) {
+	arn := p.TopicARN
 	t, err := s.topic("TopicArn", arn)
 	if err != nil {
 		return nil, err
@@ -469,8 +477,9 @@ func (s *Service) defaultPolicy(arn string) string {
 		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.opt.AccountID + `"}}}]}`
 }
 
-// SetTopicAttribute sets one topic attribute.
-func (s *Service) SetTopicAttribute(arn, name, value string) error {
+// SetTopicAttributes sets one topic attribute.
+func (s *Service) SetTopicAttributes(_ context.Context, p SetTopicAttributesParams) error {
+	arn, name, value := p.TopicARN, p.AttributeName, p.AttributeValue
 	t, err := s.topic("TopicArn", arn)
 	if err != nil {
 		return err
@@ -540,24 +549,13 @@ func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]stri
 var awsProtocols = map[string]bool{"sqs": true, "http": true, "https": true, "email": true, "email-json": true,
 	"sms": true, "application": true, "lambda": true, "firehose": true}
 
-// SubscribeInput is a subscription request.
-type SubscribeInput struct {
-	TopicARN   string
-	Protocol   string // sqs, http or https
-	Endpoint   string // a queue ARN, or a URL
-	Attributes map[string]string
-	// BaseURL is the scheme and host of the SubscribeURL sent to an
-	// HTTP/HTTPS endpoint; "" means Options.PublicURL.
-	BaseURL string
-}
-
 // Subscribe subscribes an endpoint to a topic: an SQS queue (Protocol
 // sqs, Endpoint its ARN) or an HTTP/HTTPS URL. An SQS subscription is
 // confirmed at once. An HTTP/HTTPS subscription is pending until confirmed:
 // a SubscriptionConfirmation message is posted to the endpoint in the
 // background. Subscribing the same endpoint again returns the existing
 // subscription (and, while it is pending, sends the confirmation again).
-func (s *Service) Subscribe(in SubscribeInput) (*Subscription, error) {
+func (s *Service) Subscribe(_ context.Context, in SubscribeParams) (*Subscription, error) {
 	leave, err := s.enter()
 	if err != nil {
 		return nil, err
@@ -684,27 +682,18 @@ func (s *Service) subscription(arn string) (*Subscription, error) {
 		return nil, InvalidParameter("SubscriptionArn", "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter("SubscriptionArn", fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN("SubscriptionArn", n)
 	}
 	sub, ok := s.store.getSubscription(arn)
 	if !ok {
-		return nil, NotFound("Subscription does not exist")
+		return nil, SubscriptionNotFound()
 	}
 	return sub, nil
 }
 
-// UnsubscribeInput is an unsubscribe request.
-type UnsubscribeInput struct {
-	SubscriptionARN string
-	// Anonymous says the caller sent no AWS signature (e.g. a GET of an
-	// UnsubscribeURL): it may not delete a subscription confirmed with
-	// AuthenticateOnUnsubscribe.
-	Anonymous bool
-}
-
 // Unsubscribe deletes a subscription. An HTTP/HTTPS endpoint is sent an
 // UnsubscribeConfirmation whose SubscribeURL restores the subscription.
-func (s *Service) Unsubscribe(in UnsubscribeInput) error {
+func (s *Service) Unsubscribe(_ context.Context, in UnsubscribeParams) error {
 	arn, anonymous := in.SubscriptionARN, in.Anonymous
 	leave, err := s.enter()
 	if err != nil {
@@ -748,7 +737,8 @@ func (s *Service) Unsubscribe(in UnsubscribeInput) error {
 // token"; a valid token confirms its subscription even when the TopicArn
 // names a topic of this region that does not exist; any other unknown
 // token is InvalidParameter Token (400, not NotFound).
-func (s *Service) ConfirmSubscription(topicARN, token string, anonymous, authenticateOnUnsubscribe bool) (*Subscription, error) {
+func (s *Service) ConfirmSubscription(_ context.Context, p ConfirmSubscriptionParams) (*Subscription, error) {
+	topicARN, token, anonymous, authenticateOnUnsubscribe := p.TopicARN, p.Token, p.Anonymous, p.AuthenticateOnUnsubscribe
 	if token == "" {
 		return nil, InvalidParameter("Token", "")
 	}
@@ -791,7 +781,8 @@ func tokenShaped(token string) bool {
 
 // ListSubscriptions lists the subscriptions of a topic, or of every topic
 // when topicARN is "". Pending ones have Pending set.
-func (s *Service) ListSubscriptions(topicARN string) ([]*Subscription, error) {
+func (s *Service) ListSubscriptions(_ context.Context, p ListSubscriptionsParams) ([]*Subscription, error) {
+	topicARN := p.TopicARN
 	if topicARN != "" {
 		if _, err := s.topic("TopicArn", topicARN); err != nil {
 			return nil, err
@@ -802,7 +793,8 @@ func (s *Service) ListSubscriptions(topicARN string) ([]*Subscription, error) {
 }
 
 // GetSubscriptionAttributes returns a subscription's attributes.
-func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, error) {
+func (s *Service) GetSubscriptionAttributes(_ context.Context, p GetSubscriptionAttributesParams) (map[string]string, error) {
+	arn := p.SubscriptionARN
 	sub, err := s.subscription(arn)
 	if err != nil {
 		return nil, err
@@ -839,7 +831,8 @@ func (s *Service) GetSubscriptionAttributes(arn string) (map[string]string, erro
 
 // SetSubscriptionAttribute sets (or, with "", clears) one subscription
 // attribute.
-func (s *Service) SetSubscriptionAttribute(arn, name, value string) error {
+func (s *Service) SetSubscriptionAttributes(_ context.Context, p SetSubscriptionAttributesParams) error {
+	arn, name, value := p.SubscriptionARN, p.AttributeName, p.AttributeValue
 	sub, err := s.subscription(arn)
 	if err != nil {
 		return err

@@ -178,7 +178,7 @@ func subscriptionIn(v RegistryView, mem *RegistryChange, arn string) (*Subscript
 	sub, err := v.Subscription(arn)
 	if err == nil && sub == nil {
 		mem.DeleteSubscriptions = append(mem.DeleteSubscriptions, arn)
-		err = NotFound("Subscription does not exist")
+		err = SubscriptionNotFound()
 	}
 	return sub, err
 }

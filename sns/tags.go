@@ -1,6 +1,7 @@
 package sns
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,7 +47,7 @@ func (s *Service) tagged(arn string) (*Topic, error) {
 		return nil, InvalidParameter("ResourceArn", "")
 	}
 	if n := len(strings.Split(arn, ":")); n < 6 {
-		return nil, InvalidParameter("ResourceArn", fmt.Sprintf("An ARN must have at least 6 elements, not %d", n))
+		return nil, ShortARN("ResourceArn", n)
 	}
 	t, ok, err := s.store.readTopic(arn)
 	if err != nil {
@@ -60,7 +61,8 @@ func (s *Service) tagged(arn string) (*Topic, error) {
 
 // TagResource adds tags to a topic, overwriting the values of keys it has.
 // A topic holds at most MaxTags tags (TagLimitExceeded).
-func (s *Service) TagResource(arn string, tags map[string]string) error {
+func (s *Service) TagResource(_ context.Context, p TagResourceParams) error {
+	arn, tags := p.ResourceARN, p.Tags
 	if _, err := s.tagged(arn); err != nil {
 		return err
 	}
@@ -88,7 +90,8 @@ func (s *Service) TagResource(arn string, tags map[string]string) error {
 
 // UntagResource removes tags from a topic; keys it does not have are
 // ignored.
-func (s *Service) UntagResource(arn string, keys []string) error {
+func (s *Service) UntagResource(_ context.Context, p UntagResourceParams) error {
+	arn, keys := p.ResourceARN, p.TagKeys
 	if _, err := s.tagged(arn); err != nil {
 		return err
 	}
@@ -113,7 +116,8 @@ func (s *Service) UntagResource(arn string, keys []string) error {
 }
 
 // ListTagsForResource lists a topic's tags, ordered by key.
-func (s *Service) ListTagsForResource(arn string) ([]Tag, error) {
+func (s *Service) ListTagsForResource(_ context.Context, p ListTagsForResourceParams) ([]Tag, error) {
+	arn := p.ResourceARN
 	t, err := s.tagged(arn)
 	if err != nil {
 		return nil, err

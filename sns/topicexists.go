@@ -20,7 +20,7 @@ func sameTopic(old *Topic, fifo bool, attrs, tags map[string]string) error {
 	for k, v := range attrs {
 		if k == "FifoTopic" {
 			if fifo != old.FIFO {
-				return InvalidParameter("Attributes", "Topic already exists with different attributes")
+				return TopicExists()
 			}
 			continue
 		}
@@ -29,7 +29,7 @@ func sameTopic(old *Topic, fifo bool, attrs, tags map[string]string) error {
 			have, ok = topicAttrDefaults[k]
 		}
 		if !ok || have != v {
-			return InvalidParameter("Attributes", "Topic already exists with different attributes")
+			return TopicExists()
 		}
 	}
 	for k, v := range tags {

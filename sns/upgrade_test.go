@@ -136,12 +136,12 @@ func TestImportFiles(t *testing.T) {
 	if err := json.Unmarshal(legacyFile(t, legacyStateFile), &old); err != nil {
 		t.Fatal(err)
 	}
-	topics := s.ListTopics()
+	topics := s.ListTopics(context.Background())
 	if len(topics) != 2 || topics[1].Name != "orders" || topics[1].Attributes["DisplayName"] != "Orders" || topics[1].Tags["team"] != "crm" ||
 		!topics[0].FIFO || topics[0].Attributes["ContentBasedDeduplication"] != "true" {
 		t.Errorf("topics: %+v", topics)
 	}
-	subs, err := s.ListSubscriptions("")
+	subs, err := s.ListSubscriptions(context.Background(), ListSubscriptionsParams{TopicARN: ""})
 	if err != nil || len(subs) != len(old.Subscriptions) {
 		t.Fatalf("subscriptions: %+v %v", subs, err)
 	}
@@ -152,7 +152,7 @@ func TestImportFiles(t *testing.T) {
 	}
 	// The unsubscribed HTTP subscription's token restores it.
 	tomb := old.Unsubscribed[0]
-	if got, err := s.ConfirmSubscription(tomb.TopicARN, tomb.Token, false, false); err != nil || got.ARN != tomb.ARN {
+	if got, err := s.ConfirmSubscription(context.Background(), ConfirmSubscriptionParams{TopicARN: tomb.TopicARN, Token: tomb.Token, Anonymous: false, AuthenticateOnUnsubscribe: false}); err != nil || got.ARN != tomb.ARN {
 		t.Errorf("restoring the unsubscribed subscription: %+v %v", got, err)
 	}
 	// The same key: the certificate subscribers fetched still verifies.
@@ -170,17 +170,17 @@ func TestImportFiles(t *testing.T) {
 	_ = oldOutbox.Scan([]byte{'y'}, func(_, v []byte) error { return json.Unmarshal(v, &dedup) })
 	ctx := context.Background()
 	events := topics[0].ARN
-	if got, err := s.Publish(ctx, PublishInput{TopicARN: events, Message: "shipped 1", MessageGroupID: "g"}); err != nil || got.MessageID != dedup.MessageID {
+	if got, err := s.Publish(ctx, PublishParams{TopicARN: events, Message: "shipped 1", MessageGroupID: "g"}); err != nil || got.MessageID != dedup.MessageID {
 		t.Errorf("a duplicate of the old FIFO publish: %+v %v, want MessageId %s", got, err, dedup.MessageID)
 	}
-	in := PublishInput{TopicARN: events, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "first-release-dedup"}
+	in := PublishParams{TopicARN: events, Message: "m", MessageGroupID: "g", MessageDeduplicationID: "first-release-dedup"}
 	if got, err := s.Publish(ctx, in); err != nil || got.MessageID != "first-release-message" {
 		t.Errorf("a duplicate of the first release's entry: %+v %v", got, err)
 	}
 	if n := broker.count("events.fifo"); n != 0 {
 		t.Errorf("events.fifo got %d duplicates", n)
 	}
-	if err := s.DeleteTopic(events); err != nil {
+	if err := s.DeleteTopic(context.Background(), DeleteTopicParams{TopicARN: events}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -204,7 +204,7 @@ func TestImportFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := s.ListTopics(); len(got) != 1 {
+	if got := s.ListTopics(context.Background()); len(got) != 1 {
 		t.Errorf("imported again: %+v", got)
 	}
 	if st := s.Stats(); st.Recovered != 0 {
@@ -223,14 +223,14 @@ func TestImportFilesKeepsWhatTheStoreHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders, err := s.CreateTopic("orders", map[string]string{"DisplayName": "New"}, nil)
+	orders, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "orders", Attributes: map[string]string{"DisplayName": "New"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Subscribe(SubscribeInput{TopicARN: orders.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
+	if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: orders.ARN, Protocol: "sqs", Endpoint: testQueueARN + "dlq"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Publish(context.Background(), PublishInput{TopicARN: orders.ARN, Message: "new"}); err != nil {
+	if _, err := s.Publish(context.Background(), PublishParams{TopicARN: orders.ARN, Message: "new"}); err != nil {
 		t.Fatal(err)
 	}
 	cert := string(s.CertificatePEM())
@@ -250,7 +250,7 @@ func TestImportFilesKeepsWhatTheStoreHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := s.ListTopics(); len(got) != 2 || got[1].Attributes["DisplayName"] != "New" {
+	if got := s.ListTopics(context.Background()); len(got) != 2 || got[1].Attributes["DisplayName"] != "New" {
 		t.Errorf("topics: %+v", got)
 	}
 	if string(s.CertificatePEM()) != cert {

@@ -2,13 +2,10 @@ package top
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -150,7 +147,7 @@ func (s *SQSSource) Fetch(ctx context.Context) (Frame, error) {
 				errs[i] = err
 				return
 			}
-			qs[i] = fromAttributes(u, out.Attributes)
+			qs[i] = tidemq.SnapshotOfAttributes(u, out.Attributes)
 		}()
 	}
 	wg.Wait()
@@ -178,26 +175,6 @@ func (s *SQSSource) Fetch(ctx context.Context) (Frame, error) {
 		now = s.Now
 	}
 	return Frame{At: now(), Queues: kept}, nil
-}
-
-func fromAttributes(url string, a map[string]string) tidemq.QueueSnapshot {
-	atoi := func(k string) int { n, _ := strconv.Atoi(a[k]); return n }
-	q := tidemq.QueueSnapshot{
-		Name: url[strings.LastIndexByte(url, '/')+1:], ARN: a["QueueArn"], FIFO: a["FifoQueue"] == "true",
-		Visible: atoi("ApproximateNumberOfMessages"), InFlight: atoi("ApproximateNumberOfMessagesNotVisible"),
-		Delayed: atoi("ApproximateNumberOfMessagesDelayed"), RetentionSeconds: atoi("MessageRetentionPeriod"),
-	}
-	if rp := a["RedrivePolicy"]; rp != "" {
-		var p struct {
-			DeadLetterTargetArn string `json:"deadLetterTargetArn"`
-			MaxReceiveCount     any    `json:"maxReceiveCount"`
-		}
-		if json.Unmarshal([]byte(rp), &p) == nil {
-			q.DeadLetterTarget = p.DeadLetterTargetArn
-			q.MaxReceiveCount, _ = strconv.Atoi(fmt.Sprint(p.MaxReceiveCount))
-		}
-	}
-	return q
 }
 
 func ptr[T any](v T) *T { return &v }

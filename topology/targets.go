@@ -10,24 +10,15 @@ import (
 )
 
 // SNSTarget applies topics and subscriptions directly to tidemq's topic
-// store. A topic's tags are changed after its creation only when the store
-// can tag (has TagResource and UntagResource); otherwise they are set when
-// the topic is created and left alone afterwards.
+// store.
 type SNSTarget struct {
 	Service *sns.Service
-}
-
-// topicTagger is the tagging an sns.Service may have. It is asserted, not
-// required, so that this package builds against a store without it.
-type topicTagger interface {
-	TagResource(arn string, tags map[string]string) error
-	UntagResource(arn string, keys []string) error
 }
 
 // Topic implements TopicTarget.
 func (t SNSTarget) Topic(ctx context.Context, name string) (*TopicState, error) {
 	arn := t.Service.TopicARN(name)
-	attrs, err := t.Service.GetTopicAttributes(arn)
+	attrs, err := t.Service.GetTopicAttributes(ctx, sns.GetTopicAttributesParams{TopicARN: arn})
 	if err != nil {
 		if tidemq.HasCode(err, tidemq.ErrSNSNotFound) {
 			return nil, nil
@@ -35,10 +26,7 @@ func (t SNSTarget) Topic(ctx context.Context, name string) (*TopicState, error) 
 		return nil, err
 	}
 	st := &TopicState{ARN: arn, FIFO: attrs["FifoTopic"] == "true", Attributes: attrs, Tags: map[string]string{}}
-	if _, ok := any(t.Service).(topicTagger); !ok {
-		st.NoTags = "this tidemq sets a topic's tags only when it creates the topic"
-	}
-	for _, tp := range t.Service.ListTopics() {
+	for _, tp := range t.Service.ListTopics(ctx) {
 		if tp.ARN == arn {
 			for k, v := range tp.Tags {
 				st.Tags[k] = v
@@ -50,7 +38,7 @@ func (t SNSTarget) Topic(ctx context.Context, name string) (*TopicState, error) 
 
 // CreateTopic implements TopicTarget.
 func (t SNSTarget) CreateTopic(ctx context.Context, name string, attrs, tags map[string]string) (string, error) {
-	tp, err := t.Service.CreateTopic(name, attrs, tags)
+	tp, err := t.Service.CreateTopic(ctx, sns.CreateTopicParams{Name: name, Attributes: attrs, Tags: tags})
 	if err != nil {
 		return "", err
 	}
@@ -59,28 +47,22 @@ func (t SNSTarget) CreateTopic(ctx context.Context, name string, attrs, tags map
 
 // SetTopicAttribute implements TopicTarget.
 func (t SNSTarget) SetTopicAttribute(ctx context.Context, arn, name, value string) error {
-	return t.Service.SetTopicAttribute(arn, name, value)
+	return t.Service.SetTopicAttributes(ctx, sns.SetTopicAttributesParams{TopicARN: arn, AttributeName: name, AttributeValue: value})
 }
 
 // TagTopic implements TopicTarget.
 func (t SNSTarget) TagTopic(ctx context.Context, arn string, tags map[string]string) error {
-	if tg, ok := any(t.Service).(topicTagger); ok {
-		return tg.TagResource(arn, tags)
-	}
-	return errors.ErrUnsupported
+	return t.Service.TagResource(ctx, sns.TagResourceParams{ResourceARN: arn, Tags: tags})
 }
 
 // UntagTopic implements TopicTarget.
 func (t SNSTarget) UntagTopic(ctx context.Context, arn string, keys []string) error {
-	if tg, ok := any(t.Service).(topicTagger); ok {
-		return tg.UntagResource(arn, keys)
-	}
-	return errors.ErrUnsupported
+	return t.Service.UntagResource(ctx, sns.UntagResourceParams{ResourceARN: arn, TagKeys: keys})
 }
 
 // Subscriptions implements TopicTarget.
 func (t SNSTarget) Subscriptions(ctx context.Context, topicARN string) ([]SubscriptionState, error) {
-	subs, err := t.Service.ListSubscriptions(topicARN)
+	subs, err := t.Service.ListSubscriptions(ctx, sns.ListSubscriptionsParams{TopicARN: topicARN})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +75,7 @@ func (t SNSTarget) Subscriptions(ctx context.Context, topicARN string) ([]Subscr
 
 // Subscribe implements TopicTarget.
 func (t SNSTarget) Subscribe(ctx context.Context, topicARN, protocol, endpoint string, attrs map[string]string) (string, error) {
-	s, err := t.Service.Subscribe(sns.SubscribeInput{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
+	s, err := t.Service.Subscribe(ctx, sns.SubscribeParams{TopicARN: topicARN, Protocol: protocol, Endpoint: endpoint, Attributes: attrs})
 	if err != nil {
 		return "", err
 	}
@@ -102,7 +84,7 @@ func (t SNSTarget) Subscribe(ctx context.Context, topicARN, protocol, endpoint s
 
 // SetSubscriptionAttribute implements TopicTarget.
 func (t SNSTarget) SetSubscriptionAttribute(ctx context.Context, arn, name, value string) error {
-	return t.Service.SetSubscriptionAttribute(arn, name, value)
+	return t.Service.SetSubscriptionAttributes(ctx, sns.SetSubscriptionAttributesParams{SubscriptionARN: arn, AttributeName: name, AttributeValue: value})
 }
 
 // ManagerTarget applies triggers directly to a trigger.Manager.

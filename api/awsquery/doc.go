@@ -15,7 +15,10 @@
 //   - the XML envelopes of a result and of an error, with the request id
 //     (Service.WriteResult, Service.WriteError), and the element writer
 //     they are built with (XMLWriter);
-//   - request ids (NewRequestID).
+//   - request ids (NewRequestID);
+//   - the transports' one recover-and-log (Recover): a panic while serving
+//     a request is logged with its stack and answered with the protocol's
+//     internal error, by SQS (JSON and Query) and SNS alike.
 //
 // What differs between the services is data in a Service: the XML
 // namespace, whether an error carries <Detail/>, which parameter values the

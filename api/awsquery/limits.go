@@ -65,7 +65,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		if errors.As(err, &tooLarge) {
 			return nil, errBodyTooLarge(limit)
 		}
-		return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "The request body could not be read: %v", err)
+		return nil, tidemq.UnreadableBody(err)
 	}
 	return body, nil
 }

@@ -108,7 +108,7 @@ func readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		if errors.As(err, &tooLarge) {
 			return nil, tidemq.Errorf(tidemq.ErrRequestEntityTooLarge, "An admin request body may be at most %d bytes.", MaxAdminBody)
 		}
-		return nil, tidemq.Errorf(tidemq.ErrMalformedInput, "The request body could not be read: %v", err)
+		return nil, tidemq.UnreadableBody(err)
 	}
 	return body, nil
 }

@@ -8,24 +8,11 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// Messages worded as AWS words them.
-const (
-	// MsgMissingAuthenticationToken is the message of MissingAuthenticationToken.
-	MsgMissingAuthenticationToken = "Request is missing Authentication Token"
-	// MsgInvalidClientTokenID is the message of InvalidClientTokenId.
-	MsgInvalidClientTokenID = "The security token included in the request is invalid."
-	// MsgSignatureDoesNotMatch begins the message of a SignatureDoesNotMatch
-	// caused by a wrong signature. The canonical request and string to sign
-	// follow it, as in AWS's message.
-	MsgSignatureDoesNotMatch = "The request signature we calculated does not match the signature you provided. " +
-		"Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
-)
-
 // isoBasic is the ISO 8601 basic format of X-Amz-Date.
 const isoBasic = "20060102T150405Z"
 
 func missingAuthentication() error {
-	return tidemq.Errorf(tidemq.ErrMissingAuthenticationTk, MsgMissingAuthenticationToken)
+	return tidemq.MissingAuthenticationToken()
 }
 
 func incomplete(format string, args ...any) error {
@@ -37,7 +24,7 @@ func mismatch(format string, args ...any) error {
 }
 
 func invalidClientToken() error {
-	return tidemq.Errorf(tidemq.ErrInvalidClientTokenID, MsgInvalidClientTokenID)
+	return tidemq.InvalidClientTokenID()
 }
 
 // missingHeaderElements is AWS's IncompleteSignature message for an
@@ -95,6 +82,5 @@ func presignExpired(at time.Time, expires time.Duration, now time.Time) error {
 }
 
 func signatureMismatch(canonical, toSign string) error {
-	return mismatch("%s\n\nThe Canonical String for this request should have been\n'%s'\n\nThe String-to-Sign should have been\n'%s'\n",
-		MsgSignatureDoesNotMatch, canonical, toSign)
+	return tidemq.SignatureDoesNotMatch(canonical, toSign)
 }

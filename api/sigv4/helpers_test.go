@@ -92,6 +92,14 @@ func sdkPresigned(t *testing.T, rawURL string, creds aws.Credentials, service, r
 
 // wantErr fails unless err is a *tidemq.Error with the given code whose
 // message contains substr.
+// The texts the tests expect, pinned here as AWS words them.
+const (
+	MsgMissingAuthenticationToken = "Request is missing Authentication Token"
+	MsgInvalidClientTokenID       = "The security token included in the request is invalid."
+	MsgSignatureDoesNotMatch      = "The request signature we calculated does not match the signature you provided. " +
+		"Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
+)
+
 func wantErr(t *testing.T, err error, code *tidemq.ErrorCode, substr string) {
 	t.Helper()
 	var e *tidemq.Error

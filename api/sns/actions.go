@@ -167,7 +167,7 @@ func createTopic(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := q.h.svc.CreateTopic(name, stringMap(q.params, "Attributes"), tags)
+	t, err := q.h.svc.CreateTopic(q.r.Context(), sns.CreateTopicParams{Name: name, Attributes: stringMap(q.params, "Attributes"), Tags: tags})
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func createTopic(q *request) (any, error) {
 }
 
 func deleteTopic(q *request) (any, error) {
-	return nil, q.h.svc.DeleteTopic(q.str("TopicArn"))
+	return nil, q.h.svc.DeleteTopic(q.r.Context(), sns.DeleteTopicParams{TopicARN: q.str("TopicArn")})
 }
 
 type topicMember struct {
@@ -187,7 +187,7 @@ type topicMember struct {
 
 func listTopics(q *request) (any, error) {
 	// Filtered before paging: a page is a page of what the caller sees.
-	topics := q.visibleTopics(q.h.svc.ListTopics())
+	topics := q.visibleTopics(q.h.svc.ListTopics(q.r.Context()))
 	from, to, next, err := page(len(topics), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ type attributesResult struct {
 }
 
 func getTopicAttributes(q *request) (any, error) {
-	attrs, err := q.h.svc.GetTopicAttributes(q.str("TopicArn"))
+	attrs, err := q.h.svc.GetTopicAttributes(q.r.Context(), sns.GetTopicAttributesParams{TopicARN: q.str("TopicArn")})
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func setTopicAttributes(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, q.h.svc.SetTopicAttribute(q.str("TopicArn"), name, q.str("AttributeValue"))
+	return nil, q.h.svc.SetTopicAttributes(q.r.Context(), sns.SetTopicAttributesParams{TopicARN: q.str("TopicArn"), AttributeName: name, AttributeValue: q.str("AttributeValue")})
 }
 
 type subscriptionArnResult struct {
@@ -237,7 +237,7 @@ const (
 )
 
 func subscribe(q *request) (any, error) {
-	sub, err := q.h.svc.Subscribe(sns.SubscribeInput{
+	sub, err := q.h.svc.Subscribe(q.r.Context(), sns.SubscribeParams{
 		TopicARN: q.str("TopicArn"), Protocol: q.str("Protocol"), Endpoint: q.str("Endpoint"),
 		Attributes: stringMap(q.params, "Attributes"), BaseURL: q.baseURL(),
 	})
@@ -252,7 +252,7 @@ func subscribe(q *request) (any, error) {
 }
 
 func unsubscribe(q *request) (any, error) {
-	return nil, q.h.svc.Unsubscribe(sns.UnsubscribeInput{SubscriptionARN: q.str("SubscriptionArn"), Anonymous: q.anonymous})
+	return nil, q.h.svc.Unsubscribe(q.r.Context(), sns.UnsubscribeParams{SubscriptionARN: q.str("SubscriptionArn"), Anonymous: q.anonymous})
 }
 
 func confirmSubscription(q *request) (any, error) {
@@ -272,7 +272,7 @@ func confirmSubscription(q *request) (any, error) {
 	default:
 		return nil, sns.InvalidParameter("AuthenticateOnUnsubscribe", "")
 	}
-	sub, err := q.h.svc.ConfirmSubscription(topic, token, q.anonymous, authOnUnsub)
+	sub, err := q.h.svc.ConfirmSubscription(q.r.Context(), sns.ConfirmSubscriptionParams{TopicARN: topic, Token: token, Anonymous: q.anonymous, AuthenticateOnUnsubscribe: authOnUnsub})
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func tagResource(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return emptyResult(q.h.svc.TagResource(arn, tags))
+	return emptyResult(q.h.svc.TagResource(q.r.Context(), sns.TagResourceParams{ResourceARN: arn, Tags: tags}))
 }
 
 // emptyResult is the answer of an action whose result element is present
@@ -310,7 +310,7 @@ func untagResource(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return emptyResult(q.h.svc.UntagResource(arn, q.params.Child("TagKeys").StrList("member")))
+	return emptyResult(q.h.svc.UntagResource(q.r.Context(), sns.UntagResourceParams{ResourceARN: arn, TagKeys: q.params.Child("TagKeys").StrList("member")}))
 }
 
 type tagMember struct {
@@ -323,7 +323,7 @@ func listTagsForResource(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tags, err := q.h.svc.ListTagsForResource(arn)
+	tags, err := q.h.svc.ListTagsForResource(q.r.Context(), sns.ListTagsForResourceParams{ResourceARN: arn})
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ type subscriptionsResult struct {
 }
 
 func (q *request) listSubs(topicARN string) (any, error) {
-	subs, err := q.h.svc.ListSubscriptions(topicARN)
+	subs, err := q.h.svc.ListSubscriptions(q.r.Context(), sns.ListSubscriptionsParams{TopicARN: topicARN})
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +384,7 @@ func listSubscriptionsByTopic(q *request) (any, error) {
 }
 
 func getSubscriptionAttributes(q *request) (any, error) {
-	attrs, err := q.h.svc.GetSubscriptionAttributes(q.str("SubscriptionArn"))
+	attrs, err := q.h.svc.GetSubscriptionAttributes(q.r.Context(), sns.GetSubscriptionAttributesParams{SubscriptionARN: q.str("SubscriptionArn")})
 	if err != nil {
 		return nil, err
 	}
@@ -396,17 +396,17 @@ func setSubscriptionAttributes(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, q.h.svc.SetSubscriptionAttribute(q.str("SubscriptionArn"), name, q.str("AttributeValue"))
+	return nil, q.h.svc.SetSubscriptionAttributes(q.r.Context(), sns.SetSubscriptionAttributesParams{SubscriptionARN: q.str("SubscriptionArn"), AttributeName: name, AttributeValue: q.str("AttributeValue")})
 }
 
 // publishInput reads one message's parameters from n: the request's, or a
 // PublishBatchRequestEntries.member.N.
-func (q *request) publishInput(n *awsquery.Node) (sns.PublishInput, error) {
+func (q *request) publishInput(n *awsquery.Node) (sns.PublishParams, error) {
 	attrs, err := messageAttributes(n)
 	if err != nil {
-		return sns.PublishInput{}, err
+		return sns.PublishParams{}, err
 	}
-	return sns.PublishInput{
+	return sns.PublishParams{
 		Message:                n.Str("Message"),
 		Subject:                n.Str("Subject"),
 		MessageStructure:       n.Str("MessageStructure"),
@@ -503,12 +503,12 @@ func publishBatch(q *request) (any, error) {
 		for name, a := range in.Attributes {
 			total += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
 		}
-		entries = append(entries, sns.PublishBatchEntry{ID: id, PublishInput: in})
+		entries = append(entries, sns.PublishBatchEntry{ID: id, PublishParams: in})
 	}
 	if total > sns.MaxMessageSize {
 		return nil, tidemq.Errorf(tidemq.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
 	}
-	results, err := q.h.svc.PublishBatch(q.r.Context(), topicARN, entries)
+	results, err := q.h.svc.PublishBatch(q.r.Context(), sns.PublishBatchParams{TopicARN: topicARN, Entries: entries})
 	if err != nil {
 		return nil, err
 	}
@@ -528,10 +528,9 @@ func publishBatch(q *request) (any, error) {
 }
 
 func addPermission(q *request) (any, error) {
-	return nil, q.h.svc.AddPermission(q.str("TopicArn"), q.str("Label"),
-		q.params.Child("AWSAccountId").StrList("member"), q.params.Child("ActionName").StrList("member"))
+	return nil, q.h.svc.AddPermission(q.r.Context(), sns.AddPermissionParams{TopicARN: q.str("TopicArn"), Label: q.str("Label"), AccountIDs: q.params.Child("AWSAccountId").StrList("member"), Actions: q.params.Child("ActionName").StrList("member")})
 }
 
 func removePermission(q *request) (any, error) {
-	return nil, q.h.svc.RemovePermission(q.str("TopicArn"), q.str("Label"))
+	return nil, q.h.svc.RemovePermission(q.r.Context(), sns.RemovePermissionParams{TopicARN: q.str("TopicArn"), Label: q.str("Label")})
 }

@@ -8,10 +8,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -108,6 +106,10 @@ type request struct {
 	// anonymous is true when the request carries no AWS signature.
 	anonymous bool
 	key       string // the access key that signed it ("" when none)
+	// status and code are the answer's HTTP status and error code ("" for
+	// a success), for the metrics and the request's log line.
+	status int
+	code   string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -117,29 +119,35 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	q := &request{h: h, r: r, requestID: awsquery.NewRequestID()}
-	status, code := http.StatusOK, ""
-	defer func() {
-		if v := recover(); v != nil {
-			h.log.Error("sns: panic while serving a request", "action", q.action, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status, code = q.writeError(w, sns.InternalError("An internal error occurred."))
-		}
-		if h.cfg.Observe != nil {
-			h.cfg.Observe(q.metricAction(), code, status, time.Since(start))
-		}
-		level := slog.LevelDebug
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		h.log.Log(r.Context(), level, "sns request", "action", q.action, "status", status,
-			"request_id", q.requestID, "remote", r.RemoteAddr, "duration", time.Since(start))
-	}()
+	q := &request{h: h, r: r, requestID: awsquery.NewRequestID(), status: http.StatusOK}
+	defer h.logRequest(q, start)               // last: a panic's answer is counted too
+	defer awsquery.Recover(h.log, "sns", w, q) // the transports' one recover (q.Fail)
 	out, err := q.serve(w)
 	if err != nil {
-		status, code = q.writeError(w, err)
+		q.status, q.code = q.writeError(w, err)
 		return
 	}
 	q.writeResult(w, out)
+}
+
+// Fail answers a request whose serving panicked with InternalError
+// (awsquery.Recover calls it) and says what the log line names.
+func (q *request) Fail(w http.ResponseWriter) []any {
+	q.status, q.code = q.writeError(w, sns.InternalFault())
+	return []any{"action", q.action, "request_id", q.requestID}
+}
+
+// logRequest counts the request in the metrics and logs it.
+func (h *handler) logRequest(q *request, start time.Time) {
+	if h.cfg.Observe != nil {
+		h.cfg.Observe(q.metricAction(), q.code, q.status, time.Since(start))
+	}
+	level := slog.LevelDebug
+	if q.status >= 500 {
+		level = slog.LevelError
+	}
+	h.log.Log(q.r.Context(), level, "sns request", "action", q.action, "status", q.status,
+		"request_id", q.requestID, "remote", q.r.RemoteAddr, "duration", time.Since(start))
 }
 
 func (q *request) serve(w http.ResponseWriter) (any, error) {
@@ -155,7 +163,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	}
 	q.action = q.params.Str("Action")
 	if q.action == "" {
-		return nil, tidemq.MsgMissingAction.New()
+		return nil, tidemq.MissingAction()
 	}
 	q.anonymous = q.r.Header.Get("Authorization") == "" && q.params.Str("X-Amz-Signature") == "" && q.params.Str("Signature") == ""
 	var key string
@@ -168,7 +176,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {
-		return nil, tidemq.MsgInvalidAction.New(q.action)
+		return nil, tidemq.InvalidAction(q.action)
 	}
 	if err := q.authorize(key); err != nil {
 		return nil, err

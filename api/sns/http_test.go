@@ -1,6 +1,7 @@
 package sns_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -134,7 +135,7 @@ func TestHTTPSubscriptionHandshake(t *testing.T) {
 		t.Errorf("a SubscriptionConfirmation names the subscription (x-amz-sns-subscription-arn: %v); AWS's does not", v)
 	}
 	var subARN string
-	if all, err := e.svc.ListSubscriptions(topic); err == nil && len(all) == 1 {
+	if all, err := e.svc.ListSubscriptions(context.Background(), sns.ListSubscriptionsParams{TopicARN: topic}); err == nil && len(all) == 1 {
 		subARN = all[0].ARN
 	}
 	for k, want := range map[string]string{

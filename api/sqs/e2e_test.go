@@ -93,7 +93,7 @@ func TestSDKErrorMapping(t *testing.T) {
 	_, err := e.client.GetQueueUrl(e.ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("nope")})
 	var qdne *types.QueueDoesNotExist
 	wantAPIError(t, err, "AWS.SimpleQueueService.NonExistentQueue", &qdne)
-	if qdne.ErrorMessage() != tidemq.MsgQueueDoesNotExist || qdne.ErrorFault() != smithy.FaultClient {
+	if qdne.ErrorMessage() != tidemq.MsgQueueDoesNotExist.Text || qdne.ErrorFault() != smithy.FaultClient {
 		t.Errorf("message %q fault %v", qdne.ErrorMessage(), qdne.ErrorFault())
 	}
 	// Unmodeled errors come back as GenericAPIError with the legacy code

@@ -13,12 +13,7 @@ const queryQueueDoesNotExist = "The specified queue does not exist for this wsdl
 
 // errBareUnknownOperation is a GET on a queue URL without an Action (see
 // writeError): a 404 whose body is <UnknownOperationException/>.
-var errBareUnknownOperation = tidemq.MsgUnknownOperation.New()
-
-// errInternal is the error for anything that went wrong on our side.
-func errInternal() *tidemq.Error {
-	return tidemq.Errorf(tidemq.ErrInternalFailure, "We encountered an internal error. Please try again.")
-}
+var errBareUnknownOperation = tidemq.UnknownOperation()
 
 // writeError answers with err in the request's protocol and returns the
 // HTTP status. An error that is not a *tidemq.Error is logged and answered
@@ -39,10 +34,10 @@ func (c *call) writeError(w http.ResponseWriter, err error) int {
 		// The client went away (often during a long poll): nobody will
 		// read the answer, and it is not a server fault worth an error log.
 		c.h.log.Debug("sqs: request abandoned by the client", "action", c.action, "request_id", c.requestID, "err", err)
-		e = errInternal()
+		e = tidemq.InternalFailure()
 	default:
 		c.h.log.Error("sqs: internal error", "action", c.action, "request_id", c.requestID, "err", err)
-		e = errInternal()
+		e = tidemq.InternalFailure()
 	}
 	if c.proto == protoJSON {
 		return c.writeJSONError(w, e)
@@ -55,7 +50,7 @@ func (c *call) writeError(w http.ResponseWriter, err error) int {
 
 // queryMessage returns an error's message as the Query protocol words it.
 func queryMessage(e *tidemq.Error) string {
-	if e.Code == tidemq.ErrQueueDoesNotExist && e.Message == tidemq.MsgQueueDoesNotExist {
+	if e.Code == tidemq.ErrQueueDoesNotExist && e.Message == tidemq.MsgQueueDoesNotExist.Text {
 		return queryQueueDoesNotExist
 	}
 	return e.Message

@@ -80,7 +80,7 @@ func (c *call) serveExtension(body []byte) (output, error) {
 	}
 	a, ok := extensions[name]
 	if !ok {
-		return nil, tidemq.MsgInvalidAction.New(c.action)
+		return nil, tidemq.InvalidAction(c.action)
 	}
 	in, err := a.decodeJSON(body)
 	if err != nil {
@@ -195,11 +195,11 @@ type extListStatsInput struct {
 
 type extListStatsOutput struct {
 	jsonOnly
-	Queues []tidemq.ListedQueueStats `json:"Queues"`
+	Queues []tidemq.ListedQueue `json:"Queues"`
 }
 
 func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
-	out := &extListStatsOutput{Queues: []tidemq.ListedQueueStats{}}
+	out := &extListStatsOutput{Queues: []tidemq.ListedQueue{}}
 	for _, q := range c.broker().Snapshot() {
 		if c.h.cfg.Authorizer != nil && !c.h.cfg.Authorizer.Allowed(c.r, c.accessKey, iamAction(c.action), q.ARN) {
 			continue // only the queues the caller may read the attributes of

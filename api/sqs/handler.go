@@ -2,14 +2,13 @@ package sqs
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/api/awsquery"
 	"github.com/tidemq/tidemq/api/sigv4"
 )
 
@@ -109,6 +108,10 @@ type call struct {
 	// region is the request's region (requestRegion): queues are looked
 	// up and created in it.
 	region string
+	// status and code are the answer's HTTP status and error code ("" for
+	// a success), for the metrics and the request's log line.
+	status int
+	code   string
 }
 
 // ServeHTTP decodes a request, runs its action and encodes the answer.
@@ -116,23 +119,23 @@ type call struct {
 // point (a panic included) still produces a well-formed error response.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	c := &call{h: h, r: r, proto: detectProtocol(r), requestID: newRequestID()}
+	c := &call{h: h, r: r, proto: detectProtocol(r), requestID: newRequestID(), status: http.StatusOK}
 	c.queryJSON = c.proto == protoQuery && acceptsJSON(r)
-	status, code := http.StatusOK, ""
-	defer func() {
-		if v := recover(); v != nil {
-			h.log.Error("sqs: panic while serving a request", "action", c.action, "protocol", c.proto.String(),
-				"request_id", c.requestID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			status, code = c.writeError(w, errInternal()), errorCode(errInternal())
-		}
-		h.logRequest(c, status, code, start)
-	}()
+	defer h.logRequest(c, start)               // last: a panic's answer is counted too
+	defer awsquery.Recover(h.log, "sqs", w, c) // the transports' one recover (c.Fail)
 	out, err := c.serve(w)
 	if err != nil {
-		status, code = c.writeError(w, err), errorCode(err)
+		c.status, c.code = c.writeError(w, err), errorCode(err)
 		return
 	}
-	status = c.writeOutput(w, out)
+	c.status = c.writeOutput(w, out)
+}
+
+// Fail answers a request whose serving panicked with InternalFailure
+// (awsquery.Recover calls it) and says what the log line names.
+func (c *call) Fail(w http.ResponseWriter) []any {
+	c.status, c.code = c.writeError(w, tidemq.InternalFailure()), errorCode(tidemq.InternalFailure())
+	return []any{"action", c.action, "protocol", c.proto.String(), "request_id", c.requestID}
 }
 
 // serve reads, authenticates, routes and runs the request.
@@ -164,7 +167,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	}
 	a, ok := actions[c.action]
 	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r) && !(c.action == "GetQueueUrl" && c.r.Method == http.MethodGet)) {
-		return nil, tidemq.MsgInvalidAction.New(c.action)
+		return nil, tidemq.InvalidAction(c.action)
 	}
 	var in any
 	if c.proto == protoJSON {
@@ -203,7 +206,8 @@ func errorCode(err error) string {
 	return tidemq.ErrInternalFailure.Shape
 }
 
-func (h *handler) logRequest(c *call, status int, code string, start time.Time) {
+func (h *handler) logRequest(c *call, start time.Time) {
+	status, code := c.status, c.code
 	d := time.Since(start)
 	if h.cfg.Observe != nil {
 		h.cfg.Observe(c.metricAction(), code, status, d)
@@ -243,7 +247,7 @@ func jsonAction(r *http.Request) (string, error) {
 	}
 	action, ok := strings.CutPrefix(target, jsonTargetPrefix)
 	if !ok || action == "" {
-		return "", tidemq.MsgInvalidAction.New(target)
+		return "", tidemq.InvalidAction(target)
 	}
 	return action, nil
 }
@@ -257,7 +261,7 @@ func queryAction(r *http.Request, q *qnode) (string, error) {
 		if onQueuePath(r) {
 			return "", errBareUnknownOperation
 		}
-		return "", tidemq.MsgUnknownOperation.New()
+		return "", tidemq.UnknownOperation()
 	}
-	return "", tidemq.MsgMissingAction.New()
+	return "", tidemq.MissingAction()
 }

@@ -77,7 +77,7 @@ func (c *call) writeQueryJSON(w http.ResponseWriter, status int, v any) int {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		e := errInternal()
+		e := tidemq.InternalFailure()
 		status = e.Code.Status
 		buf.Reset()
 		_ = enc.Encode(map[string]any{"Error": queryJSONError{Type: string(e.Code.Fault), Code: e.Code.Code, Message: e.Message}})

@@ -139,7 +139,7 @@ func TestXMLError(t *testing.T) {
 		t.Errorf("status %d\n%s\nwant\n%s", status, rec.Body.String(), want)
 	}
 	rec = httptest.NewRecorder()
-	xmlCall("X").writeXMLError(rec, errInternal())
+	xmlCall("X").writeXMLError(rec, tidemq.InternalFailure())
 	if rec.Code != 500 || !bytes.Contains(rec.Body.Bytes(), []byte("<Type>Receiver</Type><Code>InternalFailure</Code>")) {
 		t.Errorf("internal: %d %s", rec.Code, rec.Body.String())
 	}

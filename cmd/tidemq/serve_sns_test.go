@@ -49,14 +49,14 @@ func TestOpenTopicsOutboxIsDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topic, err := topics.CreateTopic("t", nil, nil)
+	topic, err := topics.CreateTopic(context.Background(), topicstore.CreateTopicParams{Name: "t", Attributes: nil, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := topics.Subscribe(topicstore.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q"}); err != nil {
+	if _, err := topics.Subscribe(context.Background(), topicstore.SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := topics.Publish(context.Background(), topicstore.PublishInput{TopicARN: topic.ARN, Message: "m"}); err != nil {
+	if _, err := topics.Publish(context.Background(), topicstore.PublishParams{TopicARN: topic.ARN, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := topics.Close(); err != nil { // closes the store too
@@ -151,7 +151,7 @@ func TestOpenTopicsImportsAnOlderDataDir(t *testing.T) {
 	if pemFile, _ := os.ReadFile(filepath.Join(fixture, "sns-signing.pem")); !strings.HasSuffix(string(pemFile), cert) {
 		t.Errorf("the certificate is not the old one:\n%s", cert)
 	}
-	topicsBefore := topics.ListTopics()
+	topicsBefore := topics.ListTopics(context.Background())
 	if len(topicsBefore) != 2 {
 		t.Errorf("topics after the import: %+v", topicsBefore)
 	}
@@ -168,7 +168,7 @@ func TestOpenTopicsImportsAnOlderDataDir(t *testing.T) {
 	if st := topics.Stats(); st.Recovered != 0 {
 		t.Errorf("stats at the next start = %+v", st)
 	}
-	if got := topics.ListTopics(); len(got) != len(topicsBefore) || string(topics.CertificatePEM()) != cert {
+	if got := topics.ListTopics(context.Background()); len(got) != len(topicsBefore) || string(topics.CertificatePEM()) != cert {
 		t.Errorf("at the next start: topics %+v, certificate the same: %v", got, string(topics.CertificatePEM()) == cert)
 	}
 	if _, err := os.Stat(old + ".imported-2"); !os.IsNotExist(err) {
@@ -222,17 +222,17 @@ func TestTopicMetrics(t *testing.T) {
 	if _, err := eng.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
 		t.Fatal(err)
 	}
-	topic, err := topics.CreateTopic("t.fifo", map[string]string{"FifoTopic": "true"}, nil)
+	topic, err := topics.CreateTopic(context.Background(), topicstore.CreateTopicParams{Name: "t.fifo", Attributes: map[string]string{"FifoTopic": "true"}, Tags: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"q.fifo", "gone.fifo"} {
-		if _, err := topics.Subscribe(topicstore.SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:" + q}); err != nil {
+		if _, err := topics.Subscribe(context.Background(), topicstore.SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:" + q}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range []string{"a", "b", "a"} {
-		in := topicstore.PublishInput{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: id}
+		in := topicstore.PublishParams{TopicARN: topic.ARN, Message: "m", MessageGroupID: "g", MessageDeduplicationID: id}
 		if _, err := topics.Publish(ctx, in); err != nil {
 			t.Fatal(err)
 		}
