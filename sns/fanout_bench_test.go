@@ -42,12 +42,25 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// countingBroker counts the SendMessages calls that reach its broker.
+type countingBroker struct {
+	tidemq.Broker
+	calls atomic.Int64
+}
+
+func (b *countingBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	b.calls.Add(1)
+	return b.Broker.SendMessages(ctx, p)
+}
+
 // BenchmarkPublishFanOut publishes 256-byte messages to a standard topic
 // with 1 and 10 SQS subscriptions (envelopes, --sns-sign=http-only, no
 // message attributes, as tidemq bench's sns scenarios do), in parallel,
 // and reports the process's CPU per publish (cpu-ns/op) and per delivery
-// (cpu-ns/delivery). store=sink: a broker that keeps nothing and an
-// in-memory outbox, so what the service itself spends; store=pebble: the
+// (cpu-ns/delivery), and how many SendMessages calls a publish takes
+// (sends/op: deliveries are gathered per queue, lanes.go). store=sink: a
+// broker that keeps nothing and an in-memory outbox, so what the service
+// itself spends; store=pebble: the
 // engine and the outbox on one durable Pebble store, as tidemq serve runs
 // them (every write synced), without the HTTP front.
 func BenchmarkPublishFanOut(b *testing.B) {
@@ -64,10 +77,11 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 	quiet := slog.New(slog.DiscardHandler)
 	opt := Options{Logger: quiet, Signing: SignHTTPOnly, PublicURL: "http://localhost:9324"}
 	var count func() int64
+	counted := &countingBroker{}
 	switch store {
 	case "sink":
 		sink := &sinkBroker{}
-		opt.Broker, count = sink, sink.sent.Load
+		counted.Broker, count = sink, sink.sent.Load
 	case "pebble":
 		st, err := pebble.Open(b.TempDir(), pebble.Options{})
 		if err != nil {
@@ -79,7 +93,7 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 			b.Fatal(err)
 		}
 		defer e.Close()
-		opt.Broker, opt.Store = e, shared
+		counted.Broker, opt.Store = e, shared
 		count = func() int64 {
 			n := 0
 			for _, q := range e.Snapshot() {
@@ -88,6 +102,7 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 			return int64(n)
 		}
 	}
+	opt.Broker = counted
 	s, err := Open(opt)
 	if err != nil {
 		b.Fatal(err)
@@ -127,6 +142,7 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 	// delivery costs is what holds still.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*subs), "cpu-ns/delivery")
+	b.ReportMetric(float64(counted.calls.Load())/float64(b.N), "sends/op") // SendMessages calls
 	if got := count(); got != int64(b.N*subs) {
 		b.Fatalf("%d deliveries, want %d", got, b.N*subs)
 	}
