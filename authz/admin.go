@@ -17,8 +17,10 @@ import (
 // routes: the admin API, the console's API, the probes under --auth):
 //
 //	tidemq:GetHealth, tidemq:GetMetrics      GET /health, GET /metrics (unless --auth-exempt)
-//	tidemq:ListQueues                        GET /tidemq/queues (the console's overview needs nothing:
-//	                                         it lists the queues whose attributes the caller may read)
+//	(nothing)                                GET /tidemq/queues and the console's overview: each lists
+//	                                         only the queues whose attributes the caller may read
+//	                                         (sqs:GetQueueAttributes on the queue); the console's topics
+//	                                         only those it may sns:ListSubscriptionsByTopic on
 //	tidemq:GetAlarms                         GET /tidemq/alarms
 //	tidemq:ListTriggers                      GET /tidemq/triggers
 //	tidemq:GetTrigger, tidemq:CreateTrigger, tidemq:UpdateTrigger, tidemq:DeleteTrigger
@@ -34,7 +36,6 @@ import (
 //	                                         sqs:SendMessage on the destination it names, or else
 //	                                         on each source queue of the dead-letter queue)
 //	sqs:PurgeQueue, sqs:ListMessageMoveTasks the console's purge and move-task list, on the queue
-//	sns:ListTopics                           the console's topics
 //	tidemq:Admin                             any admin route not listed here
 //
 // Server-wide actions are on the resource arn:aws:tidemq:<region>:<account>:server.
@@ -111,7 +112,7 @@ func (a *Authorizer) adminChecks(o AdminOptions, r *http.Request) ([]check, erro
 	case path == "/metrics" && get:
 		return []check{{"tidemq:GetMetrics", server}}, nil
 	case path == o.QueuesPath && get:
-		return []check{{"tidemq:ListQueues", server}}, nil
+		return nil, nil // every signed-in principal; it lists only the queues it may see
 	case path == o.AlarmsPath && get:
 		return []check{{"tidemq:GetAlarms", server}}, nil
 	case path == o.BackupPath:
@@ -204,7 +205,7 @@ func (a *Authorizer) consoleChecks(o AdminOptions, r *http.Request, route string
 	case "overview":
 		return nil, nil // every signed-in principal; the console lists only the queues it may see
 	case "topics":
-		return []check{{"sns:ListTopics", "arn:aws:sns:" + a.Region + ":" + a.Account + ":*"}}, nil
+		return nil, nil // likewise: the topics it may list the subscriptions of
 	case "messages":
 		return []check{{"tidemq:PeekMessages", q}}, nil
 	case "movetasks":

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/audit"
@@ -25,9 +26,21 @@ type Authorizer struct {
 	// no such queue (no policy either); any other error fails the call
 	// with ServiceUnavailable.
 	QueuePolicy func(ctx context.Context, queue string) (string, error)
-	Audit       *audit.Log // nil: refusals are only logged
-	Logger      *slog.Logger
-	cache       policyCache
+	// QueuePolicyTTL is how long a queue's policy, once read, is used
+	// without reading it again (0: read on every call). ForgetQueue drops
+	// it at once: the server calls it on this node's every change of a
+	// queue's attributes; other nodes see a change within the TTL.
+	QueuePolicyTTL time.Duration
+	// TopicPolicy returns the Policy attribute of a topic (by ARN), AWS's
+	// default topic policy when it has none of its own; an ErrSNSNotFound
+	// error when there is no such topic. nil: topics have no policy.
+	TopicPolicy func(ctx context.Context, topicARN string) (string, error)
+	// Clock tells the time of the policy cache; nil is the system clock.
+	Clock  tidemq.Clock
+	Audit  *audit.Log // nil: refusals are only logged
+	Logger *slog.Logger
+	cache  policyCache
+	queues queuePolicies
 }
 
 // Call is one thing to decide.
@@ -166,36 +179,55 @@ func (a *Authorizer) decideFor(ctx context.Context, identity *policy.Document, p
 	return policy.Decide(identity, resource, req), nil
 }
 
-// resourcePolicy is the policy of the queue an ARN names, if it is one of
-// this server's queues and has one. A stored policy that does not parse
-// denies (loudly; broken says why): it cannot be what its owner meant to
-// allow. Only a queue that does not exist has no policy besides one whose
+// resourcePolicy is the policy of the resource an ARN names: a queue's
+// Policy attribute (read through the cache, queuecache.go), or a topic's
+// (AWS's default topic policy while it has none of its own), if it is one
+// of this server's and has one. A stored policy that does not parse denies
+// (loudly; broken says why): it cannot be what its owner meant to allow.
+// Only a resource that does not exist has no policy besides one whose
 // Policy is empty; a policy that cannot be read fails the call with
 // ServiceUnavailable (retryable) instead of deciding it without the policy
 // (which could deny what it allows, or allow what it denies).
 func (a *Authorizer) resourcePolicy(ctx context.Context, arn string) (doc *policy.Document, broken string, err error) {
-	if a.QueuePolicy == nil || !strings.HasPrefix(arn, "arn:aws:sqs:") {
+	var text, kind string
+	switch {
+	case strings.HasPrefix(arn, "arn:aws:sqs:"):
+		if a.QueuePolicy == nil {
+			return nil, "", nil
+		}
+		name, ok := tidemq.QueueNameOfARN(arn, a.Region, a.Account)
+		if !ok {
+			return nil, "", nil
+		}
+		kind = "queue"
+		text, err = a.queues.get(ctx, a.clock(), a.QueuePolicyTTL, name, a.QueuePolicy)
+		if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+			return nil, "", nil // no policy; the call then fails as it would
+		}
+	case strings.HasPrefix(arn, "arn:aws:sns:"):
+		t, ok := tidemq.ParseARN(arn)
+		if a.TopicPolicy == nil || !ok || t.Account != a.Account || t.Resource == "" || strings.ContainsAny(t.Resource, "*?:") {
+			return nil, "", nil // a listing's "every topic", or another account's topic
+		}
+		kind = "topic"
+		text, err = a.TopicPolicy(ctx, arn)
+		if tidemq.HasCode(err, tidemq.ErrSNSNotFound) || tidemq.HasCode(err, tidemq.ErrSNSInvalidParameter) {
+			return nil, "", nil // no such topic: the call fails as it would
+		}
+	default:
 		return nil, "", nil
-	}
-	name, ok := tidemq.QueueNameOfARN(arn, a.Region, a.Account)
-	if !ok {
-		return nil, "", nil
-	}
-	text, err := a.QueuePolicy(ctx, name)
-	if tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
-		return nil, "", nil // no policy; the call then fails as it would
 	}
 	if err != nil {
-		a.logger().Warn("authz: a queue's Policy cannot be read; calls that need it fail until it can", "queue", arn, "err", err)
-		return nil, "", tidemq.Errorf(tidemq.ErrServiceUnavailable, "The queue's policy could not be read; try again.")
+		a.logger().Warn("authz: a "+kind+"'s Policy cannot be read; calls that need it fail until it can", kind, arn, "err", err)
+		return nil, "", tidemq.Errorf(tidemq.ErrServiceUnavailable, "The %s's policy could not be read; try again.", kind)
 	}
 	if text == "" {
 		return nil, "", nil
 	}
 	doc, err = a.cache.parse(text)
 	if err != nil {
-		a.logger().Warn("authz: a queue's Policy does not parse; calls that need it are denied", "queue", arn, "err", err)
-		return nil, fmt.Sprintf("the queue's Policy cannot be evaluated: %v", err), nil
+		a.logger().Warn("authz: a "+kind+"'s Policy does not parse; calls that need it are denied", kind, arn, "err", err)
+		return nil, fmt.Sprintf("the %s's Policy cannot be evaluated: %v", kind, err), nil
 	}
 	return doc, "", nil
 }

@@ -275,7 +275,7 @@ func TestAdminChecks(t *testing.T) {
 		want               []check
 	}{
 		{"GET", "/health", "", []check{{"tidemq:GetHealth", server}}},
-		{"GET", "/tidemq/queues", "", []check{{"tidemq:ListQueues", server}}},
+		{"GET", "/tidemq/queues", "", nil},
 		{"POST", "/tidemq/backup", `{}`, []check{{"tidemq:Backup", server}}},
 		{"POST", "/tidemq/triggers", `{"Name":"t2","Queue":"a-orders"}`, []check{
 			{"tidemq:CreateTrigger", "arn:aws:tidemq:us-east-1:000000000000:trigger/t2"}, {"sqs:ReceiveMessage", qa}, {"sqs:DeleteMessage", qa}}},

@@ -1,8 +1,10 @@
 package authz
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -25,6 +27,35 @@ func BenchmarkAuthorize(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := a.Authorize(r, c.key, "sqs:SendMessage", arn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The cost of a decision on a topic: its policy (AWS's default one, here
+// from a map; the topic service's memory in the server) parsed from the
+// cache, and the queue policy cache's hit beside a read on every call.
+func BenchmarkAuthorizeTopicAndCachedQueue(b *testing.B) {
+	t := &testing.T{}
+	a, _ := newAuthorizer(t, map[string]string{"a-in": `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"222222222222"},"Action":"sqs:SendMessage"}]}`})
+	topic := "arn:aws:sns:us-east-1:" + account + ":a-topic"
+	a.TopicPolicy = func(context.Context, string) (string, error) { return defaultTopicPolicy(topic), nil }
+	r := httptest.NewRequest("POST", "/", nil)
+	b.Run("topic-default-policy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = a.Allowed(r, "AKIDA", "sns:Publish", topic)
+		}
+	})
+	arn := tidemq.QueueARN("us-east-1", account, "a-in")
+	for _, ttl := range []time.Duration{0, time.Second} {
+		a.QueuePolicyTTL = ttl
+		b.Run("queue-policy-ttl-"+ttl.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := a.Authorize(r, "AKIDA", "sqs:SendMessage", arn); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,8 +12,8 @@
 // opens the server.
 //
 // An Authorizer decides each call: the principal's identity policy, the
-// resource's policy (a queue's Policy attribute) and the request's context
-// (aws:SourceArn, aws:SourceIp...) go to policy.Decide. A refusal is a
+// resource's policy (a queue's or a topic's Policy attribute) and the
+// request's context (aws:SourceArn, aws:SourceIp...) go to policy.Decide. A refusal is a
 // *tidemq.Error of ErrAccessDenied, which the SQS protocol writes as AWS
 // does and the SNS protocol turns into AuthorizationError, and it is written
 // to the audit log with the principal, the action, the resource and the

@@ -48,6 +48,10 @@ type Options struct {
 	// signed-in caller of r may see a queue (by ARN): the overview lists
 	// only those. nil shows every queue.
 	Visible func(r *http.Request, queueARN string) bool
+	// VisibleTopic, likewise, says whether the caller may see a topic
+	// and its subscriptions (by ARN): the topics page lists only those.
+	// nil shows every topic.
+	VisibleTopic func(r *http.Request, topicARN string) bool
 }
 
 // Console serves the web console.

@@ -509,3 +509,41 @@ func TestOverviewTruncated(t *testing.T) {
 		t.Errorf("overview?queue=%s: %d queues, last %+v", last, n, got.Queues[n-1])
 	}
 }
+
+type twoTopics struct{ fakeTopics }
+
+func (twoTopics) ListTopics() []*sns.Topic {
+	return []*sns.Topic{{Name: "a-t", ARN: "arn:aws:sns:us-east-1:000000000000:a-t"}, {Name: "b-t", ARN: "arn:aws:sns:us-east-1:000000000000:b-t"}}
+}
+
+// Under permissions the topics page lists only the topics VisibleTopic
+// lets the signed-in caller see.
+func TestTopicsVisibleOnly(t *testing.T) {
+	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	c := New(Options{Broker: eng, Region: "us-east-1", AccountID: "000000000000", Topics: twoTopics{},
+		VisibleTopic: func(r *http.Request, arn string) bool {
+			return strings.HasSuffix(arn, ":"+r.Header.Get("X-Team")+"-t")
+		}})
+	t.Cleanup(c.Wait)
+	for team, want := range map[string]string{"a": "a-t", "b": "b-t", "c": ""} {
+		r := httptest.NewRequest("GET", APIPath+"/topics", nil)
+		r.Header.Set("X-Team", team)
+		w := httptest.NewRecorder()
+		c.API().ServeHTTP(w, r)
+		var out struct{ Topics []struct{ Name string } }
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tp := range out.Topics {
+			got = append(got, tp.Name)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("team %s sees %v, want %q", team, got, want)
+		}
+	}
+}

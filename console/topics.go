@@ -31,6 +31,9 @@ func (c *Console) topics(w http.ResponseWriter, r *http.Request) {
 	out := []topicView{}
 	if c.o.Topics != nil {
 		for _, t := range c.o.Topics.ListTopics() {
+			if c.o.VisibleTopic != nil && !c.o.VisibleTopic(r, t.ARN) {
+				continue
+			}
 			v := topicView{Name: t.Name, ARN: t.ARN, FIFO: t.FIFO, Subscriptions: []subscriptionView{}}
 			subs, err := c.o.Topics.ListSubscriptions(t.ARN)
 			if err != nil { // deleted meanwhile

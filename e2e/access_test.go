@@ -133,6 +133,18 @@ func TestAccessTwoTeamsAndAnOperator(t *testing.T) {
 			t.Errorf("console overview of %s: %d %v, want %v (%s)", c.key, status, names, c.want, body)
 		}
 	}
+	// GET /tidemq/queues (what `tidemq top` reads) lists the same.
+	for _, c := range []struct {
+		key, secret string
+		want        int
+	}{{teamBKey, teamBSecret, 1}, {opsKey, opsSecret, 3}} {
+		status, body := signedAdmin(t, c.key, c.secret, http.MethodGet, s.url+"/tidemq/queues", "")
+		var qs struct{ Queues []struct{ Name string } }
+		_ = json.Unmarshal([]byte(body), &qs)
+		if status != http.StatusOK || len(qs.Queues) != c.want || c.want == 1 && qs.Queues[0].Name != "team-b-work" {
+			t.Errorf("GET /tidemq/queues of %s: %d %s, want %d queues", c.key, status, body, c.want)
+		}
+	}
 	if status, body := signedAdmin(t, teamBKey, teamBSecret, http.MethodPost, s.url+"/console/api/purge", `{"queue":"team-a-orders"}`); status != http.StatusForbidden || !strings.Contains(body, "AccessDenied") {
 		t.Errorf("team B's console purge of team A's queue: %d %s", status, body)
 	}

@@ -1,6 +1,7 @@
 // Package policy is the subset of the IAM policy language that tidemq
 // evaluates: identity policies (in the credentials file) and resource
-// policies (a queue's Policy attribute), decided the way AWS decides them.
+// policies (a queue's or a topic's Policy attribute), decided the way AWS
+// decides them.
 //
 // A Document holds statements of Effect, Principal, Action/NotAction,
 // Resource/NotResource and Condition. Actions and resources match with the

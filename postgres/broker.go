@@ -87,7 +87,9 @@ type Broker struct {
 	tasksMu  sync.Mutex
 	running  map[string]bool // move tasks this node runs
 
-	group groupCommit // commit.go
+	group      groupCommit // commit.go
+	announcer  announcer   // announce.go
+	queueCache queueCache  // queuecache.go
 }
 
 type errBox struct{ err error }
@@ -104,6 +106,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	}
 	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}
+	b.announcer.kick = make(chan struct{}, 1)
 	b.clock, b.region, b.acct, b.log = tidemq.BrokerDefaults(b.clock, b.region, b.acct, b.log)
 	if b.pool == nil {
 		cfg, err := PoolConfig(o.DSN)
@@ -144,8 +147,9 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	if err != nil {
 		return fail(fmt.Errorf("LISTEN: %w", err))
 	}
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go b.listenLoop(l)
+	go b.announceLoop()
 	if err := b.resumeTasks(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("postgres: resume move tasks: %w", err)
@@ -274,23 +278,14 @@ func (b *Broker) inTxOn(ctx context.Context, db beginner, fn func(tx pgx.Tx) err
 	return b.failure(ctx, err)
 }
 
-// acquireQueue takes a connection for a request on the named queue and
-// reads the queue's row on it. The caller releases the connection (which
-// may be released more than once); on an error there is none to release.
-func (b *Broker) acquireQueue(ctx context.Context, name string) (*pgxpool.Conn, *queue, error) {
+// messageQueue returns the named queue for a message request (send,
+// delete), from the node's cache when it is fresh (queuecache.go).
+func (b *Broker) messageQueue(ctx context.Context, name string) (*queue, error) {
 	if err := b.refusal(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return nil, nil, b.failure(ctx, err)
-	}
-	q, err := b.getQueue(ctx, conn, name, false)
-	if err != nil {
-		conn.Release()
-		return nil, nil, b.failure(ctx, err)
-	}
-	return conn, q, nil
+	q, err := b.queueFor(ctx, nil, name)
+	return q, b.failure(ctx, err)
 }
 
 // noteReceive records when q was last received from (Snapshot's

@@ -68,16 +68,17 @@ func (r *writeReq) rows() int {
 	return len(r.del.seqs)
 }
 
-// commitSQL writes a group: the sends' messages ($1-$7 and $16, each its
+// commitSQL writes a group: the sends' messages ($1-$7 and $14, each its
 // queue's id, sender, message id, body, attributes, system attributes,
-// delay and group id),
+// delay and group id), and
 // the deletes' handles ($9-$13: queue id, seq, receive count, FIFO, queue
 // name; a FIFO queue's handle only of its latest receive while in flight
-// at $8), and one NOTIFY ($14) per queue that got messages ($15) or had a
-// FIFO message deleted (which may unlock a group). It returns the number
-// of messages inserted by queue and the deleted messages.
+// at $8). It returns the number of messages inserted by queue and the
+// deleted messages. The queues that got messages or had a FIFO message
+// deleted (which may unlock a group) are announced after the commit
+// (announce.go), not in it.
 const commitSQL = `WITH s AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $16::text[])
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[])
 			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)),
 	ins AS (
 		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at)
@@ -87,11 +88,9 @@ const commitSQL = `WITH s AS (
 	d AS (
 		DELETE FROM messages m USING h WHERE m.queue_id = h.qid AND m.seq = h.seq AND m.receive_count >= h.count
 			AND (NOT h.fifo OR (m.receive_count = h.count AND m.visible_at > $8))
-		RETURNING m.queue_id, m.seq, h.fifo, h.name),
-	n AS (SELECT pg_notify($14, x.name) FROM (SELECT name FROM unnest($15::text[]) AS u(name) UNION SELECT name FROM d WHERE fifo) x)
+		RETURNING m.queue_id, m.seq)
 	SELECT coalesce((SELECT array_agg(queue_id) FROM ins), '{}'),
-		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}'),
-		(SELECT count(*) FROM n)`
+		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}')`
 
 // groupCommit runs the committers until the broker closes.
 type groupCommit struct {
@@ -110,7 +109,12 @@ func (b *Broker) submit(ctx context.Context, r *writeReq) error {
 		// transaction (fence.go), so it never joins a group: a group's
 		// statement carries no fence, and a stale leader's delete must
 		// not ride along with other nodes' requests.
-		return b.inTx(ctx, func(tx pgx.Tx) error { return b.writeRows(ctx, tx, []*writeReq{r}) })
+		group := []*writeReq{r}
+		if err := b.inTx(ctx, func(tx pgx.Tx) error { return b.writeRows(ctx, tx, group) }); err != nil {
+			return err
+		}
+		b.announceGroup(group)
+		return nil
 	}
 	b.group.once.Do(func() {
 		b.group.reqs = make(chan *writeReq, 1024)
@@ -190,6 +194,9 @@ func (b *Broker) commitGroup(group []*writeReq) {
 		}
 		return
 	}
+	if err == nil {
+		b.announceGroup(group)
+	}
 	for _, r := range group {
 		r.done <- err
 	}
@@ -218,8 +225,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		dq, dseq             []int64
 		dcount               []int32
 		dfifo                []bool
-		dname, notify        []string
-		notified             = map[string]bool{}
+		dname                []string
 	)
 	for _, r := range group {
 		if s := r.send; s != nil {
@@ -236,10 +242,6 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 				}
 				groups = append(groups, g)
 			}
-			if !notified[s.notify] {
-				notified[s.notify] = true
-				notify = append(notify, s.notify)
-			}
 		}
 		if d := r.del; d != nil {
 			for range d.seqs {
@@ -254,7 +256,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 	b.group.statements.Add(1)
 	var inserted, goneQ, goneSeq []int64 // inserted: every row's queue id; a group inserts all or nothing
 	if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
-		dq, dseq, dcount, dfifo, dname, b.channel, notify, groups).Scan(&inserted, &goneQ, &goneSeq, nil); err != nil {
+		dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
 		return err
 	}
 	gone := map[[2]int64]bool{}
@@ -276,4 +278,19 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		}
 	}
 	return nil
+}
+
+// announceGroup announces, after its commit, the queues of group that got
+// messages or had a FIFO message deleted (which may unlock its group).
+func (b *Broker) announceGroup(group []*writeReq) {
+	var names []string
+	for _, r := range group {
+		if s := r.send; s != nil && s.written > 0 {
+			names = append(names, s.notify)
+		}
+		if d := r.del; d != nil && d.fifo && len(d.gone) > 0 {
+			names = append(names, d.name)
+		}
+	}
+	b.announce(names...)
 }

@@ -64,8 +64,10 @@
 //
 // # Long polls
 //
-// See wake.go: local wakes after commit, NOTIFY to the other nodes (one
-// LISTEN connection per node), and sleeping on the Clock until the
+// See wake.go: local wakes after commit, NOTIFY to the other nodes after
+// commit too, gathered by announce.go (never inside a write's transaction:
+// PostgreSQL serialises the commits of transactions that NOTIFY), one
+// LISTEN connection per node, and sleeping on the Clock until the
 // queue's next deadline.
 //
 // # Invariants

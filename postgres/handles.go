@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
@@ -22,19 +21,18 @@ func (b *Broker) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	conn, q, err := b.acquireQueue(ctx, p.Queue)
+	q, err := b.messageQueue(ctx, p.Queue)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
-	errs, err := b.deleteOn(ctx, conn, q, p.Entries)
+	errs, err := b.deleteOn(ctx, q, p.Entries)
 	return errs, b.failure(ctx, err)
 }
 
-// deleteOn deletes with the next group commit (commit.go), after which it
-// releases conn; the handles it did not delete (already gone, or stale)
-// are told apart afterwards, one by one.
-func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, entries []tidemq.DeleteEntry) ([]error, error) {
+// deleteOn deletes with the next group commit (commit.go); the handles it
+// did not delete (already gone, or stale) are told apart afterwards, one
+// by one.
+func (b *Broker) deleteOn(ctx context.Context, q *queue, entries []tidemq.DeleteEntry) ([]error, error) {
 	errs := make([]error, len(entries))
 	rs := make([]tidemq.Receipt, len(entries))
 	var seqs []int64
@@ -52,7 +50,6 @@ func (b *Broker) deleteOn(ctx context.Context, conn *pgxpool.Conn, q *queue, ent
 	if len(seqs) == 0 {
 		return errs, nil
 	}
-	conn.Release() // the group's committer writes it
 	rows := &deleteRows{qid: q.id, fifo: q.fifo, name: q.name, seqs: seqs, counts: counts}
 	if err := b.submit(ctx, &writeReq{del: rows}); err != nil {
 		return nil, err
@@ -128,16 +125,13 @@ func (b *Broker) ChangeMessageVisibility(ctx context.Context, p tidemq.ChangeVis
 			errs[i] = err
 			changed = changed || ok
 		}
-		if changed {
-			return b.notify(ctx, tx, q.name)
-		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if changed {
-		b.waiters.wake(b.canonical(p.Queue))
+		b.wake(b.canonical(p.Queue))
 	}
 	return errs, nil
 }

@@ -70,9 +70,7 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range wake {
-		b.waiters.wake(name)
-	}
+	b.wake(wake...)
 	return res, nil
 }
 
@@ -81,7 +79,7 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // first. A message whose destination is gone is skipped when skipMissing,
 // and otherwise ends the call with QueueDoesNotExist, or
 // tidemq.ErrNoMoveSource when it has no source to go back to. It returns
-// the queues that got messages, announced (NOTIFY) in tx.
+// the queues that got messages, for the caller to wake after its commit.
 func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max int, now time.Time, skipMissing bool) (int, []string, error) {
 	moved := 0
 	byARN := map[string]*queue{}
@@ -136,7 +134,6 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 			if !into[to.name] {
 				into[to.name] = true
 				wake = append(wake, to.name)
-				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, to.name)
 			}
 		}
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
@@ -187,6 +184,8 @@ func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, c
 			return 0, err
 		}
 	}
+	// The one NOTIFY left inside a transaction (wake.go): expiry runs
+	// where a queue is read, under many callers, and a capture is rare.
 	batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dst.name)
 	b.log.Info("messages expired", "queue", q.name, "count", len(ms), "reason", "retention period passed", "captured_into", dst.name)
 	return len(ms), tx.SendBatch(ctx, batch).Close()

@@ -311,9 +311,7 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	for _, name := range wake {
-		b.waiters.wake(name)
-	}
+	b.wake(wake...)
 	if final != nil {
 		b.log.Info("message move task ended", "source", final.SourceARN, "status", final.Status,
 			"moved", final.ApproximateNumberOfMessagesMoved, "reason", final.FailureReason)

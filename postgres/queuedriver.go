@@ -17,7 +17,7 @@ type queueDriver struct{ b *Broker }
 // if edit succeeds.
 func (d queueDriver) EditQueue(ctx context.Context, name string, edit func(*tidemq.QueueRecord) error) error {
 	b := d.b
-	return b.inTx(ctx, func(tx pgx.Tx) error {
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, name, true)
 		if err != nil {
 			return err
@@ -31,6 +31,10 @@ func (d queueDriver) EditQueue(ctx context.Context, name string, edit func(*tide
 		}
 		return q.save(ctx, tx)
 	})
+	if err == nil {
+		b.queueChanged(name)
+	}
+	return err
 }
 
 // QueueTags returns the queue's tags.

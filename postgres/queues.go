@@ -105,10 +105,11 @@ func (b *Broker) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) er
 		if tag.RowsAffected() == 0 {
 			return tidemq.NonExistentQueue()
 		}
-		return b.notify(ctx, tx, p.Queue)
+		return nil
 	})
 	if err == nil {
-		b.waiters.wake(p.Queue) // each sees the queue is gone
+		b.queueChanged(p.Queue)
+		b.wake(p.Queue) // each sees the queue is gone
 	}
 	return err
 }
@@ -244,11 +245,13 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	return b.inTx(ctx, func(tx pgx.Tx) error {
+	var name string
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		q, err := b.getQueue(ctx, tx, p.Queue, true)
 		if err != nil {
 			return err
 		}
+		name = q.name
 		merged, err := p.Merge(q.attrs, q.fifo, func(merged map[string]string) error {
 			return b.checkRedrive(ctx, tx, q.name, q.fifo, merged)
 		})
@@ -257,10 +260,11 @@ func (b *Broker) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		}
 		q.applyAttributes(merged)
 		q.modified = stampOf(b.clock.Now())
-		if err := q.save(ctx, tx); err != nil {
-			return err
-		}
-		// A shorter delay or a new wait time may concern waiting polls.
-		return b.notify(ctx, tx, q.name)
+		return q.save(ctx, tx)
 	})
+	if err == nil {
+		b.queueChanged(name)
+		b.wake(name) // a shorter delay or a new wait time may concern waiting polls
+	}
+	return err
 }

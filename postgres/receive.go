@@ -62,9 +62,7 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			}
 			deadline = now.Add(wait)
 		}
-		for _, name := range r.wake {
-			b.waiters.wake(name)
-		}
+		b.wake(r.wake...)
 		if r.deadLettered > 0 {
 			b.stat(r.q.id, func(s *tidemq.QueueStats) { s.DeadLettered += uint64(r.deadLettered) })
 		}
@@ -131,7 +129,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 		return nil, err
 	}
 	defer conn.Release()
-	q, err := b.getQueue(ctx, conn, p.Queue, false)
+	q, err := b.queueFor(ctx, conn, p.Queue)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +268,6 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				batch.Queue(receivedManySQL, receivedManyArgs(q.id, recv)...)
 			}
 			if moved > 0 {
-				batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
 				r.wake = append(r.wake, dlq.name)
 			}
 			br := tx.SendBatch(ctx, batch)

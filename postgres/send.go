@@ -19,18 +19,35 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	conn, q, err := b.acquireQueue(ctx, p.Queue)
+	q, err := b.messageQueue(ctx, p.Queue)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
 	if !q.fifo {
-		conn.Release() // the group's committer writes it
 		res, err := b.sendStandard(ctx, q, p)
+		if isForeignKeyViolation(err) {
+			// The cached queue was deleted, and maybe created again:
+			// look again.
+			b.forgetQueue(q.name)
+			if q, err = b.messageQueue(ctx, p.Queue); err != nil {
+				return nil, err
+			}
+			if q.fifo {
+				return nil, tidemq.NonExistentQueue()
+			}
+			res, err = b.sendStandard(ctx, q, p)
+		}
+		if isForeignKeyViolation(err) {
+			return nil, tidemq.NonExistentQueue() // deleted since it was read
+		}
 		return res, b.failure(ctx, err)
 	}
-	res, err := b.sendFIFO(ctx, conn, q, p)
-	return res, err
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return nil, b.failure(ctx, err)
+	}
+	defer conn.Release()
+	return b.sendFIFO(ctx, conn, q, p)
 }
 
 // sendStandard sends to a standard queue with the next group commit
@@ -62,10 +79,7 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	}
 	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
 	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
-		if isForeignKeyViolation(err) {
-			return nil, tidemq.NonExistentQueue() // deleted since it was read
-		}
-		return nil, err
+		return nil, err // a foreign key violation: the queue was deleted since it was read
 	}
 	b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += uint64(rows.written) })
 	b.waiters.wake(q.name)
@@ -131,14 +145,14 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			batch := &pgx.Batch{}
 			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
 			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
-				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs, b.channel, q.name)
+				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs)
 			br := db.(batcher).SendBatch(ctx, batch)
 			defer br.Close()
 			var err error
 			if locked, err = b.scanQueue(br.QueryRow()); err != nil {
 				return err
 			}
-			return br.QueryRow().Scan(&outIDs, &outSeqs, &outNew, nil)
+			return br.QueryRow().Scan(&outIDs, &outSeqs, &outNew)
 		})
 		if retryable(err) && attempt < 4 {
 			continue
@@ -172,7 +186,7 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 		}
 		b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += sent; s.Duplicates += dups })
 		if sent > 0 {
-			b.waiters.wake(q.name)
+			b.wake(q.name)
 		}
 		return results, nil
 	}
@@ -189,15 +203,15 @@ type batcher interface {
 // instant, $4 the deduplication window's end, $5 when the messages become
 // receivable (the queue's delay), $6 the sender, $7-$13 each message's
 // deduplication key (distinct), id, body, attributes, system attributes,
-// group and deduplication id, $14 and $15 the NOTIFY channel and the
-// queue's name. A key sent within the window keeps the message it names;
+// group and deduplication id. A key sent within the window keeps the message it names;
 // the others get sequence numbers in the request's order and are written
 // with their window rows (so the depth counters' trigger runs once a
 // request). The window is probed key by key, on its primary key (w: with
 // key = ANY($7) AND expires > $3 a generic plan may scan every unexpired
 // key of the queue instead). It returns, in
 // the request's order, each key's message id and
-// sequence number and whether it was sent now, and notifies when one was.
+// sequence number and whether it was sent now; the caller wakes the
+// queue's polls after the commit when one was.
 const fifoSendSQL = `WITH e AS (
 		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
 			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
@@ -216,6 +230,5 @@ const fifoSendSQL = `WITH e AS (
 		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
 		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f)
 	SELECT coalesce(array_agg(coalesce(f.id, w.message_id) ORDER BY e.n), '{}'), coalesce(array_agg(coalesce(f.seq, w.seq) ORDER BY e.n), '{}'),
-		coalesce(array_agg(f.seq IS NOT NULL ORDER BY e.n), '{}'),
-		(SELECT count(pg_notify($14, $15)) FROM (SELECT 1 FROM f LIMIT 1) x)
+		coalesce(array_agg(f.seq IS NOT NULL ORDER BY e.n), '{}')
 	FROM e LEFT JOIN f ON f.n = e.n LEFT JOIN w ON w.key = e.k`

@@ -220,7 +220,6 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 				return err
 			}
 		}
-		batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dlq.name)
 		br := tx.SendBatch(ctx, batch)
 		for range ms {
 			tag, err := br.Exec()

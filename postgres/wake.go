@@ -13,9 +13,10 @@ import (
 // Long polls wait on their queue's name in this node's waiters. Whatever
 // may make a message receivable wakes them: a send, a visibility change,
 // a delete that unlocks a FIFO group, a move into the queue, a queue
-// deleted. The change is announced twice: locally, right after its commit,
-// and to every node through NOTIFY on the schema's channel (sent inside
-// the transaction, so PostgreSQL delivers it only once it commits). Each
+// deleted. The change is announced twice, both after its commit (wake):
+// locally, at once, and to every node through NOTIFY on the schema's
+// channel, from the node's announcer (announce.go), which gathers the
+// names of many commits into one NOTIFY transaction of its own. Each
 // node keeps one LISTEN connection; a notification wakes the waiters of
 // the queue it names. When the listener's connection breaks, every waiter
 // is woken (a notification may have been lost) and the listener
@@ -77,10 +78,13 @@ func (w *waiters) wakeAll() {
 	w.mu.Unlock()
 }
 
-// notify announces, inside tx, that queue may have receivable messages.
-func (b *Broker) notify(ctx context.Context, tx pgx.Tx, queue string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, b.channel, queue)
-	return err
+// wake wakes this node's waiters of queues now and, soon, every other
+// node's (announce.go). Call it after the commit that concerns them.
+func (b *Broker) wake(queues ...string) {
+	for _, q := range queues {
+		b.waiters.wake(q)
+	}
+	b.announce(queues...)
 }
 
 // listen opens the node's LISTEN connection.
@@ -125,10 +129,11 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 				b.log.Warn("postgres: LISTEN connection lost; reconnecting", "err", err)
 				b.listenErr.Store(&errBox{err})
 				b.waiters.wakeAll()
+				b.forgetQueues()
 				break
 			}
 			delay = 100 * time.Millisecond
-			b.waiters.wake(n.Payload)
+			b.heard(n.Payload)
 		}
 		select {
 		case <-ctx.Done():
@@ -152,6 +157,7 @@ func (b *Broker) listenLoop(c *pgx.Conn) {
 		b.log.Info("postgres: LISTEN connection restored")
 		b.listenErr.Store(nil)
 		b.waiters.wakeAll()
+		b.forgetQueues()
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 // AddPermission and RemovePermission edit a topic's Policy attribute: a
 // statement named by its label (Sid) allows accounts some SNS actions on the
 // topic. tidemq keeps the statements, as GetTopicAttributes shows them;
-// it does not evaluate them yet (it has no access control per principal).
+// under --auth with principals they decide calls on the topic as on AWS
+// (package authz reads them through TopicPolicy).
 
 // AddPermission adds the statement label to the topic's policy, allowing
 // accounts (AWS account ids) the actions (SNS action names, e.g. Publish).

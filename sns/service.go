@@ -449,6 +449,21 @@ func (s *Service) GetTopicAttributes(arn string) (map[string]string, error) {
 
 const defaultDeliveryPolicy = `{"http":{"defaultHealthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"disableSubscriptionOverrides":false,"defaultRequestPolicy":{"headerContentType":"text/plain; charset=UTF-8"}}}`
 
+// TopicPolicy returns the policy that decides calls on a topic (package
+// authz): its Policy attribute, or AWS's default topic policy while it has
+// none of its own, as GetTopicAttributes shows it. NotFound when there is
+// no such topic.
+func (s *Service) TopicPolicy(arn string) (string, error) {
+	t, err := s.topic("TopicArn", arn)
+	if err != nil {
+		return "", err
+	}
+	if p := t.Attributes["Policy"]; p != "" {
+		return p, nil
+	}
+	return s.defaultPolicy(t.ARN), nil
+}
+
 func (s *Service) defaultPolicy(arn string) string {
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow","Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission","SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],"Resource":"` +
 		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.opt.AccountID + `"}}}]}`

@@ -186,7 +186,8 @@ type topicMember struct {
 }
 
 func listTopics(q *request) (any, error) {
-	topics := q.h.svc.ListTopics()
+	// Filtered before paging: a page is a page of what the caller sees.
+	topics := q.visibleTopics(q.h.svc.ListTopics())
 	from, to, next, err := page(len(topics), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err

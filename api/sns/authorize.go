@@ -17,6 +17,9 @@ func (q *request) authorize(key string) error {
 	if q.h.cfg.Authorize == nil || key == "" {
 		return nil
 	}
+	if q.action == "ListTopics" && q.h.cfg.Allowed != nil {
+		return nil // decided topic by topic (visibleTopics)
+	}
 	action := "sns:" + q.action
 	if q.action == "PublishBatch" {
 		action = "sns:Publish" // a batch is authorized as its single action, as on AWS
@@ -52,4 +55,21 @@ func (q *request) resource() string {
 		return q.h.svc.TopicARN(p.Str("Name"))
 	}
 	return "arn:aws:sns:" + q.h.svc.Region() + ":" + q.h.svc.AccountID() + ":*"
+}
+
+// visibleTopics keeps the topics the caller may list (sns:ListTopics on
+// each topic's ARN, its policy included), as ListQueues keeps the queues
+// the caller may sqs:ListQueues on. Without an Allowed (no --auth) every
+// topic is kept.
+func (q *request) visibleTopics(topics []*sns.Topic) []*sns.Topic {
+	if q.h.cfg.Authorize == nil || q.h.cfg.Allowed == nil || q.key == "" {
+		return topics
+	}
+	out := topics[:0:0]
+	for _, t := range topics {
+		if q.h.cfg.Allowed(q.r, q.key, "sns:ListTopics", t.ARN) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -68,7 +68,12 @@ type Config struct {
 	// Authorize decides a signed call's permissions (--auth): nil, or
 	// AccessDenied (answered as AuthorizationError). nil allows every call.
 	Authorize func(r *http.Request, accessKey, action, resource string) error
-	Logger    *slog.Logger
+	// Allowed is Authorize for listings, without auditing a refusal:
+	// ListTopics lists the topics the caller may sns:ListTopics on, rather
+	// than all or none. nil: ListTopics is decided on every topic at once
+	// (arn:aws:sns:<region>:<account>:*) by Authorize.
+	Allowed func(r *http.Request, accessKey, action, resource string) bool
+	Logger  *slog.Logger
 	// Observe, if set, is called once per answered request (metrics) with
 	// its action as SNS.<Action> ("unknown" for a name outside the action
 	// table, or none), its error code ("" on success), the HTTP status and
@@ -102,6 +107,7 @@ type request struct {
 	client    tidemq.ClientInfo
 	// anonymous is true when the request carries no AWS signature.
 	anonymous bool
+	key       string // the access key that signed it ("" when none)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -158,6 +164,7 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 			return nil, err
 		}
 	}
+	q.key = key
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {

@@ -106,7 +106,7 @@ made with one of the configured credentials (--credentials or
 the console signs in the browser with a key typed into its sign-in page.
 A --credentials-file in the principals form (see docs/principals.example.yaml)
 also gives each key a principal and an IAM policy: every call is then
-authorized as AWS authorizes it, queue policies included, refusals and admin
+authorized as AWS authorizes it, queue and topic policies included, refusals and admin
 changes go to --audit-log, and the file is reloaded when it changes.
 --auth-exempt health,metrics opens the two probes. --tls-cert and --tls-key serve HTTPS. The README's "Security"
 section has the threat model.

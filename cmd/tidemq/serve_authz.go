@@ -19,6 +19,7 @@ import (
 	"github.com/tidemq/tidemq/authz"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/console"
+	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/trigger"
 )
 
@@ -30,6 +31,7 @@ type accessOptions struct {
 	auditMaxMiB  int64
 	auditKeep    int
 	reloadPeriod time.Duration
+	policyTTL    time.Duration
 
 	// Built by open; nil without --auth.
 	store      *authz.Store
@@ -48,6 +50,7 @@ func (a *accessOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&a.auditLog, "audit-log", "", "with --auth, the audit log (JSON lines): every admin change and every refused call (default: audit.log in --data-dir; none with --in-memory or --store postgres:// unless given)")
 	f.Int64Var(&a.auditMaxMiB, "audit-log-max-mib", audit.DefaultMaxBytes>>20, "rotate the audit log when it holds this many MiB")
 	f.IntVar(&a.auditKeep, "audit-log-keep", audit.DefaultKeep, "rotated audit logs kept (audit.log.1 ...)")
+	f.DurationVar(&a.policyTTL, "policy-cache", time.Second, "with --auth, how long a queue's policy, once read, decides calls without being read again: a change through this node applies at once, another node's within this (0: read on every call)")
 	f.DurationVar(&a.reloadPeriod, "credentials-reload", 2*time.Second, "how often --credentials-file is checked for changes (reloaded when its contents change)")
 }
 
@@ -109,12 +112,15 @@ func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz
 	return &authz.Authenticator{Store: store, Services: []string{"sqs"}}, nil
 }
 
-// bindQueues lets the authorizer read the queues' policies.
-func (a *accessOptions) bindQueues(b tidemq.Broker) {
+// bindQueues lets the authorizer read the queues' policies, and returns
+// the broker the server goes on with: b, telling the authorizer's policy
+// cache of every change of a queue's attributes (policyForgetting).
+func (a *accessOptions) bindQueues(b tidemq.Broker, region string) tidemq.Broker {
 	if a.authorizer == nil {
-		return
+		return b
 	}
 	a.broker = b
+	a.authorizer.QueuePolicyTTL = a.policyTTL
 	a.authorizer.QueuePolicy = func(ctx context.Context, queue string) (string, error) {
 		attrs, err := b.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: queue, Names: []string{tidemq.AttrPolicy}})
 		if err != nil {
@@ -122,6 +128,16 @@ func (a *accessOptions) bindQueues(b tidemq.Broker) {
 		}
 		return attrs[tidemq.AttrPolicy], nil
 	}
+	return &policyForgetting{Broker: b, a: a.authorizer, region: region}
+}
+
+// bindTopics lets the authorizer read the topics' policies (AWS's default
+// topic policy for a topic without one).
+func (a *accessOptions) bindTopics(topics *topicstore.Service) {
+	if a.authorizer == nil || topics == nil {
+		return
+	}
+	a.authorizer.TopicPolicy = func(_ context.Context, arn string) (string, error) { return topics.TopicPolicy(arn) }
 }
 
 // guard is the door's Guard: nil without --auth.
@@ -164,6 +180,18 @@ func (a *accessOptions) visible() func(r *http.Request, queueARN string) bool {
 	}
 	return func(r *http.Request, queueARN string) bool {
 		return a.authorizer.Allowed(r, frontdoor.AccessKey(r.Context()), "sqs:GetQueueAttributes", queueARN)
+	}
+}
+
+// visibleTopic is the console's VisibleTopic: a topic is shown, with its
+// subscriptions, to whoever may list them (sns:ListSubscriptionsByTopic,
+// the topic's policy included). nil without --auth.
+func (a *accessOptions) visibleTopic() func(r *http.Request, topicARN string) bool {
+	if a.authorizer == nil {
+		return nil
+	}
+	return func(r *http.Request, topicARN string) bool {
+		return a.authorizer.Allowed(r, frontdoor.AccessKey(r.Context()), "sns:ListSubscriptionsByTopic", topicARN)
 	}
 }
 

@@ -17,6 +17,6 @@ func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Ser
 	if obs.alarms != nil {
 		co.Alarms = obs.alarms.Alarms
 	}
-	co.Visible = o.access.visible()
+	co.Visible, co.VisibleTopic = o.access.visible(), o.access.visibleTopic()
 	return console.New(co)
 }

@@ -103,7 +103,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
-	obs.queuesHandler = server.Queues(eng.Snapshot)
+	obs.queuesHandler = server.VisibleQueues(eng.Snapshot, o.access.visible())
 	obs.alarmsHandler = server.Alarms(ev)
 	return obs, nil
 }

@@ -117,7 +117,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	// leaves garbage the runtime would return to the system only slowly:
 	// return it now, so that an idle server's RSS is what it holds.
 	debug.FreeOSMemory()
-	o.access.bindQueues(eng) // the queue policies, read from the broker itself
+	eng = o.access.bindQueues(eng, o.region) // the queue policies, read from the broker itself
 	eng, s.disk = o.guardDisk(eng, log)
 	eng, s.mem = o.guardMemory(eng, log)
 	if o.maxQueues > 0 {
@@ -141,6 +141,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 		return err
 	}
 	s.started("topics", func() error { s.topics.Close(); return nil })
+	o.access.bindTopics(s.topics)
 	s.obs.metrics.RegisterTopics(server.TopicMetrics(s.topics))
 	// 5. The HTTP server: built already (runServe), it listens once every
 	// route is mounted, below; its stop answers the long polls and lets

@@ -1,6 +1,8 @@
 """boto3 half of e2e/access_test.go: a queue policy granting team B, and
 an SNS topic of team B delivering into team A's queue, each only while
-team A's queue policy allows it. Usage: access_scenarios.py ENDPOINT."""
+team A's queue policy allows it; a topic policy of team A granting team B
+Publish, only while it says so; ListTopics showing each team its own
+topics. Usage: access_scenarios.py ENDPOINT."""
 import json
 import sys
 import time
@@ -120,5 +122,23 @@ assert sorted(bodies) == ["granted", "with-the-grant"], bodies
 # 5. A denied SNS call is SNS's AuthorizationError.
 denied(lambda: b_sns.publish(TopicArn=f"arn:aws:sns:us-east-1:{ACCOUNT}:team-a-alerts", Message="x"),
        code="AuthorizationError")
+
+# 6. Team A's topic lets team B publish only while its policy says so (the
+# default topic policy lets nobody in by itself), and ListTopics shows each
+# team its own topics.
+a_sns = client("sns", "AKIATEAMA00000000001", "team-a-secret")
+alerts = a_sns.create_topic(Name="team-a-alerts")["TopicArn"]
+denied(lambda: b_sns.publish(TopicArn=alerts, Message="x"), code="AuthorizationError")
+a_sns.set_topic_attributes(TopicArn=alerts, AttributeName="Policy", AttributeValue=json.dumps({
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:user/team-b"},
+                   "Action": "sns:Publish", "Resource": alerts}]}))
+b_sns.publish(TopicArn=alerts, Message="granted")
+denied(lambda: b_sns.subscribe(TopicArn=alerts, Protocol="sqs", Endpoint=arn), code="AuthorizationError")
+listed = lambda c: sorted(t["TopicArn"] for t in c.list_topics()["Topics"])
+assert listed(a_sns) == [alerts], listed(a_sns)
+assert listed(b_sns) == [topic], listed(b_sns)
+a_sns.set_topic_attributes(TopicArn=alerts, AttributeName="Policy", AttributeValue="")
+denied(lambda: b_sns.publish(TopicArn=alerts, Message="x"), code="AuthorizationError")
 
 print(json.dumps({"ok": True, "topic": topic}))

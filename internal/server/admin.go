@@ -15,6 +15,14 @@ import (
 // tidemq.MaxSnapshotPageSize; ?nextToken= from the previous page's
 // nextToken), so that 100,000 queues are not one 40 MB answer.
 func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
+	return VisibleQueues(snapshots, nil)
+}
+
+// VisibleQueues is Queues listing only the queues visible says the caller
+// of r may see (by ARN; under --auth with permissions, those whose
+// attributes it may read), filtered before paging so that a page is a page
+// of what the caller sees. nil visible lists every queue.
+func VisibleQueues(snapshots func() []tidemq.QueueSnapshot, visible func(r *http.Request, queueARN string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		limit := tidemq.SnapshotPageSize
@@ -26,7 +34,9 @@ func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
 			}
 			limit = n
 		}
-		page, next, err := tidemq.PageSnapshots(snapshots(), limit, r.URL.Query().Get("nextToken"))
+		page, next, err := pageVisible(snapshots(), limit, r.URL.Query().Get("nextToken"), func(arn string) bool {
+			return visible == nil || visible(r, arn)
+		})
 		if err != nil {
 			adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "invalid nextToken"))
 			return
@@ -37,6 +47,28 @@ func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
 		}
 		_ = json.NewEncoder(w).Encode(out)
 	})
+}
+
+// pageVisible is tidemq.PageSnapshots of the visible snapshots. It decides
+// only as many queues as the page needs (from the token on, until one past
+// the page), not every queue for every page.
+func pageVisible(snaps []tidemq.QueueSnapshot, limit int, token string, visible func(arn string) bool) ([]tidemq.QueueSnapshot, string, error) {
+	rest, _, err := tidemq.PageSnapshots(snaps, len(snaps)+1, token) // the queues after the token
+	if err != nil {
+		return nil, "", err
+	}
+	page := make([]tidemq.QueueSnapshot, 0, min(limit, len(rest)))
+	for i := range rest {
+		if !visible(rest[i].ARN) {
+			continue
+		}
+		if len(page) == limit { // one more to show: the next page starts after this one
+			_, next, err := tidemq.PageSnapshots(append(page, rest[i]), limit, "")
+			return page, next, err
+		}
+		page = append(page, rest[i])
+	}
+	return page, "", nil
 }
 
 // Alarms answers GET /tidemq/alarms from ev, or 404 when the alarms are

@@ -76,3 +76,60 @@ func TestQueuesRouteWire(t *testing.T) {
 		t.Errorf("limit=0: %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// Under permissions GET /tidemq/queues lists only the queues the caller
+// may see, a page at a time of those, deciding no more queues per page
+// than the page needs.
+func TestVisibleQueuesPages(t *testing.T) {
+	snaps := make(fixedSnapshots, 2500)
+	for i := range snaps {
+		snaps[i].Name = fmt.Sprintf("q%05d", i)
+		snaps[i].ARN = "arn:aws:sqs:us-east-1:000000000000:" + snaps[i].Name
+	}
+	decided := 0
+	h := VisibleQueues(snaps.Snapshot, func(r *http.Request, arn string) bool {
+		decided++
+		var n int
+		_, _ = fmt.Sscanf(arn[len("arn:aws:sqs:us-east-1:000000000000:q"):], "%d", &n)
+		return n%3 == 0 && r.Header.Get("X-Caller") == "team"
+	})
+	var seen []string
+	next := ""
+	for pages := 0; ; pages++ {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/tidemq/queues?limit=300&nextToken="+url.QueryEscape(next), nil)
+		r.Header.Set("X-Caller", "team")
+		decided = 0
+		h.ServeHTTP(rec, r)
+		var out struct {
+			Queues    []tidemq.QueueSnapshot
+			NextToken string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
+			t.Fatalf("page %d: %d %s", pages, rec.Code, rec.Body)
+		}
+		if decided > 3*300+3 {
+			t.Errorf("page %d decided %d queues for 300 shown", pages, decided)
+		}
+		for _, q := range out.Queues {
+			seen = append(seen, q.Name)
+		}
+		if next = out.NextToken; next == "" {
+			break
+		}
+	}
+	if len(seen) != 834 {
+		t.Fatalf("%d queues listed, want the 834 visible ones", len(seen))
+	}
+	for i, n := range seen {
+		if want := fmt.Sprintf("q%05d", 3*i); n != want {
+			t.Fatalf("queue %d is %s, want %s", i, n, want)
+		}
+	}
+	// Another caller sees none of them.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues", nil))
+	if body := rec.Body.String(); rec.Code != http.StatusOK || body != "{\"queues\":[]}\n" {
+		t.Errorf("a caller who may see nothing: %d %s", rec.Code, body)
+	}
+}
