@@ -36,6 +36,15 @@ func (e *encoder) attrs(m map[string]tidemq.MessageAttributeValue) {
 	}
 }
 
+// attrsSize bounds what attrs writes of m.
+func attrsSize(m map[string]tidemq.MessageAttributeValue) int {
+	n := binary.MaxVarintLen64
+	for name, v := range m {
+		n += 4*binary.MaxVarintLen64 + len(name) + len(v.DataType) + len(v.StringValue) + len(v.BinaryValue)
+	}
+	return n
+}
+
 func (e *encoder) history(h []tidemq.HistoryEvent) {
 	e.uint(uint64(len(h)))
 	for _, ev := range h {
@@ -144,7 +153,11 @@ const recordVersion = 1
 
 // encodeMessage writes the immutable part of a message.
 func encodeMessage(m *message) []byte {
-	e := encoder{b: make([]byte, 0, 64+len(m.body))}
+	// Sized for the whole record, so that it is written without growing
+	// (a grown copy of a large body costs as much as the body).
+	n := 80 + len(m.id) + len(m.body) + len(m.group) + len(m.dedupID) + len(m.sender) + len(m.dlqSource) +
+		attrsSize(m.attrs) + attrsSize(m.sysAttrs)
+	e := encoder{b: make([]byte, 0, n)}
 	e.b = append(e.b, recordVersion)
 	e.str(m.id)
 	e.str(m.body)

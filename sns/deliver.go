@@ -28,9 +28,18 @@ import (
 // Open does not wait (a broker that keeps failing would hold Open for the
 // whole retry policy).
 func (s *Service) deliverRecord(r *record, wait bool) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	var delivered []*delivery // forgotten in the outbox in one write
+	// The SQS deliveries go into their queues' lanes together (lanes.go),
+	// without a goroutine each: their entries are built here, one after
+	// the other (the envelope once for all, envelope.go), and this caller
+	// waits for their results at once.
+	type sqsDelivery struct {
+		sub   *Subscription
+		d     *delivery
+		queue string
+		err   error // building the entry failed
+	}
+	sqs := make([]sqsDelivery, 0, len(r.deliveries))
 	for _, d := range r.deliveries {
 		sub, ok := s.store.getSubscription(d.sub)
 		if !ok {
@@ -49,16 +58,43 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			})
 			continue
 		}
+		sqs = append(sqs, sqsDelivery{sub: sub, d: d})
+	}
+	var sent, wg sync.WaitGroup
+	entries := make([]laneEntry, len(sqs))
+	queues := make([]string, 0, len(sqs))
+	inLanes := make([]*laneEntry, 0, len(sqs))
+	for i := range sqs {
+		x := &sqs[i]
+		var entry tidemq.SendEntry
+		x.queue, entry, x.err = s.queueEntry(x.sub, r, x.sub.Endpoint)
+		if x.err != nil {
+			continue
+		}
+		entries[i] = laneEntry{entry: entry, client: r.Client, wg: &sent}
+		queues = append(queues, x.queue)
+		inLanes = append(inLanes, &entries[i])
+	}
+	s.sendEntries(queues, inLanes)
+	sent.Wait()
+	for i := range sqs {
+		x := &sqs[i]
+		err := x.err
+		if err == nil {
+			err = entries[i].err
+		}
+		if err == nil {
+			s.stats.delivered.Add(1)
+			delivered = append(delivered, x.d)
+			continue
+		}
+		s.log.Debug("sns: SQS delivery failed", "queue", x.queue, "err", err)
+		sub, d := x.sub, x.d
+		permanent := isPermanent(err)
 		wg.Add(1)
-		deliver := func() {
+		go func() {
 			defer wg.Done()
-			err, permanent := s.attempt(sub, d)
 			switch {
-			case err == nil:
-				s.stats.delivered.Add(1)
-				mu.Lock()
-				delivered = append(delivered, d)
-				mu.Unlock()
 			case permanent:
 				s.deadLetter(sub, d, err)
 			case s.ctx.Err() != nil:
@@ -80,12 +116,7 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 			default:
 				s.spawn(func() { s.retryLoop(d, 1, err) })
 			}
-		}
-		if len(r.deliveries) == 1 {
-			deliver() // no goroutine to wait for
-		} else {
-			go deliver()
-		}
+		}()
 	}
 	wg.Wait()
 	// The deliveries are durable in their queues; forgetting them in the
@@ -239,16 +270,27 @@ func isPermanent(err error) bool {
 // subscription's queue, or its dead-letter queue. It returns the queue's
 // name.
 func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (string, error) {
+	queue, entry, err := s.queueEntry(sub, r, queueARN)
+	if err != nil {
+		return queue, err
+	}
+	return queue, s.sendEntry(queue, entry, r.Client)
+}
+
+// queueEntry builds what sub receives of r as an entry for the queue of
+// queueARN (the subscription's queue, or its dead-letter queue), and
+// returns the queue's name with it.
+func (s *Service) queueEntry(sub *Subscription, r *record, queueARN string) (string, tidemq.SendEntry, error) {
 	a, ok := tidemq.ParseARN(queueARN)
 	if !ok {
-		return "", tidemq.NonExistentQueue()
+		return "", tidemq.SendEntry{}, tidemq.NonExistentQueue()
 	}
 	queue := a.Resource
 	if s.opt.DeliveryCheck != nil {
 		// Under --auth the queue's policy must allow the topic, as on AWS;
 		// a refusal is the sender's fault, so the delivery is not retried.
 		if err := s.opt.DeliveryCheck(s.ctx, sub.TopicARN, queueARN); err != nil {
-			return queue, err
+			return queue, tidemq.SendEntry{}, err
 		}
 	}
 	msg := r.message(sub.Protocol)
@@ -279,11 +321,11 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 	} else {
 		body, err := s.envelope(r, sub, msg)
 		if err != nil {
-			return queue, err
+			return queue, tidemq.SendEntry{}, err
 		}
 		entry.Body = body
 	}
-	return queue, s.sendEntry(queue, entry, r.Client)
+	return queue, entry, nil
 }
 
 // deadLetter ends a delivery that cannot be made: the message goes to the

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tidemq/tidemq"
 )
@@ -30,10 +31,13 @@ import (
 //     and at tidemq.MaxMessageSize bytes (SendMessageBatch's whole-request
 //     limits), and an entry a batch could fail as a whole (a FIFO queue's
 //     entry without a group) is sent alone, as before.
-//   - No caller waits behind a batch it is not in for long: at most
-//     maxLaneBatches batches of a lane are in the store at once, and the
-//     caller whose delivery is sent leads the next batch only until its own
-//     entry is done; then it hands the lane on to the first waiting caller.
+//   - No caller leads a lane for longer than its own deliveries take: a
+//     caller that leads (sends the lane's next batches) stops once its own
+//     entry is done, and if entries still wait, a goroutine goes on
+//     leading until none does. A publish with several deliveries puts them
+//     all in their lanes at once and leads at most one lane itself; the
+//     other lanes it must lead get a goroutine each.
+//   - At most maxLaneBatches batches of a lane are in the store at once.
 
 // maxLaneBatches is how many batches of one lane may be committing at once:
 // more than one, so that a lane's next batch is gathered while the last
@@ -45,7 +49,7 @@ type laneKey struct{ queue, sender string }
 // lane is the deliveries waiting for one queue and sender.
 type lane struct {
 	waiting []*laneEntry
-	leaders int // callers sending this lane's batches now
+	leaders int // batches of this lane being gathered or sent now
 }
 
 // laneEntry is one delivery in a lane.
@@ -53,12 +57,16 @@ type laneEntry struct {
 	entry  tidemq.SendEntry
 	client tidemq.ClientInfo
 	size   int
-	lead   chan struct{} // this caller is to send the lane's next batch
-	// leading: the caller leads the lane, or has been asked to (guarded by
-	// lanes.mu).
-	leading bool
-	done    chan struct{} // closed when err is set
-	err     error
+	wg     *sync.WaitGroup // Done once err is set
+	sent   atomic.Bool     // err is set
+	err    error
+}
+
+// finish sets e's result.
+func (e *laneEntry) finish(err error) {
+	e.err = err
+	e.sent.Store(true)
+	e.wg.Done()
 }
 
 // lanes are the Service's SQS delivery lanes.
@@ -67,82 +75,84 @@ type lanes struct {
 	m  map[laneKey]*lane
 }
 
+// laneLead is a lane its caller is to lead (sendEntries).
+type laneLead struct {
+	key laneKey
+	l   *lane
+	own *laneEntry
+}
+
 // sendEntry sends one delivery to queue, gathered with concurrent
 // deliveries to the same queue (see above).
 func (s *Service) sendEntry(queue string, entry tidemq.SendEntry, client tidemq.ClientInfo) error {
-	if strings.HasSuffix(queue, ".fifo") && entry.MessageGroupID == "" {
-		return s.sendAlone(queue, entry, client)
-	}
-	key := laneKey{queue: queue, sender: client.AccessKey}
-	e := &laneEntry{entry: entry, client: client, size: tidemq.MessageSize(entry.Body, entry.Attributes),
-		lead: make(chan struct{}, 1), done: make(chan struct{})}
-	ls := &s.lanes
-	ls.mu.Lock()
-	if ls.m == nil {
-		ls.m = make(map[laneKey]*lane)
-	}
-	l := ls.m[key]
-	if l == nil {
-		l = &lane{}
-		ls.m[key] = l
-	}
-	l.waiting = append(l.waiting, e)
-	leader := l.leaders < maxLaneBatches
-	if leader {
-		l.leaders++
-		e.leading = true
-	}
-	ls.mu.Unlock()
-	if !leader {
-		select {
-		case <-e.done:
-			// Asked to lead while still waiting, then sent by another
-			// leader: the lane is still ours to hand on (a lead is only
-			// asked of a waiting entry, so it came before done).
-			select {
-			case <-e.lead:
-			default:
-				return e.err
-			}
-		case <-e.lead:
-		}
-	}
-	s.leadLane(key, l, e)
+	var wg sync.WaitGroup
+	e := &laneEntry{entry: entry, client: client, wg: &wg}
+	s.sendEntries([]string{queue}, []*laneEntry{e})
+	wg.Wait()
 	return e.err
 }
 
-// leadLane sends l's batches, oldest entries first, until own is done, then
-// hands the lane on to the first caller still waiting (or leaves it).
+// sendEntries puts entries (entries[i] for queues[i], each with its wg
+// counted in) in their lanes and leads the lanes they need led; the caller
+// waits on the entries' WaitGroups for their results.
+func (s *Service) sendEntries(queues []string, entries []*laneEntry) {
+	var leads []laneLead
+	ls := &s.lanes
+	for i, e := range entries {
+		queue := queues[i]
+		e.wg.Add(1)
+		if strings.HasSuffix(queue, ".fifo") && e.entry.MessageGroupID == "" {
+			// A batch would fail as a whole for it: alone, as before.
+			e.finish(s.sendAlone(queue, e.entry, e.client))
+			continue
+		}
+		e.size = tidemq.MessageSize(e.entry.Body, e.entry.Attributes)
+		key := laneKey{queue: queue, sender: e.client.AccessKey}
+		ls.mu.Lock()
+		if ls.m == nil {
+			ls.m = make(map[laneKey]*lane)
+		}
+		l := ls.m[key]
+		if l == nil {
+			l = &lane{}
+			ls.m[key] = l
+		}
+		l.waiting = append(l.waiting, e)
+		if l.leaders < maxLaneBatches {
+			l.leaders++
+			leads = append(leads, laneLead{key: key, l: l, own: e})
+		}
+		ls.mu.Unlock()
+	}
+	for i, ld := range leads {
+		if i < len(leads)-1 {
+			go s.leadLane(ld.key, ld.l, nil)
+		} else {
+			s.leadLane(ld.key, ld.l, ld.own)
+		}
+	}
+}
+
+// leadLane sends l's batches, oldest entries first, until no entry waits
+// or, with own set, until own is done: then, if entries still wait, a
+// goroutine goes on leading the lane in its place.
 func (s *Service) leadLane(key laneKey, l *lane, own *laneEntry) {
 	ls := &s.lanes
 	for {
 		ls.mu.Lock()
-		select {
-		case <-own.done:
-			// The lane goes to the first waiting caller that does not
-			// lead already; without one, it has one leader fewer.
-			var next *laneEntry
-			for _, w := range l.waiting {
-				if !w.leading {
-					next = w
-					break
-				}
-			}
-			if next != nil {
-				next.leading = true
-				next.lead <- struct{}{} // buffered, and asked once only
-			} else if l.leaders--; l.leaders == 0 && len(l.waiting) == 0 {
+		if len(l.waiting) == 0 {
+			// Nothing left to gather (own, if not done, is in a batch
+			// that another leader is sending).
+			if l.leaders--; l.leaders == 0 {
 				delete(ls.m, key)
 			}
 			ls.mu.Unlock()
 			return
-		default:
 		}
-		if len(l.waiting) == 0 {
-			// own is in another leader's batch: wait for it, then hand on.
+		if own != nil && own.sent.Load() {
 			ls.mu.Unlock()
-			<-own.done
-			continue
+			go s.leadLane(key, l, nil)
+			return
 		}
 		n, total := 0, 0
 		for n < len(l.waiting) && n < tidemq.MaxBatchEntries && (n == 0 || total+l.waiting[n].size <= tidemq.MaxMessageSize) {
@@ -160,8 +170,7 @@ func (s *Service) leadLane(key laneKey, l *lane, own *laneEntry) {
 // each its result.
 func (s *Service) sendBatch(queue string, batch []*laneEntry) {
 	if len(batch) == 1 {
-		batch[0].err = s.sendAlone(queue, batch[0].entry, batch[0].client)
-		close(batch[0].done)
+		batch[0].finish(s.sendAlone(queue, batch[0].entry, batch[0].client))
 		return
 	}
 	entries := make([]tidemq.SendEntry, len(batch))
@@ -173,13 +182,12 @@ func (s *Service) sendBatch(queue string, batch []*laneEntry) {
 	for i, e := range batch {
 		switch {
 		case err != nil:
-			e.err = err
+			e.finish(err)
 		case i >= len(res):
-			e.err = tidemq.Errorf(tidemq.ErrInternalFailure, "the queue answered %d of %d entries", len(res), len(batch))
+			e.finish(tidemq.Errorf(tidemq.ErrInternalFailure, "the queue answered %d of %d entries", len(res), len(batch)))
 		default:
-			e.err = res[i].Err
+			e.finish(res[i].Err)
 		}
-		close(e.done)
 	}
 }
 

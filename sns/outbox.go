@@ -55,6 +55,7 @@ type record struct {
 	dedupKey         string               // FIFO: the cache key to remember
 	dedupExpires     int64                // and when it expires (Unix ms)
 	sigs             signatures           // computed once, shared by the deliveries (sign.go)
+	envs             envelopeCache        // built once, shared by the deliveries (envelope.go)
 }
 
 // delivery is one subscription's share of a record.
