@@ -77,28 +77,28 @@ func TestSharedEnvelopeIsTheEnvelope(t *testing.T) {
 			if c.fifo {
 				name, attrs, suffix = "shared.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"}, ".fifo"
 			}
-			topic, err := s.CreateTopic(name, attrs, nil)
+			topic, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: name, Attributes: attrs})
 			if err != nil {
 				t.Fatal(err)
 			}
-			single, err := s.CreateTopic("single"+suffix, attrs, nil)
+			single, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "single" + suffix, Attributes: attrs})
 			if err != nil {
 				t.Fatal(err)
 			}
 			subs := map[string]*Subscription{}
 			for i := range 10 {
 				q := fmt.Sprintf("q%d%s", i, suffix)
-				sub, err := s.Subscribe(SubscribeInput{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + q})
+				sub, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + q})
 				if err != nil {
 					t.Fatal(err)
 				}
 				subs[q] = sub
 			}
-			one, err := s.Subscribe(SubscribeInput{TopicARN: single.ARN, Protocol: "sqs", Endpoint: testQueueARN + "one" + suffix})
+			one, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: single.ARN, Protocol: "sqs", Endpoint: testQueueARN + "one" + suffix})
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := PublishInput{Message: "a \"quoted\" \\ <b>&</b>\n\u2028 é", Subject: "Sub & ject",
+			in := PublishParams{Message: "a \"quoted\" \\ <b>&</b>\n\u2028 é", Subject: "Sub & ject",
 				Attributes: map[string]Attribute{"z": {DataType: "String", StringValue: "last"}, "a": {DataType: "Binary", BinaryValue: []byte{0, 1, 2}}}}
 			if c.fifo {
 				in.MessageGroupID = "g"

@@ -108,7 +108,7 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	t, err := s.CreateTopic("bench", nil, nil)
+	t, err := s.CreateTopic(context.Background(), CreateTopicParams{Name: "bench", Attributes: nil})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,11 +119,11 @@ func benchmarkPublishFanOut(b *testing.B, store string, subs int) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := s.Subscribe(SubscribeInput{TopicARN: t.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:" + name}); err != nil {
+		if _, err := s.Subscribe(context.Background(), SubscribeParams{TopicARN: t.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:" + name}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	in := PublishInput{TopicARN: t.ARN, Message: strings.Repeat("x", 256), Client: tidemq.ClientInfo{AccessKey: "AKIDBENCH"}}
+	in := PublishParams{TopicARN: t.ARN, Message: strings.Repeat("x", 256), Client: tidemq.ClientInfo{AccessKey: "AKIDBENCH"}}
 	b.ReportAllocs()
 	b.SetParallelism(8) // 16 publishers on 2 CPUs, as tidemq bench's --clients 16
 	b.ResetTimer()
