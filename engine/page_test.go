@@ -53,7 +53,8 @@ func (env *pagedEnv) restart() {
 }
 
 // crash opens a new engine on the store without closing the old one, as
-// a start-up after kill -9 finds it: no page headers (pageheaders.go).
+// a start-up after kill -9 finds it: the last checkpoint (checkpoint.go)
+// and whatever was written after it.
 func (env *pagedEnv) crash() {
 	env.t.Helper()
 	env.open()
