@@ -14,13 +14,14 @@ import (
 // shutdown or a crash, skip reading the paged backlog (see the package
 // comment, # Memory).
 //
-// A checkpoint is one batch that replaces every p/ key: one record per
-// page of every paged queue, with its numbers (range, count, oldest
-// enqueue stamp, bytes, dead-lettered count) and the sequences in its range
-// that were in memory when it was written (hot), plus a marker. The engine
-// writes one at the end of every load, at Close, and from the sweep every
-// CheckpointInterval (on the Clock) while messages were paged or pages
-// read since the last one.
+// A checkpoint is one batch that writes one record per page of every
+// paged queue, with its numbers (range, count, oldest enqueue stamp, bytes,
+// dead-lettered count) and the sequences in its range that were in memory
+// when it was written (hot), plus a marker. The engine writes a whole one
+// (every p/ key replaced) at the end of every load and at Close, and from
+// the sweep every CheckpointInterval (on the Clock), while messages were
+// paged or pages read since the last one, one that rewrites only the
+// queues whose pages changed (writeCheckpoint).
 //
 // What a page record claims, "the records of [lo, hi) but the hot ones are
 // n ready messages, with no receive state that matters, of these bytes",
@@ -122,14 +123,28 @@ func (e *Engine) checkpointDue(now time.Time) bool {
 		!now.Before(e.ck.last.Add(e.checkpointEvery))
 }
 
-// writeCheckpoint adds a checkpoint of the current state to b: it
-// replaces every p/ key. Called with e.mu held, as the last writes of the
-// batch (they describe memory after the batch's other writes).
-func (e *Engine) writeCheckpoint(b storage.Batch) {
+// writeCheckpoint adds a checkpoint of the current state to b. With all
+// it replaces every p/ key (load and Close); else it rewrites the pages of
+// the queues whose backlog changed since the last one, and keeps the
+// others' records, which are still exact: a queue whose pages were neither
+// added to nor dropped has the same pages, and a sequence listed as hot
+// that has left memory since is read and found gone, or in flight, as any
+// record outside the pages is. Called with e.mu held, as the last writes
+// of the batch (they describe memory after the batch's other writes).
+func (e *Engine) writeCheckpoint(b storage.Batch, all bool) {
 	e.ck.drops, e.ck.changes, e.ck.last = nil, 0, e.clock.Now()
-	b.DeleteRange([]byte(prefixHeaders), []byte("p0")) // '0' follows '/'
-	n := 0
+	if all {
+		b.DeleteRange([]byte(prefixHeaders), []byte("p0")) // '0' follows '/'
+	}
 	for _, q := range e.queues {
+		if !all && !q.cold.changed {
+			continue
+		}
+		q.cold.changed = false
+		if !all {
+			start, end := queueRange(prefixHeaders, q.id)
+			b.DeleteRange(start, end)
+		}
 		if len(q.cold.pages) == 0 {
 			continue
 		}
@@ -146,12 +161,7 @@ func (e *Engine) writeCheckpoint(b storage.Batch) {
 			h := hot[i]
 			slices.Sort(h)
 			b.Set(pageKey(q.id, p.lo), encodePage(p, h))
-			n++
 		}
-	}
-	if n == 0 {
-		b.Delete(canaryKey())
-		return
 	}
 	e.ck.gen++
 	marker := binary.BigEndian.AppendUint64([]byte{checkpointVersion}, e.ck.gen)

@@ -197,7 +197,7 @@ func (e *Engine) Close() error {
 	if e.pageSize > 0 && e.failure.Load() == nil && storage.BrokenErr(e.store) == nil {
 		// The last engine write: a checkpoint for the next start-up.
 		b := e.store.NewBatch()
-		e.writeCheckpoint(b)
+		e.writeCheckpoint(b, true)
 		if d, err := b.Commit(); err != nil {
 			e.log.Warn("checkpoint not written: the next start-up reads what changed since the last one", "err", err)
 		} else if err := d.Wait(); err != nil {
@@ -328,7 +328,7 @@ func (e *Engine) Sweep() map[string]int {
 		}
 	}
 	if e.checkpointDue(now) {
-		e.writeCheckpoint(t.b)
+		e.writeCheckpoint(t.b, false)
 	}
 	_ = e.finish(&h, t)
 	for name, n := range expired {

@@ -305,7 +305,7 @@ func (e *Engine) load() (err error) {
 	}
 	if e.pageSize > 0 {
 		// The pages as they are now, for the next start-up, crash or not.
-		e.writeCheckpoint(cleanup)
+		e.writeCheckpoint(cleanup, true)
 	}
 	if !cleanup.Empty() {
 		d, err := cleanup.Commit()

@@ -47,6 +47,9 @@ type backlog struct {
 	// dropped from the last checkpoint. Nil in a queue that is not paged.
 	ck  *checkpointState
 	qid uint64
+	// changed: pages were added, extended or dropped since the last
+	// checkpoint, which rewrites this queue's pages (and only then).
+	changed bool
 }
 
 // span reports whether seq lies in the pages' range.
@@ -90,6 +93,7 @@ func (b *backlog) push(seq uint64, enqueued stamp, size int, dead bool) {
 		b.oldest = enqueued
 	}
 	b.n++
+	b.changed = true
 	if b.ck != nil {
 		b.ck.changes++
 	}
@@ -98,6 +102,7 @@ func (b *backlog) push(seq uint64, enqueued stamp, size int, dead bool) {
 // dropped records that page p's numbers or messages are no longer what
 // the last checkpoint says of them (checkpoint.go).
 func (b *backlog) dropped(p page) {
+	b.changed = true
 	if b.ck != nil {
 		b.ck.drop(b.qid, p)
 	}
@@ -117,6 +122,7 @@ func (b *backlog) tidy() {
 // reset forgets every page (their records are deleted by the caller).
 func (b *backlog) reset() {
 	b.pages, b.n, b.oldest, b.gone = nil, 0, 0, nil
+	b.changed = true // the caller deletes the queue's checkpoint pages too
 }
 
 // pagesOut reports whether m, durable and about to be published, stays on
