@@ -44,11 +44,14 @@ import (
 // The guard: a binary that does not know checkpoints (before page
 // headers) would write messages, receives and deletes under a checkpoint
 // without dropping its pages, and the next start-up would trust stale
-// pages. Every checkpoint therefore also writes a canary, a message record
-// of queue id 0 (no queue has it) that holds the marker's value: every
-// tidemq version's load deletes the records of a queue it does not know in
-// the batch it commits before serving, so a start-up by an older binary
-// removes the canary, and a checkpoint without its canary is not used.
+// pages. Every whole checkpoint (each start-up writes one) therefore also
+// writes a canary, a message record of queue id 0 (no queue has it) that
+// holds the marker's value: every tidemq version's load deletes the
+// records of a queue it does not know in the batch it commits before
+// serving, so a start-up by an older binary removes the canary, and a
+// checkpoint without its canary is not used. (The sweep's checkpoints
+// leave marker and canary as they are: the canary stays valid until a
+// start-up.)
 // Binaries with page headers of version 1 delete the whole p/ range
 // themselves (the marker's value is not theirs).
 //
@@ -163,10 +166,15 @@ func (e *Engine) writeCheckpoint(b storage.Batch, all bool) {
 			b.Set(pageKey(q.id, p.lo), encodePage(p, h))
 		}
 	}
-	e.ck.gen++
-	marker := binary.BigEndian.AppendUint64([]byte{checkpointVersion}, e.ck.gen)
-	b.Set([]byte(prefixHeaders), marker)
-	b.Set(canaryKey(), marker)
+	if all {
+		// The marker and the canary, written again only with a whole
+		// checkpoint: the sweep's leaves them (and the message keys'
+		// neighbourhood) alone.
+		e.ck.gen++
+		marker := binary.BigEndian.AppendUint64([]byte{checkpointVersion}, e.ck.gen)
+		b.Set([]byte(prefixHeaders), marker)
+		b.Set(canaryKey(), marker)
+	}
 }
 
 // readCheckpoint returns the pages of the last checkpoint by queue id, or
