@@ -35,10 +35,18 @@ const (
 	// TriggerErrors is an alarm on a trigger (Alarm.Trigger), with the
 	// thresholds of the trigger's queue.
 	TriggerErrors = "trigger_errors"
+	// MemoryHigh and DiskLow are alarms on the server (no queue): they
+	// fire while its high-water marks refuse every send, resident memory
+	// above --max-memory and free disk below --min-free-disk (Mark).
+	MemoryHigh = "memory_high"
+	DiskLow    = "disk_low"
 )
 
 // Names are the alarm ids in display order.
-var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull, TriggerErrors}
+var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull, TriggerErrors, MemoryHigh, DiskLow}
+
+// serverAlarms are the alarms of Mark, on the server rather than a queue.
+var serverAlarms = map[string]bool{MemoryHigh: true, DiskLow: true}
 
 // queueAlarms are the alarms evaluated on each queue.
 var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
@@ -53,6 +61,8 @@ var alertNames = map[string]string{
 	Expired:       "TidemqMessagesExpired",
 	QueueFull:     "TidemqQueueFull",
 	TriggerErrors: "TidemqTriggerErrors",
+	MemoryHigh:    "TidemqMemoryHigh",
+	DiskLow:       "TidemqDiskLow",
 }
 
 // AlertName returns the Alertmanager alertname of an alarm id.
@@ -63,7 +73,7 @@ var severities = map[string]string{
 	// An expired message is gone: no dead letter, no replay.
 	Expired: "critical", TriggerErrors: "warning",
 	// Sends are refused: producers see errors (or back off and wait).
-	QueueFull: "critical",
+	QueueFull: "critical", MemoryHigh: "critical", DiskLow: "critical",
 }
 
 // State is OK or FIRING.
@@ -107,6 +117,16 @@ type TriggerSnapshot struct {
 	PartialFailures uint64
 }
 
+// Mark is the state of one of the server's high-water marks, evaluated as
+// the alarm of the same id (MemoryHigh, DiskLow) with no queue.
+type Mark struct {
+	Alarm  string
+	Firing bool
+	// Value and Threshold are what the mark compares, in bytes.
+	Value, Threshold float64
+	Summary          string
+}
+
 // Options configure an Evaluator.
 type Options struct {
 	// Snapshots returns every queue's state. Required. A nil result (the
@@ -118,6 +138,9 @@ type Options struct {
 	// evaluated). A nil result skips the trigger alarms of that
 	// evaluation, keeping their states.
 	Triggers func() []TriggerSnapshot
+	// Marks returns the state of the server's high-water marks that are
+	// on (see also SetMarks); nil: no mark alarms.
+	Marks func() []Mark
 	// Clock is read at each evaluation. Default: the system clock.
 	Clock tidemq.Clock
 	// Interval between evaluations in Run. Default 30 s.
@@ -134,6 +157,7 @@ type Options struct {
 type Evaluator struct {
 	snapshots func() []tidemq.QueueSnapshot
 	triggers  func() []TriggerSnapshot
+	marks     func() []Mark
 	clock     tidemq.Clock
 	interval  time.Duration
 	cfg       Config
@@ -208,7 +232,7 @@ const DefaultInterval = 30 * time.Second
 // New returns an Evaluator. Call Run to evaluate periodically, or Evaluate.
 func New(o Options) *Evaluator {
 	e := &Evaluator{
-		snapshots: o.Snapshots, triggers: o.Triggers, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
+		snapshots: o.Snapshots, triggers: o.Triggers, marks: o.Marks, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
 		alarms: make(map[key]*Alarm), queues: make(map[string]*queueState), triggerS: make(map[triggerKey]*counterWindow),
 	}
 	if e.clock == nil {
@@ -351,11 +375,15 @@ func (e *Evaluator) Evaluate() []Transition {
 		return nil
 	}
 	e.mu.Lock()
-	trigFn := e.triggers
+	trigFn, markFn := e.triggers, e.marks
 	e.mu.Unlock()
 	var trigs []TriggerSnapshot
 	if trigFn != nil {
 		trigs = trigFn() // outside e.mu, as snapshots
+	}
+	var marks []Mark
+	if markFn != nil {
+		marks = markFn()
 	}
 	e.mu.Lock()
 	seen := make(map[key]bool)
@@ -383,6 +411,16 @@ func (e *Evaluator) Evaluate() []Transition {
 		qs.lastDepth, qs.lastEval = depth(s), now
 	}
 	changed = append(changed, e.evaluateTriggers(seen, now, trigFn != nil, trigs)...)
+	for _, m := range marks {
+		if !serverAlarms[m.Alarm] {
+			continue
+		}
+		k := key{alarm: m.Alarm}
+		seen[k] = true
+		if t := e.set(k, result{firing: m.Firing, value: m.Value, threshold: m.Threshold, summary: m.Summary}, now); t != nil {
+			changed = append(changed, *t)
+		}
+	}
 	// Alarms of deleted queues (or rules turned off) resolve and go.
 	for k, a := range e.alarms {
 		if seen[k] {
@@ -519,6 +557,15 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		}, true
 	}
 	return result{}, false
+}
+
+// SetMarks sets where the mark alarms read the server's high-water marks
+// from, for a server whose marks start after its alarms. The next
+// evaluation uses it.
+func (e *Evaluator) SetMarks(f func() []Mark) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.marks = f
 }
 
 // SetTriggers sets where the trigger alarms read the triggers from, for a

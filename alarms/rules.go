@@ -86,6 +86,20 @@ func PrometheusRules(c Config) []byte {
 				r.expr = "tidemq_messages_bytes >= tidemq_queue_max_bytes and tidemq_queue_max_bytes > 0"
 				r.summary = "Queue {{ $labels.queue }} is at the server's --max-queue-bytes: its sends are refused"
 				r.description = "Producers get RequestThrottled (retried with backoff by the SDKs) until consumers drain the queue; receives, deletes and dead-letter moves go on."
+			case MemoryHigh:
+				if s.override != "" {
+					continue // the server's: one rule
+				}
+				r.expr = "tidemq_sends_refused_memory_high == 1"
+				r.summary = "The server's resident memory is above --max-memory: every send is refused"
+				r.description = "Producers get ServiceUnavailable (retried by the SDKs) until memory falls; receives and deletes go on. Drain the queues or give the server more memory."
+			case DiskLow:
+				if s.override != "" {
+					continue
+				}
+				r.expr = "tidemq_sends_refused_disk_low == 1"
+				r.summary = "The data directory's disk has less than --min-free-disk free ({{ $value }}): every send is refused"
+				r.description = "Producers get ServiceUnavailable (retried by the SDKs) until space is freed; receives and deletes go on and free space as the store compacts."
 			case TriggerErrors:
 				if th.TriggerErrorWindow <= 0 {
 					continue

@@ -23,6 +23,12 @@ import (
 // restart takes until the queue answers. Each run is one measurement
 // (-benchtime 1x); the depth is TIDEMQ_BENCH_BACKLOG (default 1,000,000).
 //
+// With TIDEMQ_BENCH_CRASH=1 the restart follows a crash instead of a
+// clean shutdown: the store is closed under the engine, which writes
+// nothing more (Pebble keeps its write-ahead log for the next start-up to
+// replay, as after kill -9). The sweep runs every second throughout, as in
+// `tidemq serve` (it writes the checkpoints, engine/checkpoint.go).
+//
 //	TIDEMQ_BENCH_BACKLOG=1000000 go test ./engine -run '^$' -bench Backlog -benchtime 1x
 func BenchmarkBacklog(b *testing.B) {
 	depth := 1_000_000
@@ -32,8 +38,31 @@ func BenchmarkBacklog(b *testing.B) {
 	const drained = 20_000 // messages received and deleted at each depth
 	ctx := context.Background()
 	dir := b.TempDir()
-	open := func() *engine.Engine { return openOnPebble(b, dir) }
+	var st *pebble.Store
+	open := func() *engine.Engine {
+		var e *engine.Engine
+		e, st = openOnPebbleStore(b, dir)
+		return e
+	}
 	e := open()
+	crash := os.Getenv("TIDEMQ_BENCH_CRASH") == "1"
+	stopSweep := make(chan struct{})
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSweep:
+				return
+			case <-t.C:
+				if crash {
+					e.Sweep()
+				}
+			}
+		}
+	}()
 	for _, name := range []string{"deep", "shallow"} {
 		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name}); err != nil {
 			b.Fatal(err)
@@ -92,7 +121,13 @@ func BenchmarkBacklog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := e.Close(); err != nil {
+	close(stopSweep)
+	<-swept
+	if crash {
+		if err := st.Close(); err != nil {
+			b.Fatal(err)
+		}
+	} else if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
 	start = time.Now()
@@ -111,6 +146,12 @@ func BenchmarkBacklog(b *testing.B) {
 // openOnPebble opens an engine on a Pebble store in dir, as `tidemq serve`
 // does (backlogOptions).
 func openOnPebble(b *testing.B, dir string) *engine.Engine {
+	e, _ := openOnPebbleStore(b, dir)
+	return e
+}
+
+// openOnPebbleStore is openOnPebble, with the store.
+func openOnPebbleStore(b *testing.B, dir string) (*engine.Engine, *pebble.Store) {
 	s, err := pebble.Open(dir, pebble.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -119,7 +160,7 @@ func openOnPebble(b *testing.B, dir string) *engine.Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return e
+	return e, s
 }
 
 // memory returns the Go heap in use after a collection and the process's

@@ -64,19 +64,26 @@
 //     removed are deleted by its batch, which reads do not see before it
 //     commits; backlog.gone lists them (when they lie in a page's range)
 //     until it does, and page reads skip them.
-//   - Restart builds only the working set. After a clean shutdown it reads
-//     no page: Close leaves page headers (pageheaders.go), every paged
-//     queue's pages and the sequences it held in memory within them, and
-//     load reads those, the message records outside the pages, and the
-//     listed ones, so start-up time follows what was in memory, not the
-//     backlog. The headers are deleted by the start-up that reads them
-//     (synced before any other write), so they are never stale. After a
-//     crash there are none: load reads the receive states (s/, written
-//     only for received or moved messages) and keeps those of messages in
-//     flight; then it walks every message record, decoding only the three
-//     fields that say whether a message is delayed, when it was enqueued
-//     and whether it was dead-lettered, and pages every ready one without
-//     building it in memory: one read of every key, no memory per message.
+//   - Restart builds only the working set, after a clean shutdown or a
+//     crash alike. A checkpoint (checkpoint.go), written at every start-up,
+//     at Close and by the sweep every CheckpointInterval while the backlog
+//     changes, lists every paged queue's pages and the sequences it held in
+//     memory within them. A page read into memory (a refill, a receipt
+//     handle, retention) leaves the checkpoint in the next batch that
+//     commits, before anything that depends on the read can be on disk, so
+//     the pages a start-up finds are exact. Load installs them without
+//     reading their messages, reads the listed sequences, and reads every
+//     other record as if there were no checkpoint: it keeps the receive
+//     states (s/, written only for received or moved messages) of
+//     messages in flight, walks the message records outside the pages,
+//     decoding only the three fields that say whether a message is
+//     delayed, when it was enqueued and whether it was dead-lettered, and
+//     pages every ready one again, in sequence order between the installed
+//     pages, without building it in memory. So start-up reads what was
+//     sent, received or in memory since the last checkpoint, not the
+//     backlog; without a checkpoint (none written yet, or its canary gone
+//     because an older binary ran on the store) it reads every record
+//     once, with no memory per message.
 //   - A read error while paging panics under the lock: the engine fails and
 //     reloads its state from the store (# Failure), as for a failed write.
 //

@@ -34,6 +34,12 @@ type Options struct {
 	// 0 keeps every message in memory (for a store that is in memory
 	// anyway); `tidemq serve` uses DefaultPageSize on its disk store.
 	PageSize int
+	// CheckpointInterval is how often, on the Clock, the sweep writes a
+	// checkpoint of the paged backlog while it changes (checkpoint.go), so
+	// that a start-up after a crash reads what changed since, not the
+	// backlog. Default DefaultCheckpointInterval; negative: only at
+	// start-up and Close.
+	CheckpointInterval time.Duration
 	// MaxQueueBytes, when positive, refuses sends to a queue whose
 	// messages (body and attributes, as SQS counts a message's size) add
 	// up to at least this many bytes, with RequestThrottled, which SDKs
@@ -58,6 +64,8 @@ type Engine struct {
 	pageSize int
 	// maxQueueBytes is Options.MaxQueueBytes (0: no limit).
 	maxQueueBytes int64
+	// checkpointEvery is Options.CheckpointInterval (0: off).
+	checkpointEvery time.Duration
 
 	// mu guards everything below and every queue and message. Never held
 	// while waiting for an fsync (see the package comment). Taken only
@@ -67,6 +75,11 @@ type Engine struct {
 	byID        map[uint64]*queue
 	nextQueueID uint64
 	handleKey   []byte // seals receipt handles; see receipt.go
+	// ck is the checkpoint bookkeeping (checkpoint.go).
+	ck checkpointState
+	// loadedRecords counts the message records the last load read (what a
+	// checkpoint saves; tests read it).
+	loadedRecords int
 	// lastCommit is the most recent committed batch: an operation that
 	// writes nothing still waits for it, since what it read may not be
 	// durable yet (a delete of a message whose delete is still syncing).
@@ -102,16 +115,20 @@ func Open(o Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Store is required")
 	}
 	e := &Engine{
-		store:         o.Store,
-		clock:         o.Clock,
-		region:        o.Region,
-		acct:          o.AccountID,
-		log:           o.Logger,
-		pageSize:      max(o.PageSize, 0),
-		maxQueueBytes: max(o.MaxQueueBytes, 0),
-		broken:        make(chan struct{}),
-		closing:       make(chan struct{}),
-		draining:      make(chan struct{}),
+		store:           o.Store,
+		clock:           o.Clock,
+		region:          o.Region,
+		acct:            o.AccountID,
+		log:             o.Logger,
+		pageSize:        max(o.PageSize, 0),
+		maxQueueBytes:   max(o.MaxQueueBytes, 0),
+		checkpointEvery: max(o.CheckpointInterval, 0),
+		broken:          make(chan struct{}),
+		closing:         make(chan struct{}),
+		draining:        make(chan struct{}),
+	}
+	if o.CheckpointInterval == 0 {
+		e.checkpointEvery = DefaultCheckpointInterval
 	}
 	e.QueueCore = tidemq.NewQueueCore(queueDriver{e})
 	e.resetState()
@@ -139,6 +156,7 @@ func (e *Engine) resetState() {
 	e.byID = make(map[uint64]*queue)
 	e.nextQueueID = 0
 	e.handleKey = nil
+	e.ck = checkpointState{gen: e.ck.gen}
 	e.lastCommit = nil
 	e.tasks = make(map[string]*moveTask)
 	e.tasksBySource = make(map[string][]*moveTask)
@@ -177,15 +195,13 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.pageSize > 0 && e.failure.Load() == nil && storage.BrokenErr(e.store) == nil {
-		// The last engine write: the page headers of the next start-up.
+		// The last engine write: a checkpoint for the next start-up.
 		b := e.store.NewBatch()
-		e.writeHeaders(b)
-		if b.Empty() {
-			// no backlog on disk: nothing to describe
-		} else if d, err := b.Commit(); err != nil {
-			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+		e.writeCheckpoint(b, true)
+		if d, err := b.Commit(); err != nil {
+			e.log.Warn("checkpoint not written: the next start-up reads what changed since the last one", "err", err)
 		} else if err := d.Wait(); err != nil {
-			e.log.Warn("page headers not written: the next start-up reads every message", "err", err)
+			e.log.Warn("checkpoint not written: the next start-up reads what changed since the last one", "err", err)
 		}
 	}
 	return e.store.Close()
@@ -310,6 +326,9 @@ func (e *Engine) Sweep() map[string]int {
 				captured[name] = c.name
 			}
 		}
+	}
+	if e.checkpointDue(now) {
+		e.writeCheckpoint(t.b, false)
 	}
 	_ = e.finish(&h, t)
 	for name, n := range expired {

@@ -13,7 +13,8 @@ import "encoding/binary"
 //	m/<qid><seq>           message, immutable once written (messageRecord)
 //	s/<qid><seq>           message state, rewritten on every receive (stateRecord)
 //	d/<qid><dedup key>     deduplication entry (dedupRecord)
-//	p/, p/<qid>            page headers left by a clean shutdown (pageheaders.go)
+//	p/, p/<qid><lo>        the last checkpoint of the paged backlogs (checkpoint.go)
+//	m/<0><0>               its canary (no queue has id 0)
 //
 // <qid> and <seq> are 8-byte big-endian, so messages sort in send order.
 const (

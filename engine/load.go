@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/tidemq/tidemq"
@@ -77,17 +78,15 @@ func (e *Engine) load() (err error) {
 	if err != nil {
 		return err
 	}
-	// The page headers of a clean shutdown, for the queues that can use
-	// them (pageheaders.go).
-	headers, err := e.readHeaders(cleanup)
+	// The pages of the last checkpoint, for the queues that can use them
+	// (checkpoint.go).
+	ck, err := e.readCheckpoint(cleanup)
 	if err != nil {
 		return err
 	}
-	for qid, h := range headers {
-		if q := e.byID[qid]; q != nil && q.cold.size > 0 {
-			q.installHeaders(h)
-		} else {
-			delete(headers, qid)
+	for qid := range ck {
+		if q := e.byID[qid]; q == nil || q.cold.size == 0 {
+			delete(ck, qid)
 		}
 	}
 	now := e.clock.Now()
@@ -105,13 +104,12 @@ func (e *Engine) load() (err error) {
 			cleanup.Delete(k) // left behind by a deleted queue
 			return nil
 		}
-		if h := headers[qid]; h != nil {
-			// Of a queue with headers, the states of the pages' messages
-			// are read with their page; every other message is in memory.
-			if h.inPage(seq) {
-				return nil
-			}
-		} else if q.cold.size > 0 {
+		if pages := ck[qid]; pages != nil && covers(pages, seq) {
+			// The states of a checkpoint page's messages are read with
+			// their page.
+			return nil
+		}
+		if q.cold.size > 0 {
 			// The history is decoded only when it decides (a dead-letter
 			// queue's messages have a state but no visibility deadline).
 			var m message
@@ -141,17 +139,23 @@ func (e *Engine) load() (err error) {
 		q *queue
 		m *message
 	}
-	var delayed []queued // delayed messages of paged queues
-	visit := func(k, v []byte) error {
+	// unread are messages of paged queues built in memory without the
+	// state the pass above did not keep: delayed ones, and the hot ones of
+	// checkpoint pages. Their states are read below.
+	var unread []queued
+	e.loadedRecords = 0
+	visitRecord := func(k, v []byte, hot bool) error {
+		e.loadedRecords++
 		qid, seq, ok := parseSeqKey(prefixMessage, k)
 		q := e.byID[qid]
 		if !ok || q == nil {
-			cleanup.Delete(k) // left behind by a deleted queue
+			cleanup.Delete(k) // left behind by a deleted queue (or the canary: see readCheckpoint)
 			return nil
 		}
-		// A queue with headers has its pages already: every record read
-		// here is one it held in memory, and its state was kept above.
-		paged := q.cold.size > 0 && headers[qid] == nil
+		// A ready message of a paged queue is paged again, in sequence
+		// order; a hot one lies within a checkpoint page, so it is built
+		// in memory instead.
+		paged := q.cold.size > 0
 		if seq >= q.nextSeq {
 			q.nextSeq = seq + 1
 		}
@@ -160,7 +164,7 @@ func (e *Engine) load() (err error) {
 		if len(states) > 0 { // most messages were never received: no hash then
 			state, hasState = states[seqOf{qid, seq}]
 		}
-		if paged && !hasState {
+		if paged && !hasState && !hot {
 			// A ready message of a paged queue stays on disk; only a
 			// delayed one is read.
 			enq, avail, dl, size, err := peekMessageSize(v)
@@ -173,7 +177,7 @@ func (e *Engine) load() (err error) {
 				if dl {
 					q.nDeadLettered++
 				}
-				q.cold.push(seq, enq)
+				q.cold.push(seq, enq, size, dl)
 				return nil
 			}
 		}
@@ -189,24 +193,48 @@ func (e *Engine) load() (err error) {
 		q.add(m)
 		loaded[q] = append(loaded[q], m)
 		if paged && !hasState {
-			delayed = append(delayed, queued{q, m}) // its state, if any, is read below
+			unread = append(unread, queued{q, m}) // its state, if any, is read below
 		}
 		return nil
 	}
-	if len(headers) == 0 {
+	visit := func(k, v []byte) error { return visitRecord(k, v, false) }
+	if len(ck) == 0 {
 		err = e.store.Scan([]byte(prefixMessage), visit)
 	} else {
-		// Every record but the pages', then what was in memory within them.
-		for _, g := range headerGaps(headers) {
-			if err = storage.ScanRange(e.store, g[0], g[1], visit); err != nil {
-				return err
+		// Every record but the checkpoint pages', in key order, with the
+		// pages installed in their place; then what was in memory within
+		// them.
+		qids := make([]uint64, 0, len(ck))
+		for qid := range ck {
+			qids = append(qids, qid)
+		}
+		slices.Sort(qids)
+		start := []byte(prefixMessage)
+		for _, qid := range qids {
+			q := e.byID[qid]
+			for _, p := range ck[qid] {
+				if err = storage.ScanRange(e.store, start, seqKey(prefixMessage, qid, p.lo), visit); err != nil {
+					return err
+				}
+				if n := len(q.cold.pages); n > 0 && q.cold.pages[n-1].hi > p.lo {
+					return fmt.Errorf("checkpoint page %d/%d overlaps a message read before it", qid, p.lo)
+				}
+				q.install(p.page)
+				start = seqKey(prefixMessage, qid, p.hi)
 			}
 		}
-		for qid, h := range headers {
-			for _, seq := range h.hot {
-				k := seqKey(prefixMessage, qid, seq)
-				if err = storage.ScanRange(e.store, k, append(k, 0), visit); err != nil {
-					return err
+		if err = storage.ScanRange(e.store, start, []byte("m0"), visit); err != nil { // '0' follows '/'
+			return err
+		}
+		for _, qid := range qids {
+			e.byID[qid].cold.tidy()
+			for _, p := range ck[qid] {
+				for _, seq := range p.hot {
+					k := seqKey(prefixMessage, qid, seq)
+					err = storage.ScanRange(e.store, k, append(k, 0), func(k, v []byte) error { return visitRecord(k, v, true) })
+					if err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -214,7 +242,7 @@ func (e *Engine) load() (err error) {
 	if err != nil {
 		return err
 	}
-	for _, d := range delayed {
+	for _, d := range unread {
 		q, m := d.q, d.m
 		k := seqKey(prefixState, q.id, m.seq)
 		err := storage.ScanRange(e.store, k, append(k, 0), func(_, v []byte) error { return decodeState(m, v) })
@@ -274,6 +302,10 @@ func (e *Engine) load() (err error) {
 	for _, q := range e.queues {
 		sort.Slice(q.dedupOrder, func(i, j int) bool { return q.dedupOrder[i].expires.Before(q.dedupOrder[j].expires) })
 		e.advance(q, now, t)
+	}
+	if e.pageSize > 0 {
+		// The pages as they are now, for the next start-up, crash or not.
+		e.writeCheckpoint(cleanup, true)
 	}
 	if !cleanup.Empty() {
 		d, err := cleanup.Commit()

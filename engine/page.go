@@ -25,6 +25,8 @@ type page struct {
 	lo, hi uint64
 	n      int   // messages in the page
 	oldest stamp // the earliest enqueue stamp among them
+	bytes  int64 // their size (message.size): their share of queue.bytes
+	dead   int   // how many of them were dead-lettered (queue.nDeadLettered)
 }
 
 // backlog is a standard queue's paged messages. They are ready messages
@@ -40,6 +42,14 @@ type backlog struct {
 	// way: the batch that deletes their records is not committed yet, so a
 	// read would still find them. finish clears it once the batch commits.
 	gone map[uint64]struct{}
+	// ck is the engine's checkpoint bookkeeping (checkpoint.go): a page
+	// whose messages are read into memory, or whose numbers change, is
+	// dropped from the last checkpoint. Nil in a queue that is not paged.
+	ck  *checkpointState
+	qid uint64
+	// changed: pages were added, extended or dropped since the last
+	// checkpoint, which rewrites this queue's pages (and only then).
+	changed bool
 }
 
 // span reports whether seq lies in the pages' range.
@@ -62,19 +72,40 @@ func (b *backlog) find(seq uint64) int {
 }
 
 // push adds a message to the last page, or starts a new one.
-func (b *backlog) push(seq uint64, enqueued stamp) {
+func (b *backlog) push(seq uint64, enqueued stamp, size int, dead bool) {
 	if n := len(b.pages); n > 0 && b.pages[n-1].n < b.size {
 		p := &b.pages[n-1]
 		p.hi = seq + 1
 		p.n++
 		p.oldest = min(p.oldest, enqueued)
+		p.bytes += int64(size)
+		if dead {
+			p.dead++
+		}
 	} else {
-		b.pages = append(b.pages, page{lo: seq, hi: seq + 1, n: 1, oldest: enqueued})
+		p := page{lo: seq, hi: seq + 1, n: 1, oldest: enqueued, bytes: int64(size)}
+		if dead {
+			p.dead = 1
+		}
+		b.pages = append(b.pages, p)
 	}
 	if b.n == 0 || enqueued < b.oldest {
 		b.oldest = enqueued
 	}
 	b.n++
+	b.changed = true
+	if b.ck != nil {
+		b.ck.changes++
+	}
+}
+
+// dropped records that page p's numbers or messages are no longer what
+// the last checkpoint says of them (checkpoint.go).
+func (b *backlog) dropped(p page) {
+	b.changed = true
+	if b.ck != nil {
+		b.ck.drop(b.qid, p)
+	}
 }
 
 // drop removes the empty pages and recomputes oldest.
@@ -91,6 +122,7 @@ func (b *backlog) tidy() {
 // reset forgets every page (their records are deleted by the caller).
 func (b *backlog) reset() {
 	b.pages, b.n, b.oldest, b.gone = nil, 0, 0, nil
+	b.changed = true // the caller deletes the queue's checkpoint pages too
 }
 
 // pagesOut reports whether m, durable and about to be published, stays on
@@ -110,7 +142,7 @@ func (q *queue) pageOut(m *message) {
 	q.byAge.Delete(m)
 	m.state = stateGone
 	q.nReady++
-	q.cold.push(m.seq, m.enqueued)
+	q.cold.push(m.seq, m.enqueued, m.size(), m.dlqSource != "")
 	q.wakeOne()
 }
 
@@ -121,6 +153,7 @@ func (q *queue) nextReady() *message {
 	m := q.ready.top(q.msgs)
 	if q.cold.n > 0 && (m == nil || q.cold.pages[0].lo < m.seq) {
 		p := q.cold.pages[0]
+		q.cold.dropped(p)
 		q.cold.pages = slices.Delete(q.cold.pages, 0, 1)
 		q.cold.n -= p.n
 		got := 0
@@ -161,6 +194,7 @@ func (q *queue) pageInOne(seq uint64) *message {
 		return nil
 	}
 	q.cold.n--
+	q.cold.dropped(q.cold.pages[i])
 	q.warm(m)
 	q.recount(i)
 	return m
@@ -169,9 +203,9 @@ func (q *queue) pageInOne(seq uint64) *message {
 // recount recomputes page i from the store (its oldest may have left it).
 func (q *queue) recount(i int) {
 	p := &q.cold.pages[i]
-	p.n, p.oldest = 0, 0
+	p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 	q.scanRun(prefixMessage, p.lo, p.hi, func(seq uint64, v []byte) {
-		enq, _, _, err := peekMessage(v)
+		enq, _, dead, size, err := peekMessageSize(v)
 		if err != nil {
 			panic(fmt.Sprintf("engine: message %d/%d: %v", q.id, seq, err))
 		}
@@ -179,6 +213,10 @@ func (q *queue) recount(i int) {
 			p.oldest = enq
 		}
 		p.n++
+		p.bytes += int64(size)
+		if dead {
+			p.dead++
+		}
 	})
 	q.cold.tidy()
 }
@@ -195,7 +233,8 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 		if p.oldest.time().Add(q.Retention).After(now) {
 			continue
 		}
-		p.n, p.oldest = 0, 0
+		b.dropped(*p)
+		p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 		var due []*message
 		q.readRun(p.lo, p.hi, func(m *message) {
 			if m.enqueued.time().Add(q.Retention).After(now) {
@@ -203,6 +242,10 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 					p.oldest = m.enqueued
 				}
 				p.n++
+				p.bytes += int64(m.size())
+				if m.dlqSource != "" {
+					p.dead++
+				}
 				return
 			}
 			due = append(due, m)

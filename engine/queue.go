@@ -97,8 +97,9 @@ func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 	q := newQueue(id, name, e.arn(name), fifo)
 	q.handleKey = e.handleKey
 	q.cold.st = e.store
-	if !fifo {
+	if !fifo && e.pageSize > 0 {
 		q.cold.size = e.pageSize
+		q.cold.ck, q.cold.qid = &e.ck, id
 	}
 	return q
 }

@@ -153,7 +153,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	q.bytes = 0
 	q.attempts = make(map[string]*receiveAttempt)
 	q.attemptOrder = nil
-	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id)} {
+	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id)} {
 		t.b.DeleteRange(r[0], r[1])
 	}
 	return n

@@ -77,6 +77,9 @@ func (e *Engine) finish(h *hold, t *txn) error {
 	var err error
 	wait := t.durable
 	if !t.b.Empty() {
+		// Pages read since the last checkpoint leave it before anything
+		// that depends on the read can be on disk (checkpoint.go).
+		e.ck.flush(t.b)
 		t.durable.d, err = t.b.Commit()
 		e.lastCommit = t.durable
 		t.committed()

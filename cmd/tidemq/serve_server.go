@@ -136,6 +136,9 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	if s.mem != nil {
 		s.obs.metrics.Registry().MustRegister(memoryCollectors(s.mem)...)
 	}
+	if s.obs.alarms != nil {
+		s.obs.alarms.SetMarks(guardMarks(s.mem, s.disk))
+	}
 	// 4. SNS.
 	if s.topics, err = openTopics(s.obs.metrics.Broker(eng), s.shared.Share(), o, s.cluster, log); err != nil {
 		return err
