@@ -33,6 +33,14 @@ import (
 //     quarter of an hour, so a request fails (ServiceUnavailable) rather
 //     than hangs, the lease renewal fails, and the LISTEN connection is
 //     re-established.
+//   - jit off: every statement a node sends is short (an index probe and
+//     a few rows), but PostgreSQL decides on JIT compilation from the
+//     planner's estimates, which grow with the table: at ten million
+//     queued messages the retention check that GetQueueAttributes and
+//     /metrics run (a LIMIT 100,000 that finds nothing) is estimated
+//     above jit_inline_above_cost, and compiling it took 100-700 ms
+//     where running it takes 0.2 ms (docs/performance.md). JIT is for
+//     long analytical queries, which a queue does not run.
 //
 // With several hosts and target_session_attrs=read-write (pgx's multi-host
 // DSN, postgres://h1:5432,h2:5432/db?target_session_attrs=read-write), a
@@ -47,6 +55,9 @@ func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	rp := cfg.ConnConfig.RuntimeParams
 	if _, ok := rp["idle_in_transaction_session_timeout"]; !ok {
 		rp["idle_in_transaction_session_timeout"] = fmt.Sprint(DefaultIdleInTransaction.Milliseconds())
+	}
+	if _, ok := rp["jit"]; !ok {
+		rp["jit"] = "off"
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout

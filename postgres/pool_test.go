@@ -26,6 +26,9 @@ func TestPoolConfigDefaults(t *testing.T) {
 	if got := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; got != "2000" {
 		t.Errorf("idle_in_transaction_session_timeout = %q, want 2000 (ms)", got)
 	}
+	if got := cfg.ConnConfig.RuntimeParams["jit"]; got != "off" {
+		t.Errorf("jit = %q, want off", got)
+	}
 	if cfg.ConnConfig.ConnectTimeout != postgres.DefaultConnectTimeout {
 		t.Errorf("ConnectTimeout = %v", cfg.ConnConfig.ConnectTimeout)
 	}
@@ -36,12 +39,15 @@ func TestPoolConfigDefaults(t *testing.T) {
 	if !second {
 		t.Errorf("the second host is not a fallback: %+v", cfg.ConnConfig.Fallbacks)
 	}
-	cfg, err = postgres.PoolConfig("postgres://u@h/db?idle_in_transaction_session_timeout=60000&connect_timeout=2")
+	cfg, err = postgres.PoolConfig("postgres://u@h/db?idle_in_transaction_session_timeout=60000&connect_timeout=2&jit=on")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; got != "60000" || cfg.ConnConfig.ConnectTimeout != 2*time.Second {
 		t.Errorf("the DSN's settings were replaced: %q, %v", got, cfg.ConnConfig.ConnectTimeout)
+	}
+	if got := cfg.ConnConfig.RuntimeParams["jit"]; got != "on" {
+		t.Errorf("the DSN's jit was replaced: %q", got)
 	}
 }
 
