@@ -184,6 +184,7 @@ func (e *Engine) writeCheckpoint(b storage.Batch, all bool) {
 func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, error) {
 	var marker []byte
 	found := false
+	var damaged error // a page that does not decode: the checkpoint is not used
 	out := make(map[uint64][]ckPage)
 	err := e.store.Scan([]byte(prefixHeaders), func(k, v []byte) error {
 		found = true
@@ -194,7 +195,10 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 			qid, lo, _ := parseSeqKey(prefixHeaders, k)
 			p, err := decodePage(lo, v)
 			if err != nil {
-				return fmt.Errorf("checkpoint page %x: %w", k, err)
+				if damaged == nil {
+					damaged = fmt.Errorf("checkpoint page %x: %w", k, err)
+				}
+				return nil
 			}
 			out[qid] = append(out[qid], *p)
 		}
@@ -231,11 +235,16 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 		return nil, nil
 	}
 	for qid, pages := range out {
-		for i := 1; i < len(pages); i++ {
+		for i := 1; i < len(pages) && damaged == nil; i++ {
 			if pages[i].lo < pages[i-1].hi {
-				return nil, fmt.Errorf("checkpoint pages of queue %d overlap at %d", qid, pages[i].lo)
+				damaged = fmt.Errorf("checkpoint pages of queue %d overlap at %d", qid, pages[i].lo)
 			}
 		}
+	}
+	if damaged != nil {
+		// Only an optimisation is lost: every message record is intact.
+		e.log.Warn("checkpoint not used: it is damaged; reading every message", "err", damaged)
+		return nil, nil
 	}
 	return out, nil
 }

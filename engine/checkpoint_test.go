@@ -372,3 +372,41 @@ func TestCheckpointNotTrustedAfterOlderBinary(t *testing.T) {
 		t.Fatalf("drained %d messages, %v ... ; want 40 to 104", len(got), got[:min(len(got), 3)])
 	}
 }
+
+// A damaged checkpoint costs only the time it saves: the engine starts,
+// warns, and reads every message, which are all there.
+func TestDamagedCheckpointReadsEveryMessage(t *testing.T) {
+	env := newPagedEnv(t)
+	env.create("q", nil)
+	env.send("q", 0, 100)
+	env.restart() // a clean shutdown's checkpoint, then a start-up's
+	env.e.Close()
+	var pageKeys [][]byte
+	if err := env.store.Scan([]byte(prefixHeaders), func(k, v []byte) error {
+		if len(k) == len(prefixHeaders)+16 {
+			pageKeys = append(pageKeys, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pageKeys) == 0 {
+		t.Fatal("no checkpoint page: the test tests nothing")
+	}
+	b := env.store.NewBatch()
+	b.Set(pageKeys[0], []byte{0xff}) // does not decode
+	d, err := b.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	env.open() // fails the test if Open refuses
+	if c := env.counts("q"); c != [3]int{100, 0, 0} {
+		t.Fatalf("counts %v after a start-up past a damaged checkpoint; want 100 ready", c)
+	}
+	if got := env.drainAll("q"); len(got) != 100 {
+		t.Fatalf("drained %d messages, want 100", len(got))
+	}
+}

@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,6 +68,11 @@ func (a *announcer) take() []string {
 		names = append(names, q)
 	}
 	clear(a.pending)
+	// Changes before wakes: a node that hears of a queue's change drops
+	// its cached row before a wake makes a long poll look again.
+	slices.SortFunc(names, func(x, y string) int {
+		return cmp.Compare(b2i(!strings.HasPrefix(x, changedPrefix)), b2i(!strings.HasPrefix(y, changedPrefix)))
+	})
 	return names
 }
 
@@ -98,4 +106,11 @@ func (b *Broker) sendAnnouncements() {
 		// announcement delays them, it loses nothing.
 		b.log.Warn("postgres: NOTIFY failed; other nodes' long polls wake at their next look", "err", err, "queues", len(names))
 	}
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }

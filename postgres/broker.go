@@ -216,6 +216,9 @@ func (b *Broker) Close() error {
 	}
 	close(b.closing)
 	b.wg.Wait()
+	// What the committers wrote while they drained, after the announcer's
+	// last round.
+	b.sendAnnouncements()
 	if b.ownPool {
 		b.pool.Close()
 	}

@@ -108,10 +108,15 @@ func (b *Broker) queueChanged(name string) {
 }
 
 // heard handles a notification's payload: a changed queue's entry is
-// dropped, a queue name wakes the queue's waiters.
+// dropped and its waiters woken, a queue name wakes the queue's waiters.
+// A change wakes too because one NOTIFY names queues in no set order: a
+// wake for the queue may have come first and found the old row still in
+// the cache (a long poll on a queue just deleted would then wait its whole
+// wait instead of answering QueueDoesNotExist).
 func (b *Broker) heard(payload string) {
 	if name, ok := strings.CutPrefix(payload, changedPrefix); ok {
 		b.forgetQueue(name)
+		b.waiters.wake(name)
 		return
 	}
 	b.waiters.wake(payload)

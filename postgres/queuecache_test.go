@@ -130,3 +130,49 @@ type acceptedError struct{}
 func (acceptedError) Error() string { return "accepted" }
 
 var errAccepted error = acceptedError{}
+
+// A long poll on one node ends with QueueDoesNotExist soon after another
+// node deletes its queue, whatever order the deletion's two announcements
+// (the wake and the change) arrive in.
+func TestLongPollEndsWhenAnotherNodeDeletesTheQueue(t *testing.T) {
+	t.Cleanup(postgres.SetQueueCacheTTL(time.Hour))
+	nodes := twoNodes(t)
+	ctx := context.Background()
+	a, b := nodes[0], nodes[1]
+	if _, err := a.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 5; round++ {
+		if round > 0 {
+			if _, err := a.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sendOne(ctx, b, "cached"); err != nil { // b keeps the row
+			t.Fatal(err)
+		}
+		ten, wait := 10, 20
+		if _, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: &ten}); err != nil {
+			t.Fatal(err) // takes the message: the poll below waits on an empty queue
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", MaxNumberOfMessages: &ten, WaitTimeSeconds: &wait})
+			done <- err
+		}()
+		time.Sleep(200 * time.Millisecond) // the poll is waiting
+		start := time.Now()
+		if err := a.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "q"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+				t.Fatalf("round %d: the poll ended with %v, want QueueDoesNotExist", round, err)
+			}
+			t.Logf("round %d: the poll ended %v after the delete", round, time.Since(start).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the poll still waits 10 s after its queue was deleted on the other node", round)
+		}
+	}
+}
