@@ -145,7 +145,7 @@ func (s *tidemqServer) start(ctx context.Context) error {
 	}
 	s.started("topics", func() error { s.topics.Close(); return nil })
 	o.access.bindTopics(s.topics)
-	s.obs.metrics.RegisterTopics(server.TopicMetrics(s.topics))
+	s.obs.metrics.RegisterTopics(s.topics.Stats)
 	// 5. The HTTP server: built already (runServe), it listens once every
 	// route is mounted, below; its stop answers the long polls and lets
 	// the requests in flight finish.
