@@ -175,7 +175,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		fail("trigger metrics: %v", err)
 	}
 	s.Triggers.Start()
-	s.Alarms.SetTriggers(server.TriggerAlarmSnapshots(s.Triggers))
+	s.Alarms.SetTriggers(s.Triggers.Stats)
 
 	s.Topics, err = topicstore.Open(topicstore.Options{Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
 		PublicURL: s.URL, Store: shared.Share(), Clock: clock})

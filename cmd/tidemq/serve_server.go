@@ -277,7 +277,7 @@ func (s *tidemqServer) startTriggers(context.Context) (func() error, error) {
 	}
 	o.access.triggers = s.triggers.m
 	if s.obs.alarms != nil {
-		s.obs.alarms.SetTriggers(server.TriggerAlarmSnapshots(s.triggers.m))
+		s.obs.alarms.SetTriggers(s.triggers.m.Stats)
 	}
 	return nothing(func() { s.triggers.stop(o.shutdownTimeout) }), nil
 }
