@@ -62,21 +62,22 @@ type part struct {
 // parts is the server, in the order start opens it; Close stops the parts
 // in the reverse order. Read down for start-up, up for shutdown:
 //
-//	audit        --audit-log                        closed once nothing can be refused
-//	credentials  --credentials-file and its watcher  the watcher stops
-//	door         the front door and HTTP server, built (TLS files read) before the store is touched
-//	cluster      PostgreSQL pool, node lease         gives the lease up, closes the pool: last of the store
-//	store        the local store or the cluster's KV the server's handle; the last handle closes it
-//	broker       the engine or the PostgreSQL broker closes the queues
-//	observability metrics, alarms                   stops the alarm evaluator and webhooks
-//	topics       SNS                                 stops deliveries while the broker is open
-//	http         stops the front door                answers long polls (Drain), finishes requests
-//	pprof        --pprof-listen                      closes the profiling listener
-//	triggers     the trigger manager                 ends the polls, waits for invocations
-//	leading      the leader lease's jobs             hands the leader lease over
-//	config       --config applied                    -
-//	console      its API                             ends its redrive jobs between two messages
-//	transports   SQS, SNS and admin routes mounted   -
+//	part           opens                                 stops (in Close, bottom up)
+//	audit          --audit-log                           closed once nothing can be refused
+//	credentials    --credentials-file and its watcher    the watcher stops
+//	door           the front door and HTTP server, built (TLS files read before the store is touched)
+//	cluster        PostgreSQL pool, node lease           gives the lease up, closes the pool
+//	store          the local store or the cluster's KV   the server's handle; the last one closes it
+//	broker         the engine or the PostgreSQL broker   closes the queues
+//	observability  metrics, alarms                       stops the alarm evaluator and webhooks
+//	topics         SNS                                   stops deliveries while the broker is open
+//	http           the HTTP server's stop                answers long polls (Drain), finishes requests
+//	pprof          --pprof-listen                        closes the profiling listener
+//	triggers       the trigger manager                   ends the polls, waits for invocations
+//	leading        the leader lease's jobs               hands the leader lease over
+//	config         --config applied                      -
+//	console        its API                               ends its redrive jobs between two messages
+//	transports     SQS, SNS and admin routes mounted     -
 //
 // The HTTP server listens once start is done (serve), every route mounted.
 // Its stop comes after the triggers' in Close: it drains the broker, and
