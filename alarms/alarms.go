@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 // The alarms, by the id used in labels, the API and the config file.
@@ -103,18 +104,16 @@ type Alarm struct {
 	Summary string `json:"summary"`
 }
 
-// TriggerSnapshot is what the alarms need to know of a trigger.
-type TriggerSnapshot struct {
-	Name, Queue string
-	// Errors counts the trigger's failed invocations since the server
-	// started: function errors, timeouts, throttles and unusable
-	// batchItemFailures answers.
-	Errors uint64
-	// PartialFailures counts the invocations whose batchItemFailures
-	// answer listed messages. They count as failures too: with BatchSize
-	// 1 and ReportBatchItemFailures (seed 000) every failure is one, and
-	// the listed messages come back and may be dead-lettered just the same.
-	PartialFailures uint64
+// triggerFailures is what the trigger alarms count of a trigger's
+// counters (trigger.TriggerStats, read as the trigger manager keeps them):
+// its failed invocations since the server started. Function errors,
+// timeouts, throttles and unusable batchItemFailures answers are failures;
+// so are the invocations whose batchItemFailures answer listed messages:
+// with BatchSize 1 and ReportBatchItemFailures (seed 000) every failure is
+// one, and the listed messages come back and may be dead-lettered just the
+// same.
+func triggerFailures(t *trigger.TriggerStats) uint64 {
+	return t.Errors + t.InvalidResponses + t.PartialFailures
 }
 
 // Mark is the state of one of the server's high-water marks, evaluated as
@@ -137,7 +136,7 @@ type Options struct {
 	// nil when the server runs no triggers (trigger alarms are then not
 	// evaluated). A nil result skips the trigger alarms of that
 	// evaluation, keeping their states.
-	Triggers func() []TriggerSnapshot
+	Triggers func() []trigger.TriggerStats
 	// Marks returns the state of the server's high-water marks that are
 	// on (see also SetMarks); nil: no mark alarms.
 	Marks func() []Mark
@@ -156,7 +155,7 @@ type Options struct {
 // Evaluator evaluates the alarms and keeps their states.
 type Evaluator struct {
 	snapshots func() []tidemq.QueueSnapshot
-	triggers  func() []TriggerSnapshot
+	triggers  func() []trigger.TriggerStats
 	marks     func() []Mark
 	clock     tidemq.Clock
 	interval  time.Duration
@@ -377,7 +376,7 @@ func (e *Evaluator) Evaluate() []Transition {
 	e.mu.Lock()
 	trigFn, markFn := e.triggers, e.marks
 	e.mu.Unlock()
-	var trigs []TriggerSnapshot
+	var trigs []trigger.TriggerStats
 	if trigFn != nil {
 		trigs = trigFn() // outside e.mu, as snapshots
 	}
@@ -571,7 +570,7 @@ func (e *Evaluator) SetMarks(f func() []Mark) {
 // SetTriggers sets where the trigger alarms read the triggers from, for a
 // server whose triggers start after its alarms. The next evaluation uses
 // it.
-func (e *Evaluator) SetTriggers(f func() []TriggerSnapshot) {
+func (e *Evaluator) SetTriggers(f func() []trigger.TriggerStats) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.triggers = f
@@ -579,7 +578,7 @@ func (e *Evaluator) SetTriggers(f func() []TriggerSnapshot) {
 
 // evaluateTriggers runs the trigger alarms on ts (wired: the evaluator has
 // a Triggers function). Called with e.mu held.
-func (e *Evaluator) evaluateTriggers(seen map[key]bool, now time.Time, wired bool, ts []TriggerSnapshot) []Transition {
+func (e *Evaluator) evaluateTriggers(seen map[key]bool, now time.Time, wired bool, ts []trigger.TriggerStats) []Transition {
 	if !wired {
 		return nil
 	}
@@ -603,7 +602,7 @@ func (e *Evaluator) evaluateTriggers(seen map[key]bool, now time.Time, wired boo
 			e.triggerS[tk] = cw
 		}
 		window := e.cfg.For(t.Queue).TriggerErrorWindow
-		n := cw.observe(t.Errors+t.PartialFailures, now, window)
+		n := cw.observe(triggerFailures(&t), now, window)
 		if window <= 0 {
 			continue
 		}

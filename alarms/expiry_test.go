@@ -11,6 +11,7 @@ import (
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 func alarmOf(ev *alarms.Evaluator, alarm, queue, trigger string) *alarms.Alarm {
@@ -98,12 +99,12 @@ func TestExpiredAlarm(t *testing.T) {
 func TestTriggerErrorsAlarm(t *testing.T) {
 	clk := clocktest.New(start)
 	snaps := []tidemq.QueueSnapshot{{Name: "orders", RetentionSeconds: 345600}, {Name: "jobs", RetentionSeconds: 345600}}
-	trigs := []alarms.TriggerSnapshot{{Name: "orders-fn", Queue: "orders"}, {Name: "audit-fn", Queue: "orders"}, {Name: "jobs-fn", Queue: "jobs"}}
+	trigs := []trigger.TriggerStats{{Name: "orders-fn", Queue: "orders"}, {Name: "audit-fn", Queue: "orders"}, {Name: "jobs-fn", Queue: "jobs"}}
 	off := time.Duration(0)
 	cfg := alarms.DefaultConfig()
 	cfg.Queues = map[string]alarms.Override{"jobs": {TriggerErrorWindow: &off}}
 	ev := alarms.New(alarms.Options{Snapshots: func() []tidemq.QueueSnapshot { return snaps },
-		Triggers: func() []alarms.TriggerSnapshot { return trigs },
+		Triggers: func() []trigger.TriggerStats { return trigs },
 		Clock:    clk, Config: &cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if got := ev.Evaluate(); len(got) != 0 {
 		t.Fatalf("t=0: %+v", got)

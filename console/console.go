@@ -83,7 +83,7 @@ func (c *Console) Close() error {
 
 // API returns the handler of the console's JSON API, under APIPath:
 //
-//	GET  /console/api/overview                    queues (dead-letter queues first) with alarms
+//	GET  /console/api/overview                    QueueSnapshots (dead-letter queues first) and their alarms
 //	GET  /console/api/messages?queue=Q&max=N&inflight=1   peek, nothing about the messages changes
 //	GET  /console/api/movetasks?queue=Q           the queue's recent move tasks and redrive jobs
 //	POST /console/api/redrive {"queue":Q,"destination":D,"mark":B,"finalPass":B,"bodySet":[E]}

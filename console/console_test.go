@@ -166,38 +166,46 @@ func TestOverviewDeadLetterQueuesFirstWithAlarmsAndDepth(t *testing.T) {
 	f.firing["zz-dlq"] = true
 	f.firing["beta"] = false
 
+	// The overview answers the broker's snapshots under their own keys
+	// (the page works out depth, sources and alarm state: app.js).
 	var ov struct {
-		AlarmsOn bool `json:"alarmsOn"`
-		Queues   []struct {
-			Name                              string
-			Visible, InFlight, Delayed, Depth int
-			OldestAgeSeconds                  float64
-			DeadLetterQueue                   bool
-			DeadLetterTarget                  string
-			MaxReceiveCount                   int
-			Sources                           []string
-			Alarm                             string
-		} `json:"queues"`
+		AlarmsOn bool                   `json:"alarmsOn"`
+		Queues   []tidemq.QueueSnapshot `json:"queues"`
+		Alarms   []struct {
+			Queue, State string
+		} `json:"alarms"`
 	}
 	f.get("/console/api/overview", http.StatusOK, &ov)
+	var doc json.RawMessage
+	f.get("/console/api/overview", http.StatusOK, &doc)
+	raw := string(doc)
 	if !ov.AlarmsOn || len(ov.Queues) != 3 {
 		t.Fatalf("overview: %+v", ov)
 	}
-	if q := ov.Queues[0]; q.Name != "zz-dlq" || !q.DeadLetterQueue || q.Alarm != "FIRING" || len(q.Sources) != 1 || q.Sources[0] != "beta" {
-		t.Errorf("first queue %+v, want the DLQ zz-dlq, firing, source beta", q)
+	for _, key := range []string{`"Visible":`, `"InFlight":`, `"Delayed":`, `"DeadLetterTarget":`, `"IsDeadLetterQueue":`, `"Stats":{"Sent":`} {
+		if !strings.Contains(raw, key) {
+			t.Errorf("overview %s: no %s (QueueSnapshot's keys)", raw, key)
+		}
+	}
+	if q := ov.Queues[0]; q.Name != "zz-dlq" || !q.IsDeadLetterQueue {
+		t.Errorf("first queue %+v, want the DLQ zz-dlq", q)
 	}
 	if ov.Queues[1].Name != "alpha" || ov.Queues[2].Name != "beta" {
 		t.Errorf("order %s, %s after the DLQ, want alpha, beta", ov.Queues[1].Name, ov.Queues[2].Name)
 	}
 	b := ov.Queues[2]
-	if b.Visible != 1 || b.InFlight != 3 || b.Delayed != 1 || b.Depth != 5 {
-		t.Errorf("beta: visible %d, in flight %d, delayed %d, depth %d; want 1, 3, 1 and depth 5", b.Visible, b.InFlight, b.Delayed, b.Depth)
+	if b.Visible != 1 || b.InFlight != 3 || b.Delayed != 1 || b.Depth() != 5 {
+		t.Errorf("beta: visible %d, in flight %d, delayed %d; want 1, 3, 1", b.Visible, b.InFlight, b.Delayed)
 	}
-	if b.OldestAgeSeconds < 10 || b.DeadLetterTarget != "zz-dlq" || b.MaxReceiveCount != 4 || b.Alarm != "OK" {
+	if b.OldestAgeSeconds < 10 || b.DeadLetterTarget != dlq.ARN || b.MaxReceiveCount != 4 || b.Stats.Sent != 5 {
 		t.Errorf("beta: %+v", b)
 	}
-	if ov.Queues[1].Alarm != "" {
-		t.Errorf("alpha has no evaluated alarm, shown as %q", ov.Queues[1].Alarm)
+	states := map[string]string{}
+	for _, a := range ov.Alarms {
+		states[a.Queue] = a.State
+	}
+	if len(ov.Alarms) != 2 || states["zz-dlq"] != "FIRING" || states["beta"] != "OK" {
+		t.Errorf("alarms %+v, want zz-dlq firing and beta quiet, none for alpha", ov.Alarms)
 	}
 }
 
@@ -454,17 +462,14 @@ func TestQueuesOfAnotherRegion(t *testing.T) {
 	f.receive("eu-west-1/jobs", 5)
 
 	var ov struct {
-		Queues []struct {
-			Name, DeadLetterTarget string
-			Sources                []string
-		}
+		Queues []tidemq.QueueSnapshot
 	}
 	f.get("/console/api/overview", http.StatusOK, &ov)
 	names := map[string]string{}
 	for _, q := range ov.Queues {
 		names[q.Name] = q.DeadLetterTarget
 	}
-	if target, ok := names["eu-west-1/jobs"]; !ok || target != "eu-west-1/jobs-dlq" {
+	if target, ok := names["eu-west-1/jobs"]; !ok || target != dlq.ARN {
 		t.Errorf("overview %+v: want eu-west-1/jobs redriving to eu-west-1/jobs-dlq", ov.Queues)
 	}
 	var out struct {
@@ -496,7 +501,7 @@ func TestOverviewTruncated(t *testing.T) {
 	type ov struct {
 		Total     int  `json:"total"`
 		Truncated bool `json:"truncated"`
-		Queues    []struct{ Name string }
+		Queues    []struct{ Name, ARN string }
 	}
 	var got ov
 	f.get("/console/api/overview", http.StatusOK, &got)
@@ -507,6 +512,18 @@ func TestOverviewTruncated(t *testing.T) {
 	f.get("/console/api/overview?queue="+last, http.StatusOK, &got)
 	if n := len(got.Queues); n != OverviewLimit+1 || got.Queues[n-1].Name != last {
 		t.Errorf("overview?queue=%s: %d queues, last %+v", last, n, got.Queues[n-1])
+	}
+	// A dead-letter queue asked for comes with its sources, so that the
+	// page can offer a redrive back to them.
+	lastARN := got.Queues[len(got.Queues)-1].ARN
+	f.createQueue("zzz-src", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + lastARN + `","maxReceiveCount":"1"}`})
+	f.get("/console/api/overview?queue="+last, http.StatusOK, &got)
+	var names []string
+	for _, q := range got.Queues {
+		names = append(names, q.Name)
+	}
+	if n := len(names); n != OverviewLimit+1 || names[0] != last || names[n-1] != "zzz-src" {
+		t.Errorf("overview?queue=%s with a source: %d queues, first %s, last %s; want %s first, %s last", last, n, names[0], names[n-1], last, "zzz-src")
 	}
 }
 

@@ -4,8 +4,10 @@
 // the serve port.
 //
 // What it shows: every queue with live depth and oldest-message-age
-// sparklines (the page polls the overview, which reads the broker's
-// Snapshot), dead-letter queues first with their alarm state, a message
+// sparklines (the page polls the overview, which answers the broker's
+// Snapshot as tidemq.QueueSnapshot, the JSON of /tidemq/queues, with the
+// queues' alarms; the page works out depth, sources and alarm state),
+// dead-letter queues first with their alarm state, a message
 // browser that peeks without receiving (bodies pretty-printed, SNS
 // envelopes unwrapped, and a dead letter's story: receive count, source
 // queue, history and the one-line explanation `tidemq dlq peek` prints),

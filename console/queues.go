@@ -9,41 +9,24 @@ import (
 	"github.com/tidemq/tidemq/alarms"
 )
 
-// queueView is one queue in the overview.
-type queueView struct {
-	Name     string `json:"name"`
-	ARN      string `json:"arn"`
-	FIFO     bool   `json:"fifo"`
-	Visible  int    `json:"visible"`
-	InFlight int    `json:"inFlight"`
-	Delayed  int    `json:"delayed"`
-	// Depth is every message the queue holds: visible + delayed + in flight.
-	Depth            int     `json:"depth"`
-	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
-	RetentionSeconds int     `json:"retentionSeconds"`
-	DeadLetterQueue  bool    `json:"deadLetterQueue"`
-	// DeadLetterTarget is the name of the queue's own dead-letter queue.
-	DeadLetterTarget string `json:"deadLetterTarget,omitempty"`
-	MaxReceiveCount  int    `json:"maxReceiveCount,omitempty"`
-	// Sources are the queues whose redrive policy names this one.
-	Sources []string `json:"sources,omitempty"`
-	// Alarm is FIRING when one of the queue's alarms fires, OK when all
-	// are evaluated and quiet, "" when none is (alarms off, or not yet).
-	Alarm  string            `json:"alarm"`
-	Alarms []alarms.Alarm    `json:"alarms,omitempty"`
-	Stats  tidemq.QueueStats `json:"stats"` // the broker's counters, as /tidemq/queues shows them
-}
-
+// overviewView is what the overview answers: the queues as the broker
+// snapshots them (tidemq.QueueSnapshot, the one type of a queue's stats,
+// with its JSON keys) and the alarms of those queues. The page works out
+// what it shows from them (app.js, overviewOf): a queue's depth, its
+// dead-letter queue's name, its source queues, its alarm state.
 type overviewView struct {
-	TimeMillis int64       `json:"time"`
-	Region     string      `json:"region"`
-	AccountID  string      `json:"accountId"`
-	AlarmsOn   bool        `json:"alarmsOn"`
-	Queues     []queueView `json:"queues"`
+	TimeMillis int64                  `json:"time"`
+	Region     string                 `json:"region"`
+	AccountID  string                 `json:"accountId"`
+	AlarmsOn   bool                   `json:"alarmsOn"`
+	Queues     []tidemq.QueueSnapshot `json:"queues"`
+	// Alarms are the evaluated alarms of the queues listed.
+	Alarms []alarms.Alarm `json:"alarms"`
 	// Total is how many queues there are; when it is more than
 	// OverviewLimit, Queues holds the first OverviewLimit in the
 	// overview's order (dead-letter queues, firing ones, then by name),
-	// plus the queue the page asked for (?queue=), and Truncated is set.
+	// plus the queue the page asked for (?queue=) and the queues whose
+	// redrive policy names it (its sources), and Truncated is set.
 	Total     int  `json:"total"`
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -67,78 +50,69 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	if c.o.Alarms != nil {
 		as = c.o.Alarms()
 	}
-	views := c.queueViews(snaps, as)
+	ordered(snaps, as)
 	ov := overviewView{
 		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
-		AlarmsOn: c.o.Alarms != nil, Queues: views, Total: len(views),
+		AlarmsOn: c.o.Alarms != nil, Queues: snaps, Total: len(snaps),
 	}
-	if len(views) > OverviewLimit {
-		ov.Queues, ov.Truncated = views[:OverviewLimit], true
+	if len(snaps) > OverviewLimit {
+		ov.Queues, ov.Truncated = snaps[:OverviewLimit:OverviewLimit], true
 		if want := r.URL.Query().Get("queue"); want != "" {
-			for _, v := range views[OverviewLimit:] {
-				if v.Name == want {
-					ov.Queues = append(ov.Queues[:OverviewLimit:OverviewLimit], v)
-					break
-				}
-			}
+			ov.Queues = append(ov.Queues, asked(snaps, want)...)
+		}
+	}
+	names := make(map[string]bool, len(ov.Queues))
+	for _, s := range ov.Queues {
+		names[s.Name] = true
+	}
+	ov.Alarms = []alarms.Alarm{}
+	for _, a := range as {
+		if names[a.Queue] {
+			ov.Alarms = append(ov.Alarms, a)
 		}
 	}
 	writeJSON(w, http.StatusOK, ov)
 }
 
-// queueViews turns snapshots into the overview's queues: dead-letter
-// queues first (firing ones first among them), then by name.
-func (c *Console) queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []queueView {
-	nameOf := make(map[string]string, len(snaps))
+// asked is what a truncated overview adds for the queue a page asked for,
+// when the first OverviewLimit do not hold it: the queue, and the queues
+// whose redrive policy names it (the page shows them as its sources). The
+// snapshots are in the overview's order.
+func asked(snaps []tidemq.QueueSnapshot, name string) []tidemq.QueueSnapshot {
+	var arn string
 	for _, s := range snaps {
-		nameOf[s.ARN] = s.Name
-	}
-	sources := make(map[string][]string)
-	for _, s := range snaps {
-		if s.DeadLetterTarget != "" {
-			sources[s.DeadLetterTarget] = append(sources[s.DeadLetterTarget], s.Name)
+		if s.Name == name {
+			arn = s.ARN
 		}
 	}
-	byQueue := make(map[string][]alarms.Alarm)
+	var out []tidemq.QueueSnapshot
+	for i, s := range snaps {
+		if arn != "" && i >= OverviewLimit && (s.ARN == arn || s.DeadLetterTarget == arn) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ordered sorts snapshots in the overview's order: dead-letter queues
+// first, queues with a firing alarm first among their kind, then by name.
+func ordered(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) {
+	firing := make(map[string]bool)
 	for _, a := range as {
-		byQueue[a.Queue] = append(byQueue[a.Queue], a)
+		if a.State == alarms.StateFiring {
+			firing[a.Queue] = true
+		}
 	}
-	out := make([]queueView, 0, len(snaps))
-	for _, s := range snaps {
-		v := queueView{
-			Name: s.Name, ARN: s.ARN, FIFO: s.FIFO, Visible: s.Visible, InFlight: s.InFlight, Delayed: s.Delayed,
-			Depth: s.Visible + s.InFlight + s.Delayed, OldestAgeSeconds: s.OldestAgeSeconds, RetentionSeconds: s.RetentionSeconds,
-			DeadLetterQueue: s.IsDeadLetterQueue, MaxReceiveCount: s.MaxReceiveCount, Alarms: byQueue[s.Name],
-			Stats: s.Stats,
+	sort.SliceStable(snaps, func(i, j int) bool {
+		a, b := &snaps[i], &snaps[j]
+		if a.IsDeadLetterQueue != b.IsDeadLetterQueue {
+			return a.IsDeadLetterQueue
 		}
-		if s.DeadLetterTarget != "" {
-			v.DeadLetterTarget = nameOf[s.DeadLetterTarget]
-			if v.DeadLetterTarget == "" {
-				v.DeadLetterTarget = c.queueName(s.DeadLetterTarget)
-			}
-		}
-		v.Sources = sources[s.ARN]
-		sort.Strings(v.Sources)
-		for _, a := range v.Alarms {
-			if a.State == alarms.StateFiring {
-				v.Alarm = string(alarms.StateFiring)
-				break
-			}
-			v.Alarm = string(alarms.StateOK)
-		}
-		out = append(out, v)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.DeadLetterQueue != b.DeadLetterQueue {
-			return a.DeadLetterQueue
-		}
-		if fa, fb := a.Alarm == string(alarms.StateFiring), b.Alarm == string(alarms.StateFiring); fa != fb {
+		if fa, fb := firing[a.Name], firing[b.Name]; fa != fb {
 			return fa
 		}
 		return a.Name < b.Name
 	})
-	return out
 }
 
 // queueName is the broker's name of the queue an ARN names: the plain name

@@ -16,21 +16,15 @@
 package dlq
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -126,101 +120,6 @@ func (c *Client) IsTidemq(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return c.mode == ModeTidemq, nil
-}
-
-// ExtError is an error answer to an extension call.
-type ExtError struct {
-	Status  int
-	Code    string
-	Message string
-}
-
-func (e *ExtError) Error() string {
-	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
-}
-
-// isUnknownOperation tells "this endpoint has no such action" (AWS, or
-// anything that is not tidemq) from a real error answered by tidemq.
-func isUnknownOperation(err error) bool {
-	var e *ExtError
-	if !errors.As(err, &e) {
-		return false
-	}
-	switch e.Code {
-	case "UnknownOperationException", "UnknownOperation", "InvalidAction", "UnsupportedOperation",
-		"AWS.SimpleQueueService.UnsupportedOperation", "":
-		return true
-	}
-	return e.Status == http.StatusNotFound
-}
-
-// ext calls one of tidemq's extension actions: an AWS JSON 1.0 request,
-// signed with the SQS client's credentials, to the client's endpoint.
-func (c *Client) ext(ctx context.Context, action string, in, out any) error {
-	opts := c.SQS.Options()
-	endpoint := "https://sqs." + opts.Region + ".amazonaws.com"
-	if opts.BaseEndpoint != nil {
-		endpoint = *opts.BaseEndpoint
-	}
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(endpoint, "/")+"/", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "TidemqExtensions."+action)
-	req.Header.Set("User-Agent", "tidemq-dlq")
-	if opts.Credentials != nil {
-		creds, err := opts.Credentials.Retrieve(ctx)
-		if err != nil {
-			return fmt.Errorf("credentials: %w", err)
-		}
-		sum := sha256.Sum256(body)
-		if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "sqs", opts.Region, time.Now()); err != nil {
-			return err
-		}
-	}
-	var hc interface {
-		Do(*http.Request) (*http.Response, error)
-	} = http.DefaultClient
-	if opts.HTTPClient != nil {
-		hc = opts.HTTPClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		e := &ExtError{Status: resp.StatusCode}
-		var je struct {
-			Type     string `json:"__type"`
-			Message  string `json:"message"`
-			Message2 string `json:"Message"`
-		}
-		if json.Unmarshal(data, &je) == nil {
-			e.Code = je.Type
-			if i := strings.LastIndexByte(e.Code, '#'); i >= 0 {
-				e.Code = e.Code[i+1:]
-			}
-			e.Message = je.Message + je.Message2
-		}
-		if q := resp.Header.Get("X-Amzn-Query-Error"); q != "" {
-			e.Code, _, _ = strings.Cut(q, ";")
-		}
-		return e
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("TidemqExtensions.%s: bad answer: %w", action, err)
-	}
-	return nil
 }
 
 // --- queues ---

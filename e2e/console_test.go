@@ -552,3 +552,50 @@ func TestConsoleTriggerInvocations(t *testing.T) {
 	}
 	b.checkClean()
 }
+
+// The overview's table is worked out by the page from the broker's
+// snapshots (the API answers QueueSnapshot as is): the depth cell is
+// visible + in flight + delayed, a dead-letter queue lists its sources and
+// a source names its dead-letter queue.
+func TestConsoleOverviewDepth(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t)
+	c := sqsClient(s, "AKIDCONSOLE", "whatever")
+	ctx := context.Background()
+	queueWithDLQ(t, c, "shop", 5)
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("depthq")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, delay := range []int32{0, 0, 0, 300} {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprint("m", i)), DelaySeconds: delay}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for inFlight := 0; inFlight < 2; {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFlight += len(out.Messages)
+	}
+
+	b.do("open the console", chromedp.Navigate(s.url+"/console/"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-queue="depthq"] td.depth`)))
+	b.waitFor("depth 4", `document.querySelector('tr[data-queue="depthq"] td.depth').textContent === '4'`)
+	cells, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('tr[data-queue="depthq"] td.n')].map((td) => td.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) < 4 || cells[0] != "4" || cells[1] != "1" || cells[2] != "2" || cells[3] != "1" {
+		t.Errorf("depthq's depth, visible, in flight, delayed cells %q, want 4, 1, 2, 1", cells)
+	}
+	if got := b.text(`tr[data-queue="shop-dlq"] td:last-child`); got != "← shop" {
+		t.Errorf("shop-dlq's redrive cell %q, want its source", got)
+	}
+	if got := b.text(`tr[data-queue="shop"] td:last-child`); got != "→ shop-dlq (5×)" {
+		t.Errorf("shop's redrive cell %q, want its dead-letter queue", got)
+	}
+	b.checkClean()
+}

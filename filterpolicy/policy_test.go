@@ -1,6 +1,7 @@
 package filterpolicy
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -123,4 +124,65 @@ func TestNestedObjects(t *testing.T) {
 	if _, err := Compile(`{"a":{"b":["x"]}}`, SNSAttributes); err != ErrNestedAttributes {
 		t.Errorf("nested in attribute scope: %v", err)
 	}
+}
+
+// TestFilterPolicyNumberNotation: AWS's filter-policy documentation treats
+// numbers as numbers, not as the text they are written in (numeric
+// matching, from -1e9 to 1e9 to five decimal places): 300, 3e2, 300.0 and
+// 3.0E+2 are one value, in the policy and in the message alike, for exact
+// values, "=", ranges and anything-but, in every dialect. A string "300"
+// is not the number 300.
+func TestFilterPolicyNumberNotation(t *testing.T) {
+	notations := []string{"300", "3e2", "300.0", "3.0E+2", "300.000001", "30000e-2"}
+	for _, d := range []struct {
+		name string
+		d    Dialect
+		wrap func(string) string
+	}{
+		{"sns-attributes", SNSAttributes, func(s string) string { return s }},
+		{"sns-body", SNSBody, func(s string) string { return s }},
+		{"lambda", Lambda, func(s string) string { return `{"body":` + s + `}` }},
+	} {
+		for _, pn := range notations {
+			policies := map[string]bool{ // policy -> whether 300 matches it
+				`{"n":[` + pn + `]}`:                                    true,
+				`{"n":[{"numeric":["=",` + pn + `]}]}`:                  true,
+				`{"n":[{"numeric":[">=",` + pn + `,"<=",` + pn + `]}]}`: true,
+				`{"n":[{"numeric":["<",` + pn + `]}]}`:                  false,
+				`{"n":[{"anything-but":[` + pn + `]}]}`:                 false,
+			}
+			for text, want := range policies {
+				if d.d.Lambda && strings.Contains(text, "anything-but") {
+					continue // not in Lambda's subset
+				}
+				p := mustCompile(t, d.wrap(text), d.d)
+				for _, vn := range notations {
+					doc := decode(t, d.wrap(`{"n":`+vn+`}`))
+					if got := p.Match(doc); got != want {
+						t.Errorf("%s: %s on n=%s: %v, want %v", d.name, text, vn, got, want)
+					}
+				}
+				// A string holding the digits is not the number, except
+				// to anything-but, which any other value passes.
+				if got := p.Match(decode(t, d.wrap(`{"n":"300"}`))); got != strings.Contains(text, "anything-but") {
+					t.Errorf("%s: %s on n=\"300\": %v", d.name, text, got)
+				}
+			}
+		}
+		// Past the fifth decimal place numbers differ: 300.00001 is not 300.
+		p := mustCompile(t, d.wrap(`{"n":[3e2]}`), d.d)
+		if p.Match(decode(t, d.wrap(`{"n":300.00001}`))) {
+			t.Errorf("%s: [3e2] matched 300.00001", d.name)
+		}
+	}
+}
+
+// decode is a JSON document as the matcher receives it (numbers as float64).
+func decode(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	return doc
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidemq/tidemq/metrics"
+	"github.com/tidemq/tidemq/trigger"
 )
 
 var update = flag.Bool("update", false, "rewrite deploy/grafana-dashboard.json")
@@ -68,9 +69,9 @@ func exposedNames(t *testing.T) []string {
 		Alarms: func() []metrics.AlarmState {
 			return []metrics.AlarmState{{Alarm: "a", Queue: "q"}, {Alarm: "trigger_errors", Queue: "q", Trigger: "fn"}}
 		}})
-	m.Registry().MustRegister(metrics.NewTriggerCollector([]string{"Enabled"}, func() []metrics.TriggerStats {
-		return []metrics.TriggerStats{{Name: "fn", Queue: "q", State: "Enabled",
-			Durations: map[string]metrics.Histogram{"success": {Count: 1, Sum: 1, Buckets: map[float64]uint64{1: 1}}}}}
+	m.Registry().MustRegister(metrics.NewTriggerCollector(func() []trigger.TriggerStats {
+		return []trigger.TriggerStats{{Name: "fn", Queue: "q", State: "Enabled",
+			Durations: map[string]trigger.Histogram{"success": {Count: 1, Sum: 1, Buckets: map[float64]uint64{1: 1}}}}}
 	}))
 	m.ObserveRequest("SendMessage", "InvalidParameterValue", 400, 0)
 	m.ObserveMessageSize("q", 1)

@@ -1,30 +1,22 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// TopicStats are the SNS topic service's delivery counters since the
-// server started (sns.Service.Stats). Every delivery ends in exactly one of
-// Delivered, DeadLettered, Undeliverable, Lost or Unsubscribed.
-type TopicStats struct {
-	Delivered     uint64 // to the subscribed queue or endpoint
-	DeadLettered  uint64 // to the subscription's dead-letter queue
-	Undeliverable uint64 // given up without a RedrivePolicy: dropped
-	Lost          uint64 // given up, and the dead-letter queue refused it
-	Unsubscribed  uint64 // the subscription was deleted before delivery
-	Retries       uint64 // retry attempts
-	Recovered     uint64 // deliveries found in the outbox at start
-	Duplicates    uint64 // FIFO publishes answered from the dedup window
-}
+	"github.com/tidemq/tidemq/sns"
+)
 
-// RegisterTopics adds the SNS delivery counters, read from stats at scrape
-// time (stats must be safe for concurrent use). Call it once, when the
-// topic service is open.
-func (m *Metrics) RegisterTopics(stats func() TopicStats) {
+// RegisterTopics adds the SNS delivery counters, read at scrape time from
+// stats: the topic service's own (sns.Service.Stats, safe for concurrent
+// use; every delivery ends in exactly one of Delivered, DeadLettered,
+// Undeliverable, Lost or Unsubscribed). Call it once, when the topic
+// service is open.
+func (m *Metrics) RegisterTopics(stats func() sns.DeliveryStats) {
 	m.reg.MustRegister(&topicCollector{stats: stats})
 }
 
 // topicCollector exposes the SNS delivery counters.
-type topicCollector struct{ stats func() TopicStats }
+type topicCollector struct{ stats func() sns.DeliveryStats }
 
 var (
 	descTopicDeliveries = prometheus.NewDesc("tidemq_sns_deliveries_total",

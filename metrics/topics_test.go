@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tidemq/tidemq/sns"
 )
 
 func TestTopicCounters(t *testing.T) {
 	m := New(Options{NoRuntime: true})
-	st := TopicStats{Delivered: 7, DeadLettered: 2, Undeliverable: 1, Lost: 0, Unsubscribed: 3, Retries: 5, Recovered: 4, Duplicates: 6}
-	m.RegisterTopics(func() TopicStats { return st })
+	st := sns.DeliveryStats{Delivered: 7, DeadLettered: 2, Undeliverable: 1, Lost: 0, Unsubscribed: 3, Retries: 5, Recovered: 4, Duplicates: 6}
+	m.RegisterTopics(func() sns.DeliveryStats { return st })
 	expected := `
 # HELP tidemq_sns_deliveries_total SNS deliveries (one per matching subscription of a publish) that ended, by result: delivered, dead_lettered, undeliverable (no RedrivePolicy), lost (the dead-letter queue refused it) or unsubscribed.
 # TYPE tidemq_sns_deliveries_total counter

@@ -1,56 +1,24 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// TriggerStats are one trigger's state and counters since the server
-// started (trigger.Manager.Stats), named after Lambda's CloudWatch metrics
-// where Lambda has one.
-type TriggerStats struct {
-	Name, Queue string
-	// State is one of the states given to NewTriggerCollector.
-	State string
-	// Invocations counts calls of the target; Errors those that failed
-	// (an error, a timeout or a throttle), Timeouts and Throttles some of
-	// those; InvalidResponses the unusable batchItemFailures answers.
-	Invocations, Errors, Timeouts, Throttles, InvalidResponses uint64
-	// PartialFailures counts invocations whose batchItemFailures answer
-	// listed messages (Lambda has no such metric).
-	PartialFailures uint64
-	// Messages settled: deleted after processing, left to come back
-	// (failed), deleted unseen by a filter.
-	MessagesDeleted, MessagesFailed, MessagesFiltered uint64
-	// PollErrors counts failed receives; Pauses the times the trigger
-	// paused for a visibility timeout lowered under it.
-	PollErrors, Pauses    uint64
-	DurationSeconds       float64
-	ConcurrentInvocations int64
-	// Durations are the invocation durations by outcome (a bounded set:
-	// success, partial_failure, error, timeout, throttle,
-	// invalid_response), for the outcomes that happened.
-	Durations map[string]Histogram
-}
+	"github.com/tidemq/tidemq/trigger"
+)
 
-// Histogram is a distribution: Count observations summing to Sum, and
-// Buckets mapping each upper bound to the cumulative count at or below it.
-type Histogram struct {
-	Count   uint64
-	Sum     float64
-	Buckets map[float64]uint64
-}
-
-// NewTriggerCollector exposes the triggers' metrics, read from stats at
-// scrape time (it must be safe for concurrent use). states are every state
-// a trigger can be in: tidemq_trigger_state has one series per state, 1
-// for the current one. Labels are the trigger, its queue and, for
-// tidemq_trigger_invocation_duration_seconds, the outcome: a trigger adds
-// a fixed number of series.
-func NewTriggerCollector(states []string, stats func() []TriggerStats) prometheus.Collector {
-	return &triggerCollector{states: states, stats: stats}
+// NewTriggerCollector exposes the triggers' metrics, read at scrape time
+// from stats: the trigger manager's own (trigger.Manager.Stats, safe for
+// concurrent use), named after Lambda's CloudWatch metrics where Lambda
+// has one. tidemq_trigger_state has one series per state of
+// trigger.States, 1 for the current one. Labels are the trigger, its
+// queue and, for tidemq_trigger_invocation_duration_seconds, the outcome
+// (one of trigger.Outcomes): a trigger adds a fixed number of series.
+func NewTriggerCollector(stats func() []trigger.TriggerStats) prometheus.Collector {
+	return &triggerCollector{stats: stats}
 }
 
 type triggerCollector struct {
-	states []string
-	stats  func() []TriggerStats
+	stats func() []trigger.TriggerStats
 }
 
 var (
@@ -101,7 +69,7 @@ func (c *triggerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesDeleted), s.Name, s.Queue, "deleted")
 		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesFailed), s.Name, s.Queue, "failed")
 		ch <- prometheus.MustNewConstMetric(trigMessages, prometheus.CounterValue, float64(s.MessagesFiltered), s.Name, s.Queue, "filtered")
-		for _, st := range c.states {
+		for _, st := range trigger.States {
 			ch <- prometheus.MustNewConstMetric(trigState, prometheus.GaugeValue, b2f(st == s.State), s.Name, s.Queue, st)
 		}
 		for outcome, h := range s.Durations {

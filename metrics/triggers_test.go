@@ -6,18 +6,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tidemq/tidemq/trigger"
 )
 
 // The state gauge has one series per state, 1 for the current one; the
 // duration histogram one per outcome that happened.
 func TestTriggerStateAndDurations(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	st := TriggerStats{Name: "fn", Queue: "orders", State: "Paused", Pauses: 1, Invocations: 3, Errors: 1,
-		Durations: map[string]Histogram{
+	st := trigger.TriggerStats{Name: "fn", Queue: "orders", State: "Paused", Stats: trigger.Stats{Pauses: 1, Invocations: 3, Errors: 1},
+		Durations: map[string]trigger.Histogram{
 			"success": {Count: 2, Sum: 0.3, Buckets: map[float64]uint64{0.1: 1, 1: 2}},
 			"error":   {Count: 1, Sum: 5, Buckets: map[float64]uint64{0.1: 0, 1: 0}},
 		}}
-	reg.MustRegister(NewTriggerCollector([]string{"Enabled", "Disabled", "Paused", "Failing"}, func() []TriggerStats { return []TriggerStats{st} }))
+	reg.MustRegister(NewTriggerCollector(func() []trigger.TriggerStats { return []trigger.TriggerStats{st} }))
 	expected := `
 # HELP tidemq_trigger_state 1 for the state the trigger is in (Enabled, Disabled, Paused: its queue's visibility timeout is too short, Failing: it cannot poll), 0 for the others.
 # TYPE tidemq_trigger_state gauge

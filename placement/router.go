@@ -69,10 +69,10 @@ func New(o Options) (*Router, error) {
 	r := &Router{byID: map[string]*Cluster{}, table: o.Table, region: o.Region, acct: o.AccountID,
 		check: o.CheckFence, cache: map[string]*Cluster{}}
 	if r.region == "" {
-		r.region = "us-east-1"
+		r.region = tidemq.DefaultRegion
 	}
 	if r.acct == "" {
-		r.acct = "000000000000"
+		r.acct = tidemq.DefaultAccountID
 	}
 	for i := range o.Clusters {
 		c := o.Clusters[i]

@@ -164,7 +164,7 @@ func Open(o Options) (*Service, error) {
 
 func open(o Options) (*Service, error) {
 	if o.Region == "" {
-		o.Region = "us-east-1"
+		o.Region = tidemq.DefaultRegion
 	}
 	if o.AccountID == "" {
 		o.AccountID = tidemq.DefaultAccountID

@@ -171,18 +171,18 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		fail("start the triggers: %v", err)
 	}
-	if err := met.Registry().Register(metrics.NewTriggerCollector(trigger.States, server.TriggerStats(s.Triggers))); err != nil {
+	if err := met.Registry().Register(metrics.NewTriggerCollector(s.Triggers.Stats)); err != nil {
 		fail("trigger metrics: %v", err)
 	}
 	s.Triggers.Start()
-	s.Alarms.SetTriggers(server.TriggerAlarmSnapshots(s.Triggers))
+	s.Alarms.SetTriggers(s.Triggers.Stats)
 
 	s.Topics, err = topicstore.Open(topicstore.Options{Broker: broker, Region: o.region, AccountID: o.accountID, Logger: log,
 		PublicURL: s.URL, Store: shared.Share(), Clock: clock})
 	if err != nil {
 		fail("open the topics: %v", err)
 	}
-	met.RegisterTopics(server.TopicMetrics(s.Topics))
+	met.RegisterTopics(s.Topics.Stats)
 
 	if config != nil {
 		plan, err := topology.ApplyAll(context.Background(), server.TopologyTargets(s.eng, s.Topics, s.Triggers, s.Alarms), config, false)

@@ -266,7 +266,7 @@ func applyQueues(ctx context.Context, target Target, c *Config, dryRun bool, pla
 				return p.String()
 			}
 		}
-		return tidemq.QueueARN("us-east-1", tidemq.DefaultAccountID, name)
+		return tidemq.QueueARN(tidemq.DefaultRegion, tidemq.DefaultAccountID, name)
 	}
 	var allowLater []Change // RedriveAllowPolicy of new queues, set once every source exists
 	for _, q := range order {

@@ -49,7 +49,7 @@ func (t *Target) runsLocalCode() bool { return len(t.Command) > 0 || t.Function 
 // queueARN (the function gets its region and account).
 func (c *Config) lambdaFunction(queueARN string) lambdart.Function {
 	f := c.Target.Function
-	region, account := "us-east-1", tidemq.DefaultAccountID
+	region, account := tidemq.DefaultRegion, tidemq.DefaultAccountID
 	if parts := strings.Split(queueARN, ":"); len(parts) >= 6 {
 		region, account = parts[3], parts[4]
 	}

@@ -50,7 +50,7 @@ type Config struct {
 
 // Defaults for Config.
 const (
-	DefaultRegion    = "us-east-1"
+	DefaultRegion    = tidemq.DefaultRegion
 	DefaultAccountID = tidemq.DefaultAccountID
 )
 

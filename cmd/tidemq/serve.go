@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/api/frontdoor"
-	"github.com/tidemq/tidemq/api/sqs"
 	"github.com/tidemq/tidemq/backup"
 	"github.com/tidemq/tidemq/internal/ratelog"
 	"github.com/tidemq/tidemq/storage"
@@ -235,13 +233,6 @@ func runServe(ctx context.Context, o *serveOptions) error {
 			return fmt.Errorf("--regions: %q is not a region name like eu-west-1", r)
 		}
 	}
-	var auth sqs.Authenticator
-	if a, err := o.openAccess(ctx, log); err != nil {
-		return err
-	} else if a != nil {
-		auth = a
-	}
-	defer o.access.close()
 	open, err := o.door.exempt(o.auth)
 	if err != nil {
 		return err
@@ -251,15 +242,6 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if o.triggers.allowCommands && !o.auth && !isLoopback(o.listen) {
 		return fmt.Errorf("--allow-trigger-commands lets whoever reaches the admin API run programs: on %s it needs --auth", o.listen)
-	}
-	// The routes are mounted once everything behind them is open; the
-	// server is built first so that a bad TLS file fails before the store
-	// is touched.
-	door := frontdoor.New(frontdoor.Config{Auth: adminAuth(auth), Guard: o.access.guard(), MaxBody: sqs.MaxRequestBodyBytes,
-		MaxBodyMemory: o.door.maxBodyMemMiB << 20, AllowedHosts: o.door.hosts(o.publicURL, o.listen), Logger: log})
-	srv, err := o.door.server(door, log)
-	if err != nil {
-		return err
 	}
 	if o.publicURL != "" && !strings.HasPrefix(o.publicURL, "http://") && !strings.HasPrefix(o.publicURL, "https://") {
 		return fmt.Errorf("--public-url must start with http:// or https://, got %q", o.publicURL)
@@ -287,7 +269,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	if abs, err := filepath.Abs(o.dataDir); err == nil {
 		o.dataDir = abs // so the log says where the data really is
 	}
-	s := &tidemqServer{o: o, log: log, auth: auth, open: open, config: config, door: door, http: srv}
+	s := &tidemqServer{o: o, log: log, open: open, config: config}
 	if err := s.start(ctx); err != nil {
 		return errors.Join(err, s.Close())
 	}

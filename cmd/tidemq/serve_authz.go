@@ -54,17 +54,52 @@ func (a *accessOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&a.reloadPeriod, "credentials-reload", 2*time.Second, "how often --credentials-file is checked for changes (reloaded when its contents change)")
 }
 
-// openAccess builds the authenticator of the protocols and, under --auth,
-// the principals' store (watched for changes until ctx ends or close), the
-// authorizer and the audit log. Without --auth it returns nil and builds
-// nothing: every call is allowed, as in the quick start.
+// openAccess opens the audit log, then the credentials (openAudit,
+// openCredentials): `tidemq serve` opens them as two of its parts.
 func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
+	if err := o.openAudit(log); err != nil {
+		return nil, err
+	}
+	return o.openCredentials(ctx, log)
+}
+
+// openAudit opens the audit log under --auth: --audit-log, or audit.log in
+// --data-dir; none with --in-memory or --store postgres unless named.
+func (o *serveOptions) openAudit(log *slog.Logger) error {
+	a := &o.access
+	if !o.auth {
+		if a.auditLog != "" {
+			return errors.New("--audit-log records refused calls and admin changes, and there is no --auth")
+		}
+		return nil
+	}
+	path := a.auditLog
+	if path == "" && !o.inMemory && !isPostgresStore(o.store) {
+		// Next to the data (created as the store creates it, for this
+		// user only: the store may not have made it yet). Nodes sharing
+		// PostgreSQL name theirs with --audit-log.
+		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		path = filepath.Join(o.dataDir, "audit.log")
+	}
+	if path == "" {
+		return nil
+	}
+	var err error
+	a.audit, err = audit.Open(path, a.auditMaxMiB<<20, a.auditKeep, log)
+	return err
+}
+
+// openCredentials builds the authenticator of the protocols and, under
+// --auth, the principals' store (watched for changes until ctx ends or
+// stopWatching) and the authorizer, which writes to the audit log
+// (openAudit first). Without --auth it returns nil and builds nothing:
+// every call is allowed, as in the quick start.
+func (o *serveOptions) openCredentials(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
 	if !o.auth {
 		if o.credentials != "" || o.credentialsFile != "" {
 			return nil, errors.New("credentials are given but --auth is off: add --auth to verify signatures")
-		}
-		if o.access.auditLog != "" {
-			return nil, errors.New("--audit-log records refused calls and admin changes, and there is no --auth")
 		}
 		return nil, nil
 	}
@@ -84,21 +119,6 @@ func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz
 		return nil, err
 	}
 	a := &o.access
-	path := a.auditLog
-	if path == "" && !o.inMemory && !isPostgresStore(o.store) {
-		// Next to the data (created as the store creates it, for this
-		// user only: the store may not have made it yet). Nodes sharing
-		// PostgreSQL name theirs with --audit-log.
-		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("audit log: %w", err)
-		}
-		path = filepath.Join(o.dataDir, "audit.log")
-	}
-	if path != "" {
-		if a.audit, err = audit.Open(path, a.auditMaxMiB<<20, a.auditKeep, log); err != nil {
-			return nil, err
-		}
-	}
 	a.store = store
 	a.authorizer = &authz.Authorizer{Store: store, Account: o.accountID, Region: o.region, Audit: a.audit, Logger: log}
 	if a.reloadPeriod > 0 && store.Path() != "" {
@@ -205,12 +225,25 @@ func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queu
 	return a.authorizer.DeliveryCheck
 }
 
+// close stops the watcher and closes the audit log.
 func (a *accessOptions) close() {
+	a.stopWatching()
+	_ = a.closeAudit()
+}
+
+// stopWatching stops the credentials file's watcher, if it runs.
+func (a *accessOptions) stopWatching() {
 	if a.stopWatch != nil {
 		a.stopWatch()
 		<-a.watching
+		a.stopWatch = nil
 	}
-	if a.audit != nil {
-		_ = a.audit.Close()
+}
+
+// closeAudit closes the audit log, if one is open.
+func (a *accessOptions) closeAudit() error {
+	if a.audit == nil {
+		return nil
 	}
+	return a.audit.Close()
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/engine"
-	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/metrics"
 	topicstore "github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
@@ -217,7 +216,7 @@ func TestTopicMetrics(t *testing.T) {
 	}
 	defer topics.Close()
 	m := metrics.New(metrics.Options{NoRuntime: true})
-	m.RegisterTopics(server.TopicMetrics(topics))
+	m.RegisterTopics(topics.Stats)
 
 	if _, err := eng.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/api/sigv4"
-	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/metrics"
 	"github.com/tidemq/tidemq/storage"
 	"github.com/tidemq/tidemq/trigger"
@@ -62,7 +61,7 @@ func startTriggers(b tidemq.Broker, store storage.Store, reg prometheus.Register
 		return nil, err
 	}
 	if reg != nil {
-		if err := reg.Register(metrics.NewTriggerCollector(trigger.States, server.TriggerStats(m))); err != nil {
+		if err := reg.Register(metrics.NewTriggerCollector(m.Stats)); err != nil {
 			m.Close(context.Background())
 			return nil, err
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/engine"
-	"github.com/tidemq/tidemq/internal/server"
 	"github.com/tidemq/tidemq/storage/mem"
 	"github.com/tidemq/tidemq/trigger"
 )
@@ -63,7 +62,7 @@ func TestTriggerErrorsAlarmCountsFailedItems(t *testing.T) {
 	defer trg.stop(5 * time.Second)
 	ev := alarms.New(alarms.Options{Snapshots: eng.Snapshot,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ev.SetTriggers(server.TriggerAlarmSnapshots(trg.m))
+	ev.SetTriggers(trg.m.Stats)
 	if _, err := trg.m.Create(ctx, trigger.Config{Name: "hubspot-fn", Queue: "hubspot", BatchSize: 1,
 		FunctionResponseTypes: []string{trigger.ReportBatchItemFailures}, Target: trigger.Target{URL: fn.URL}}); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,54 @@ const state = {
 };
 
 // ---------------------------------------------------------------------------
+// The overview: the server answers the broker's snapshots (QueueSnapshot,
+// as /tidemq/queues has them) and the alarms of those queues; what the page
+// shows of a queue is worked out here, once per poll.
+
+// queueNameOf is the console's name of the queue an ARN names: the plain
+// name in the server's region, "<region>/<name>" in another.
+function queueNameOf(arn, region) {
+  const parts = arn.split(':');
+  if (parts.length !== 6) return arn.slice(arn.lastIndexOf(':') + 1);
+  return parts[3] === region ? parts[5] : `${parts[3]}/${parts[5]}`;
+}
+
+async function fetchOverview(queue) {
+  const raw = await api.overview(queue);
+  const snaps = raw.queues || [];
+  const nameOf = new Map(snaps.map((s) => [s.ARN, s.Name]));
+  const sources = new Map(); // ARN -> names of the queues that dead-letter into it
+  for (const s of snaps) {
+    if (!s.DeadLetterTarget) continue;
+    if (!sources.has(s.DeadLetterTarget)) sources.set(s.DeadLetterTarget, []);
+    sources.get(s.DeadLetterTarget).push(s.Name);
+  }
+  const alarmsOf = new Map();
+  for (const a of raw.alarms || []) {
+    if (!alarmsOf.has(a.queue)) alarmsOf.set(a.queue, []);
+    alarmsOf.get(a.queue).push(a);
+  }
+  const queues = snaps.map((s) => {
+    const alarms = alarmsOf.get(s.Name) || [];
+    return {
+      name: s.Name, arn: s.ARN, fifo: s.FIFO,
+      visible: s.Visible, inFlight: s.InFlight, delayed: s.Delayed,
+      depth: s.Visible + s.InFlight + s.Delayed, // every message the queue holds
+      oldestAgeSeconds: s.OldestAgeSeconds, retentionSeconds: s.RetentionSeconds,
+      deadLetterQueue: s.IsDeadLetterQueue,
+      deadLetterTarget: s.DeadLetterTarget ? (nameOf.get(s.DeadLetterTarget) || queueNameOf(s.DeadLetterTarget, raw.region)) : '',
+      maxReceiveCount: s.MaxReceiveCount,
+      sources: (sources.get(s.ARN) || []).sort(),
+      // FIRING when one of its alarms fires, OK when all are quiet, '' without any.
+      alarm: alarms.length === 0 ? '' : (alarms.some((a) => a.state === 'FIRING') ? 'FIRING' : 'OK'),
+      alarms,
+      stats: s.Stats,
+    };
+  });
+  return { ...raw, queues };
+}
+
+// ---------------------------------------------------------------------------
 // Polling and history
 
 function record(ov) {
@@ -37,7 +85,7 @@ async function poll() {
   clearTimeout(state.timer);
   if (state.authRequired && !credentials()) return; // signed out: the sign-in form waits
   try {
-    state.overview = await api.overview(routeQueue());
+    state.overview = await fetchOverview(routeQueue());
     record(state.overview);
     await render(false);
   } catch (e) {
@@ -191,7 +239,7 @@ async function renderQueue(name, navigated) {
   let q = ov.queues.find((x) => x.name === name);
   if (!q && ov.truncated) {
     // Past the overview's first queues: ask for this one.
-    state.overview = ov = await api.overview(name);
+    state.overview = ov = await fetchOverview(name);
     record(ov);
     q = ov.queues.find((x) => x.name === name);
   }
@@ -622,7 +670,7 @@ document.getElementById('signout').addEventListener('click', () => {
 
 async function start() {
   try {
-    state.overview = await api.overview(routeQueue());
+    state.overview = await fetchOverview(routeQueue());
   } catch (e) {
     handleError(e);
     return;
