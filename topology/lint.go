@@ -151,6 +151,9 @@ func ruleName(id string) string {
 type linter struct {
 	c        *Config
 	findings []Finding
+	// account is the topology's account (LintOptions.AccountID, else
+	// tidemq.DefaultAccountID): the account of its queues' ARNs.
+	account string
 }
 
 func (l *linter) add(s *src, field, rule string, sev Severity, hint, format string, args ...any) {
@@ -163,7 +166,10 @@ func Lint(c *Config) []Finding { return LintWith(c, LintOptions{}) }
 
 // LintWith is Lint with the permissions checks of o (lint_access.go).
 func LintWith(c *Config, o LintOptions) []Finding {
-	l := &linter{c: c}
+	l := &linter{c: c, account: o.AccountID}
+	if l.account == "" {
+		l.account = tidemq.DefaultAccountID
+	}
 	l.checkSuppressions()
 	dlqs := map[string][]*Queue{} // DLQ name → its sources
 	seen := map[string]bool{}
@@ -288,9 +294,15 @@ func (l *linter) checkRedrive(q *Queue) {
 	r := q.RedrivePolicy
 	dlq := l.c.Queue(queueName(r.DeadLetterQueue))
 	if dlq == nil {
-		if _, isARN := tidemq.ParseARN(r.DeadLetterQueue); !isARN {
+		a, isARN := tidemq.ParseARN(r.DeadLetterQueue)
+		switch {
+		case !isARN:
 			l.add(&q.src, "redrivePolicy.deadLetterQueue", RuleInvalidConfiguration, SeverityError,
 				"declare the dead-letter queue, or give its ARN", "queue %s sends failures to %s, which is not declared", q.Name, r.DeadLetterQueue)
+		case a.Service == "sqs" && a.Account != l.account:
+			l.add(&q.src, "redrivePolicy.deadLetterQueue", RuleInvalidConfiguration, SeverityError,
+				"use a dead-letter queue of the queue's own account "+l.account,
+				"queue %s sends failures to a queue of account %s: SQS (and tidemq) refuse a dead-letter queue of another account (Dead-letter target owner should be same as the source)", q.Name, a.Account)
 		}
 		return
 	}
