@@ -543,7 +543,7 @@ func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]stri
 			if v != "" {
 				// A FIFO topic's subscription needs a FIFO dead-letter
 				// queue only when its own queue is FIFO.
-				if _, err := s.checkRedrivePolicy(v, t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
+				if _, err := s.checkRedrivePolicy(v, s.ownerOf(t.ARN), t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
 					return err
 				}
 			}
