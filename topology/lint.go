@@ -112,6 +112,7 @@ const (
 	RuleTriggerAccess        = "TQ019"
 	RuleSubscriptionPolicy   = "TQ020"
 	RuleDLQRedrive           = "TQ021"
+	RuleResourcePolicy       = "TQ022"
 )
 
 // Rules lists every lint rule.
@@ -136,6 +137,7 @@ var Rules = []Rule{
 	{RuleTriggerAccess, "trigger-access", "With a permissions file (--credentials-file): the principal a function runs as must be allowed sqs:ReceiveMessage, sqs:DeleteMessage and sqs:GetQueueAttributes on the queues it consumes and sqs:SendMessage on those it produces to."},
 	{RuleSubscriptionPolicy, "subscription-policy", "With a permissions file: under --auth a topic delivers into a queue only when the queue's policy allows sns.amazonaws.com sqs:SendMessage for the topic's ARN (aws:SourceArn), as on AWS; otherwise every message is refused (dead-lettered or dropped)."},
 	{RuleDLQRedrive, "dlq-redrive", "With a permissions file: some principal should be allowed to redrive a dead-letter queue (sqs:StartMessageMoveTask or tidemq:Redrive on it), or its messages can only expire."},
+	{RuleResourcePolicy, "resource-policy", "With a permissions file: a queue's or topic's policy must parse and use only conditions tidemq evaluates; otherwise it denies every call it applies to (and everything to other accounts), whatever it says."},
 	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
