@@ -157,6 +157,9 @@ func TestAccountsURLsAndARNs(t *testing.T) {
 	wantAPIError[error](t, err, "AccessDenied", nil) // cross-account: the Authorizer refuses
 	_, err = home.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("orders"), QueueOwnerAWSAccountId: aws.String("12")})
 	wantAPIError[*types.QueueDoesNotExist](t, err, "AWS.SimpleQueueService.NonExistentQueue", nil)
+	// Without a QueueName, the request is refused as such, whatever the owner.
+	_, err = home.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(""), QueueOwnerAWSAccountId: aws.String(partner)})
+	wantAPIError[error](t, err, "MissingParameter", nil)
 	// A queue URL naming the other account is a cross-account call.
 	_, err = home.SendMessage(ctx, &awssqs.SendMessageInput{QueueUrl: aws.String(partnerURL), MessageBody: aws.String("x")})
 	wantAPIError[error](t, err, "AccessDenied", nil)

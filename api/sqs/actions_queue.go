@@ -31,26 +31,26 @@ func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
 	if strings.ContainsAny(in.QueueName, "/:") {
 		return nil, tidemq.NonExistentQueue()
 	}
+	if err := (&tidemq.GetQueueParams{Name: in.QueueName}).Validate(); err != nil {
+		return nil, err // judged before the name is qualified with an account
+	}
 	// QueueOwnerAWSAccountId names the account whose queue is asked for
 	// (a cross-account call, decided so); without it, the caller's. An
-	// owner that is no account owns no queue, once the broker has judged
-	// the request (a request without a QueueName is refused as such).
+	// owner that is no account owns no queue.
 	account := c.account
 	if in.QueueOwnerAWSAccountID != "" {
 		account = in.QueueOwnerAWSAccountID
 	}
+	if !tidemq.ValidAccount(account) {
+		return nil, tidemq.NonExistentQueue()
+	}
 	name := c.qualified(account, in.QueueName)
-	if tidemq.ValidAccount(account) {
-		if err := c.authorize(name); err != nil {
-			return nil, err
-		}
+	if err := c.authorize(name); err != nil {
+		return nil, err
 	}
 	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: name})
 	if err != nil {
 		return nil, err
-	}
-	if !tidemq.ValidAccount(account) {
-		return nil, tidemq.NonExistentQueue()
 	}
 	return &queueURLOutput{QueueURL: c.queueURL(info.Name)}, nil
 }
