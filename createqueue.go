@@ -20,8 +20,9 @@ func CheckExisting(attrs map[string]string, fifo bool, existing map[string]strin
 // CheckRedrive checks the RedrivePolicy among attrs, the attributes the
 // queue name (ARN arn, FIFO when fifo) will have, against the queue it
 // targets, which find looks up by ARN (nil when there is none): see
-// CheckRedriveTarget. home is the broker's home region. No policy, no
-// check.
+// CheckRedriveTarget; a dead-letter queue of another account than the
+// source's is refused before. home is the broker's home region. No
+// policy, no check.
 func CheckRedrive(attrs map[string]string, home, name, arn string, fifo bool, find func(arn string) (*RedriveTarget, error)) error {
 	s := attrs[AttrRedrivePolicy]
 	if s == "" {
@@ -30,6 +31,12 @@ func CheckRedrive(attrs map[string]string, home, name, arn string, fifo bool, fi
 	p, err := ParseRedrivePolicy(s)
 	if err != nil {
 		return err
+	}
+	// AWS: a dead-letter queue is of its source's account; another
+	// account's is refused whether it exists or not.
+	src, _ := ParseARN(arn)
+	if dlq, ok := ParseARN(p.DeadLetterTargetARN); ok && dlq.Service == "sqs" && dlq.Account != src.Account {
+		return InvalidParameter(AttrRedrivePolicy, s, "Dead-letter target owner should be same as the source.")
 	}
 	target, err := find(p.DeadLetterTargetARN)
 	if err != nil {

@@ -64,22 +64,24 @@ func CanonicalQueueName(name, home string) string {
 }
 
 // RegionalQueueARN is the ARN of the queue named name (plainly in the home
-// region, or "<region>/<name>") of a Broker of home region and account: it
-// carries the queue's region and its plain name.
+// region and account, or "[<region>/][<account>:]<name>", account.go) of a
+// Broker of home region and account: it carries the queue's region, its
+// account and its plain name.
 func RegionalQueueARN(home, account, name string) string {
-	region, plain := SplitQueueName(name, home)
-	return QueueARN(region, account, plain)
+	region, acct, plain := SplitQualifiedName(name, home, account)
+	return QueueARN(region, acct, plain)
 }
 
 // QueueNameOfARN is the name, in a Broker of home region and account, of
-// the queue an ARN of any region names; ok is false when the ARN names no
-// queue of that account.
+// the queue an ARN of any region and any account names; ok is false when
+// the ARN names no queue (another service, an account that is not 12
+// digits, a resource that is no queue name).
 func QueueNameOfARN(arn, home, account string) (name string, ok bool) {
 	a, ok := ParseARN(arn)
-	if !ok || a.Service != "sqs" || a.Account != account || strings.Contains(a.Resource, "/") {
+	if !ok || a.Service != "sqs" || !ValidAccount(a.Account) || strings.ContainsAny(a.Resource, "/:") {
 		return "", false
 	}
-	return RegionalQueueName(a.Region, home, a.Resource), true
+	return QualifiedQueueName(a.Region, home, a.Account, account, a.Resource), true
 }
 
 // DefaultRegion is a broker's region when its options name none

@@ -21,17 +21,15 @@ func optionalRange(param string, v *int, lo, hi int, reason string) error {
 }
 
 // Validate checks a CreateQueue request on its own: a name (of the home
-// region or "<region>/<name>", region.go), valid for the queue's type (FIFO when Attributes say FifoQueue true), valid attributes
+// region and account, or "[<region>/][<account>:]<name>", region.go and
+// account.go), valid for the queue's type (FIFO when Attributes say FifoQueue true), valid attributes
 // and tags. It returns the type and the attributes normalised
 // (ValidateQueueAttributes). What needs other queues (a RedrivePolicy's
 // target) is the broker's to check.
 func (p *CreateQueueParams) Validate() (fifo bool, attrs map[string]string, err error) {
-	name := p.Name
-	if region, plain, ok := strings.Cut(p.Name, "/"); ok {
-		if !ValidRegion(region) {
-			return false, nil, InvalidQueueName()
-		}
-		name = plain
+	name, ok := validQualifiers(p.Name)
+	if !ok {
+		return false, nil, InvalidQueueName()
 	}
 	if name == "" {
 		return false, nil, MissingParameter("QueueName")
@@ -66,11 +64,11 @@ func validateListMaxResults(n *int) error {
 
 // Validate checks MaxResults (1 to 1000 when given) and the prefix: no
 // queue name is longer than 80 characters, so neither is a prefix (the
-// region part of a regional prefix aside).
+// region and account parts of a qualified prefix aside).
 func (p *ListQueuesParams) Validate() error {
-	plain := p.Prefix
-	if _, n, ok := strings.Cut(plain, "/"); ok {
-		plain = n
+	plain, ok := validQualifiers(p.Prefix)
+	if !ok {
+		return InvalidParameter("QueueNamePrefix", p.Prefix, "The prefix names no region and account.")
 	}
 	if len(plain) > MaxQueueNameLength {
 		return InvalidParameter("QueueNamePrefix", plain, fmt.Sprintf("Queue name prefix must be at most %d characters.", MaxQueueNameLength))

@@ -101,6 +101,15 @@ func (a *Authorizer) Permits(ctx context.Context, c Call) bool {
 	return err == nil && d.Allowed
 }
 
+// CallerAccount is api/sqs.Config.CallerAccount and api/sns's: the
+// account of the principal of an access key, "" for a key nobody has.
+func (a *Authorizer) CallerAccount(accessKey string) string {
+	if p, ok := a.Store.Directory().Principal(accessKey); ok {
+		return p.Account
+	}
+	return ""
+}
+
 // DeliveryCheck is sns.Options.DeliveryCheck: may the topic send into the
 // queue? The queue's policy must allow the service principal
 // sns.amazonaws.com sqs:SendMessage under the topic's aws:SourceArn.
@@ -174,16 +183,47 @@ func (a *Authorizer) decideFor(ctx context.Context, identity *policy.Document, p
 		return policy.Decision{}, err
 	}
 	if broken != "" {
-		return policy.Decision{Reason: broken}, nil
+		if !ownerRepairs(pp, req) {
+			return policy.Decision{Reason: broken}, nil
+		}
+		// The owning account is not locked out of its own resource by
+		// a policy nobody can evaluate: decided as if it had none.
+		d := policy.Decide(identity, nil, req)
+		d.Reason += " (the resource's Policy cannot be evaluated and is left out for its own account)"
+		return d, nil
 	}
 	return policy.Decide(identity, resource, req), nil
+}
+
+// repairActions are what the owning account may still do on a resource
+// whose stored Policy cannot be evaluated: read and replace or remove the
+// policy, or delete the resource.
+var repairActions = map[string]bool{
+	"sqs:GetQueueAttributes": true, "sqs:SetQueueAttributes": true, "sqs:RemovePermission": true, "sqs:DeleteQueue": true,
+	"sns:GetTopicAttributes": true, "sns:SetTopicAttributes": true, "sns:RemovePermission": true, "sns:DeleteTopic": true,
+}
+
+// ownerRepairs reports whether a request on a resource whose Policy does
+// not parse is decided without it: the resource account's root user for
+// any action (it is allowed everything in its account on AWS, and must be
+// able to fix what is broken), and the account's other principals for the
+// repairActions under their identity policies. Everyone else (another
+// account, a service such as SNS) is denied: a policy that cannot be read
+// grants nothing.
+func ownerRepairs(pp policy.Principal, req policy.Request) bool {
+	if pp.Service != "" || pp.Account != req.ResourceAccount {
+		return false
+	}
+	return pp.Root || repairActions[req.Action]
 }
 
 // resourcePolicy is the policy of the resource an ARN names: a queue's
 // Policy attribute (read through the cache, queuecache.go), or a topic's
 // (AWS's default topic policy while it has none of its own), if it is one
-// of this server's and has one. A stored policy that does not parse denies
-// (loudly; broken says why): it cannot be what its owner meant to allow.
+// of this server's (of any of its accounts) and has one. A stored policy
+// that does not parse denies (loudly; broken says why): it cannot be what
+// its owner meant to allow; only its own account may still repair it
+// (ownerRepairs).
 // Only a resource that does not exist has no policy besides one whose
 // Policy is empty; a policy that cannot be read fails the call with
 // ServiceUnavailable (retryable) instead of deciding it without the policy
@@ -206,8 +246,8 @@ func (a *Authorizer) resourcePolicy(ctx context.Context, arn string) (doc *polic
 		}
 	case strings.HasPrefix(arn, "arn:aws:sns:"):
 		t, ok := tidemq.ParseARN(arn)
-		if a.TopicPolicy == nil || !ok || t.Account != a.Account || t.Resource == "" || strings.ContainsAny(t.Resource, "*?:") {
-			return nil, "", nil // a listing's "every topic", or another account's topic
+		if a.TopicPolicy == nil || !ok || !tidemq.ValidAccount(t.Account) || t.Resource == "" || strings.ContainsAny(t.Resource, "*?:") {
+			return nil, "", nil // a listing's "every topic", or no topic's ARN
 		}
 		kind = "topic"
 		text, err = a.TopicPolicy(ctx, arn)

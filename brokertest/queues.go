@@ -276,6 +276,85 @@ func queueChecks() []check {
 			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "orders"}), "DeleteQueue(orders)")
 			e.wantCounts(away, 0, 1, 0, "eu-west-1's orders after deleting the home region's")
 		}},
+		{"AccountQueues", func(e *env) {
+			// Each account is a namespace (tidemq.AccountQueueName): the
+			// same name in two accounts is two queues, each with its
+			// account's ARN; the home account's queues are named plainly.
+			const partner = "111122223333"
+			theirs := tidemq.AccountQueueName(partner, AccountID, "orders")
+			ours := e.create("orders", nil)
+			info, err := e.tryCreate(theirs, nil)
+			e.ok(err, "CreateQueue(%s)", theirs)
+			if want := tidemq.QueueARN(Region, partner, "orders"); info.ARN != want || ours.ARN != e.arn("orders") || info.Name != theirs {
+				e.t.Fatalf("ARNs %q and %q (name %q), want %q and %q (%q)", ours.ARN, info.ARN, info.Name, e.arn("orders"), want, theirs)
+			}
+			if got := e.attrs(theirs, tidemq.AttrQueueArn)[tidemq.AttrQueueArn]; got != info.ARN {
+				e.t.Fatalf("QueueArn of %s is %q, want %q", theirs, got, info.ARN)
+			}
+			e.sendBody(theirs, "for the partner")
+			e.wantCounts("orders", 0, 0, 0, "the home account's orders after a send to the partner's")
+			e.wantCounts(theirs, 1, 0, 0, "the partner's orders")
+			if m := e.receiveOne(theirs); m.Body != "for the partner" {
+				e.t.Fatalf("received %q from %s", m.Body, theirs)
+			}
+			// A region and an account together: eu-west-1/111122223333:orders.
+			away := tidemq.QualifiedQueueName("eu-west-1", Region, partner, AccountID, "orders")
+			awayInfo, err := e.tryCreate(away, nil)
+			e.ok(err, "CreateQueue(%s)", away)
+			if want := tidemq.QueueARN("eu-west-1", partner, "orders"); awayInfo.ARN != want {
+				e.t.Fatalf("ARN of %s is %q, want %q", away, awayInfo.ARN, want)
+			}
+			// Not a queue name: an account that is not 12 digits, or a colon in the name.
+			for _, bad := range []string{"1234:orders", "abcdefghijkl:orders", partner + ":a:b"} {
+				_, err := e.tryCreate(bad, nil)
+				e.wantCode(err, tidemq.ErrInvalidParameterValue, "CreateQueue(%s)", bad)
+			}
+			// ListQueues lists one account: the prefix's, else the home one.
+			e.create("other-ours", nil)
+			e.create(tidemq.AccountQueueName(partner, AccountID, "other-theirs"), nil)
+			e.create(tidemq.AccountQueueName("444455556666", AccountID, "orders"), nil)
+			list := func(prefix string) []string {
+				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: prefix})
+				e.ok(err, "ListQueues(%q)", prefix)
+				got := append([]string(nil), res.Names...)
+				sort.Strings(got)
+				return got
+			}
+			if got := list(""); !equalStrings(got, []string{"orders", "other-ours"}) {
+				e.t.Fatalf("ListQueues() = %v, want the home account's [orders other-ours]", got)
+			}
+			if got := list(partner + ":"); !equalStrings(got, []string{partner + ":orders", partner + ":other-theirs"}) {
+				e.t.Fatalf("ListQueues(%s:) = %v", partner, got)
+			}
+			if got := list(partner + ":other"); !equalStrings(got, []string{partner + ":other-theirs"}) {
+				e.t.Fatalf("ListQueues(%s:other) = %v", partner, got)
+			}
+			if got := list("eu-west-1/" + partner + ":"); !equalStrings(got, []string{away}) {
+				e.t.Fatalf("ListQueues(eu-west-1/%s:) = %v", partner, got)
+			}
+			if got := list("eu-west-1/"); len(got) != 0 {
+				e.t.Fatalf("ListQueues(eu-west-1/) = %v, want none of the home account", got)
+			}
+			// A dead-letter queue must be of the queue's account, existing or not.
+			for _, dlq := range []string{e.arn("orders"), tidemq.QueueARN(Region, AccountID, "nosuch")} {
+				_, err = e.tryCreate(tidemq.AccountQueueName(partner, AccountID, "src"), map[string]string{tidemq.AttrRedrivePolicy: fmt.Sprintf(
+					`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, dlq)})
+				e.wantMessage(err, tidemq.ErrInvalidParameterValue, "Dead-letter target owner should be same as the source.", "a RedrivePolicy naming %s from the partner's account", dlq)
+			}
+			err = e.trySet("orders", map[string]string{tidemq.AttrRedrivePolicy: fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, info.ARN)})
+			e.wantMessage(err, tidemq.ErrInvalidParameterValue, "Dead-letter target owner should be same as the source.", "SetQueueAttributes naming the partner's queue as DLQ")
+			_, err = e.tryCreate(tidemq.AccountQueueName(partner, AccountID, "src"), map[string]string{tidemq.AttrRedrivePolicy: fmt.Sprintf(
+				`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, info.ARN)})
+			e.ok(err, "a RedrivePolicy naming a queue of the same account")
+			src := tidemq.AccountQueueName(partner, AccountID, "src")
+			res, err := e.b.ListDeadLetterSourceQueues(e.ctx, tidemq.ListDeadLetterSourceQueuesParams{Queue: theirs})
+			e.ok(err, "ListDeadLetterSourceQueues(%s)", theirs)
+			if !equalStrings(res.Names, []string{src}) {
+				e.t.Fatalf("ListDeadLetterSourceQueues(%s) = %v, want [%s]", theirs, res.Names, src)
+			}
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "orders"}), "DeleteQueue(orders)")
+			e.wantCounts(theirs, 0, 1, 0, "the partner's orders after deleting the home account's")
+		}},
 		{"AtMost50Tags", func(e *env) {
 			tags := func(prefix string, n int) map[string]string {
 				m := make(map[string]string, n)

@@ -1,6 +1,7 @@
 package brokertest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -24,6 +25,33 @@ func restartChecks() []check {
 			if a[tidemq.AttrQueueArn] != tidemq.QueueARN("eu-west-1", AccountID, "orders") || a[tidemq.AttrVisibilityTimeout] != "45" {
 				e.t.Fatalf("eu-west-1's orders after a restart: %v", a)
 			}
+		}},
+		{"AccountQueuesSurvive", func(e *env) {
+			const partner = "111122223333"
+			theirs := tidemq.AccountQueueName(partner, AccountID, "orders")
+			e.create("orders", nil)
+			e.create(tidemq.AccountQueueName(partner, AccountID, "dlq"), nil)
+			e.create(theirs, map[string]string{tidemq.AttrVisibilityTimeout: "45",
+				tidemq.AttrRedrivePolicy: fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":2}`, tidemq.QueueARN(Region, partner, "dlq"))})
+			e.sendBody(theirs, "partner")
+			e.restart()
+			e.wantCounts(theirs, 1, 0, 0, "the partner's orders after a restart")
+			e.wantCounts("orders", 0, 0, 0, "the home account's orders after a restart")
+			a := e.attrs(theirs, tidemq.AttrQueueArn, tidemq.AttrVisibilityTimeout)
+			if a[tidemq.AttrQueueArn] != tidemq.QueueARN(Region, partner, "orders") || a[tidemq.AttrVisibilityTimeout] != "45" {
+				e.t.Fatalf("the partner's orders after a restart: %v", a)
+			}
+			res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: partner + ":"})
+			e.ok(err, "ListQueues after a restart")
+			if got := append([]string(nil), res.Names...); len(got) != 2 {
+				e.t.Fatalf("the partner's queues after a restart: %v", got)
+			}
+			// Its dead-letter queue still takes its moves.
+			for i := 0; i < 2; i++ {
+				e.receiveOne(theirs, withVisibility(0))
+			}
+			e.receiveNone(theirs, "after two receives of maxReceiveCount 2")
+			e.wantCounts(tidemq.AccountQueueName(partner, AccountID, "dlq"), 1, 0, 0, "the partner's DLQ after the move")
 		}},
 		{"QueuesAttributesTagsAndPermissionsSurvive", func(e *env) {
 			e.create("dlq", map[string]string{tidemq.AttrMessageRetentionPeriod: "1209600"})

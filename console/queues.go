@@ -116,8 +116,17 @@ func ordered(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) {
 }
 
 // queueName is the broker's name of the queue an ARN names: the plain name
-// in the home region, "<region>/<name>" in another (tidemq.RegionalQueueName).
+// in the home region and account, "[<region>/][<account>:]<name>" otherwise
+// (tidemq.QualifiedQueueName), so that two accounts' queues of one name
+// are told apart.
 func (c *Console) queueName(arn string) string {
+	account := c.o.AccountID
+	if account == "" {
+		account = tidemq.DefaultAccountID
+	}
+	if name, ok := tidemq.QueueNameOfARN(arn, c.o.Region, account); ok {
+		return name
+	}
 	a, ok := tidemq.ParseARN(arn)
 	if !ok {
 		return arn[strings.LastIndexByte(arn, ':')+1:]

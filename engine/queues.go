@@ -206,12 +206,12 @@ func (e *Engine) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (_ *
 	if err := h.lock(); err != nil {
 		return nil, err
 	}
-	// One region's queues: the region named in the prefix
-	// ("eu-west-1/ord"), else the engine's own.
-	region, prefix := tidemq.SplitQueueName(p.Prefix, e.region)
+	// One region's and one account's queues: those named in the prefix
+	// ("eu-west-1/111122223333:ord"), else the engine's own.
+	region, account, prefix := tidemq.SplitQualifiedName(p.Prefix, e.region, e.acct)
 	names := make([]string, 0, len(e.queues))
 	for name := range e.queues {
-		if r, plain := tidemq.SplitQueueName(name, e.region); r == region && strings.HasPrefix(plain, prefix) {
+		if r, a, plain := tidemq.SplitQualifiedName(name, e.region, e.acct); r == region && a == account && strings.HasPrefix(plain, prefix) {
 			names = append(names, name)
 		}
 	}

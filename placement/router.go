@@ -275,11 +275,12 @@ func (r *Router) sameCluster(ctx context.Context, param, value string, c *Cluste
 	return otherCluster(param, value, other)
 }
 
-// validName reports whether name (plain or "<region>/<name>") is a queue
-// name a queue could have: only those are placed before they exist.
+// validName reports whether name (plain or "[<region>/][<account>:]<name>")
+// is a queue name a queue could have: only those are placed before they
+// exist.
 func (r *Router) validName(name string) bool {
-	_, plain := tidemq.SplitQueueName(name, r.region)
-	return plain != "" && tidemq.ValidateQueueName(plain, strings.HasSuffix(plain, ".fifo")) == nil
+	_, account, plain := tidemq.SplitQualifiedName(name, r.region, r.acct)
+	return plain != "" && tidemq.ValidAccount(account) && tidemq.ValidateQueueName(plain, strings.HasSuffix(plain, ".fifo")) == nil
 }
 
 // deadLetterQueue is the name of the queue a RedrivePolicy in attrs

@@ -155,12 +155,15 @@ func (b *Broker) ListQueues(ctx context.Context, p tidemq.ListQueuesParams) (*ti
 	if err := b.refusal(); err != nil {
 		return nil, err
 	}
-	region, prefix := tidemq.SplitQueueName(p.Prefix, b.region)
+	region, account, prefix := tidemq.SplitQualifiedName(p.Prefix, b.region, b.acct)
 	sql := `SELECT name FROM queues WHERE starts_with(name, $1)`
 	if region == b.region {
 		sql += ` AND strpos(name, '/') = 0` // the home region's names are plain
 	}
-	names, err := b.names(ctx, sql, tidemq.RegionalQueueName(region, b.region, prefix))
+	if account == b.acct {
+		sql += ` AND strpos(name, ':') = 0` // and so are the home account's
+	}
+	names, err := b.names(ctx, sql, tidemq.QualifiedQueueName(region, b.region, account, b.acct, prefix))
 	if err != nil {
 		return nil, err
 	}

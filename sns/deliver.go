@@ -281,11 +281,12 @@ func (s *Service) sendToQueue(sub *Subscription, r *record, queueARN string) (st
 // queueARN (the subscription's queue, or its dead-letter queue), and
 // returns the queue's name with it.
 func (s *Service) queueEntry(sub *Subscription, r *record, queueARN string) (string, tidemq.SendEntry, error) {
-	a, ok := tidemq.ParseARN(queueARN)
+	// The queue's name as the broker knows it: another account's queue
+	// is "<account>:<name>" (tidemq.AccountQueueName).
+	queue, ok := tidemq.QueueNameOfARN(queueARN, s.opt.Region, s.opt.AccountID)
 	if !ok {
 		return "", tidemq.SendEntry{}, tidemq.NonExistentQueue()
 	}
-	queue := a.Resource
 	if s.opt.DeliveryCheck != nil {
 		// Under --auth the queue's policy must allow the topic, as on AWS;
 		// a refusal is the sender's fault, so the delivery is not retried.

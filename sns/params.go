@@ -11,6 +11,10 @@ type CreateTopicParams struct {
 	Name       string
 	Attributes map[string]string
 	Tags       map[string]string
+	// Account is the account the topic is created in (its ARN's, package
+	// authz's caller); "" is the service's. Each account's topic names are
+	// its own.
+	Account string
 }
 
 // DeleteTopicParams are DeleteTopic's.

@@ -26,8 +26,10 @@ func redriveError(reason string) *tidemq.Error {
 }
 
 // checkRedrivePolicy validates a RedrivePolicy for a subscription to a
-// topic (fifo says which kind) and returns the dead-letter queue's name.
-func (s *Service) checkRedrivePolicy(v string, fifo bool) (string, error) {
+// topic (fifo says which kind) of account owner, whose dead-letter queue
+// must be of that account (and of the service's region), and returns the
+// dead-letter queue's name.
+func (s *Service) checkRedrivePolicy(v, owner string, fifo bool) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
 	dec.DisallowUnknownFields()
 	var p redrivePolicy
@@ -45,7 +47,7 @@ func (s *Service) checkRedrivePolicy(v string, fifo bool) (string, error) {
 	if !ok || a.Service != "sqs" || strings.Contains(a.Resource, ":") {
 		return "", redriveError("deadLetterTargetArn is an invalid arn")
 	}
-	if a.Account != s.opt.AccountID || a.Region != s.opt.Region {
+	if a.Account != owner || a.Region != s.opt.Region {
 		return "", redriveError("the dead-letter queue must be in the same region and account as the subscription")
 	}
 	switch isFIFO := strings.HasSuffix(a.Resource, ".fifo"); {

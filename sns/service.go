@@ -284,9 +284,27 @@ func (s *Service) AccountID() string { return s.opt.AccountID }
 // with.
 func (s *Service) CertificatePEM() []byte { return s.signer.certPEM }
 
-// TopicARN returns the ARN of a topic name.
+// TopicARN returns the ARN of a topic name of the service's account.
 func (s *Service) TopicARN(name string) string {
-	return "arn:aws:sns:" + s.opt.Region + ":" + s.opt.AccountID + ":" + name
+	return s.TopicARNIn("", name)
+}
+
+// TopicARNIn returns the ARN of a topic name of account ("" is the
+// service's): topics are per account, as queues are.
+func (s *Service) TopicARNIn(account, name string) string {
+	if account == "" {
+		account = s.opt.AccountID
+	}
+	return "arn:aws:sns:" + s.opt.Region + ":" + account + ":" + name
+}
+
+// ownerOf is the account that owns a topic (or a subscription of it): its
+// ARN's.
+func (s *Service) ownerOf(arn string) string {
+	if a, ok := tidemq.ParseARN(arn); ok && tidemq.ValidAccount(a.Account) {
+		return a.Account
+	}
+	return s.opt.AccountID
 }
 
 // topic resolves a TopicArn parameter.
@@ -381,7 +399,10 @@ func (s *Service) CreateTopic(_ context.Context, p CreateTopicParams) (*Topic, e
 	if len(tags) > MaxTags {
 		return nil, TagLimitExceeded()
 	}
-	t := &Topic{Name: name, ARN: s.TopicARN(name), FIFO: fifo, Tags: copyMap(tags)}
+	if p.Account != "" && !tidemq.ValidAccount(p.Account) {
+		return nil, InvalidParameter("Account", p.Account)
+	}
+	t := &Topic{Name: name, ARN: s.TopicARNIn(p.Account, name), FIFO: fifo, Tags: copyMap(tags)}
 	for k, v := range attrs {
 		if k == "FifoTopic" {
 			continue
@@ -433,7 +454,7 @@ func (s *Service) GetTopicAttributes(_ context.Context, p GetTopicAttributesPara
 	}
 	out := map[string]string{
 		"TopicArn":                t.ARN,
-		"Owner":                   s.opt.AccountID,
+		"Owner":                   s.ownerOf(t.ARN),
 		"DisplayName":             "",
 		"Policy":                  s.defaultPolicy(t.ARN),
 		"SubscriptionsConfirmed":  strconv.Itoa(confirmed),
@@ -474,7 +495,7 @@ func (s *Service) TopicPolicy(arn string) (string, error) {
 
 func (s *Service) defaultPolicy(arn string) string {
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow","Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission","SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],"Resource":"` +
-		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.opt.AccountID + `"}}}]}`
+		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.ownerOf(arn) + `"}}}]}`
 }
 
 // SetTopicAttributes sets one topic attribute.
@@ -522,7 +543,7 @@ func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]stri
 			if v != "" {
 				// A FIFO topic's subscription needs a FIFO dead-letter
 				// queue only when its own queue is FIFO.
-				if _, err := s.checkRedrivePolicy(v, t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
+				if _, err := s.checkRedrivePolicy(v, s.ownerOf(t.ARN), t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
 					return err
 				}
 			}
@@ -574,8 +595,8 @@ func (s *Service) Subscribe(_ context.Context, in SubscribeParams) (*Subscriptio
 		if !ok || a.Service != "sqs" || strings.Contains(a.Resource, ":") {
 			return nil, InvalidParameter("SQS endpoint ARN", "")
 		}
-		if a.Account != s.opt.AccountID || a.Region != s.opt.Region {
-			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region and account")
+		if !tidemq.ValidAccount(a.Account) || a.Region != s.opt.Region {
+			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region")
 		}
 		if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
 			// AWS's wording, "Invalid parameter: " twice.
@@ -802,13 +823,13 @@ func (s *Service) GetSubscriptionAttributes(_ context.Context, p GetSubscription
 	out := map[string]string{
 		"SubscriptionArn":              sub.ARN,
 		"TopicArn":                     sub.TopicARN,
-		"Owner":                        s.opt.AccountID,
+		"Owner":                        s.ownerOf(sub.TopicARN),
 		"Protocol":                     sub.Protocol,
 		"Endpoint":                     sub.Endpoint,
 		"PendingConfirmation":          strconv.FormatBool(sub.Pending),
 		"ConfirmationWasAuthenticated": strconv.FormatBool(!sub.Pending && !sub.ConfirmedAnonymously),
 		"RawMessageDelivery":           "false",
-		"SubscriptionPrincipal":        "arn:aws:iam::" + s.opt.AccountID + ":root",
+		"SubscriptionPrincipal":        "arn:aws:iam::" + s.ownerOf(sub.TopicARN) + ":root",
 	}
 	// AWS shows EffectiveDeliveryPolicy only for HTTP/HTTPS subscriptions,
 	// and FilterPolicyScope only with a FilterPolicy.

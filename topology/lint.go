@@ -112,6 +112,7 @@ const (
 	RuleTriggerAccess        = "TQ019"
 	RuleSubscriptionPolicy   = "TQ020"
 	RuleDLQRedrive           = "TQ021"
+	RuleResourcePolicy       = "TQ022"
 )
 
 // Rules lists every lint rule.
@@ -136,6 +137,7 @@ var Rules = []Rule{
 	{RuleTriggerAccess, "trigger-access", "With a permissions file (--credentials-file): the principal a function runs as must be allowed sqs:ReceiveMessage, sqs:DeleteMessage and sqs:GetQueueAttributes on the queues it consumes and sqs:SendMessage on those it produces to."},
 	{RuleSubscriptionPolicy, "subscription-policy", "With a permissions file: under --auth a topic delivers into a queue only when the queue's policy allows sns.amazonaws.com sqs:SendMessage for the topic's ARN (aws:SourceArn), as on AWS; otherwise every message is refused (dead-lettered or dropped)."},
 	{RuleDLQRedrive, "dlq-redrive", "With a permissions file: some principal should be allowed to redrive a dead-letter queue (sqs:StartMessageMoveTask or tidemq:Redrive on it), or its messages can only expire."},
+	{RuleResourcePolicy, "resource-policy", "With a permissions file: a queue's or topic's policy must parse and use only conditions tidemq evaluates; otherwise it denies every call it applies to (and everything to other accounts), whatever it says."},
 	{RuleDLQDirectSend, "dlq-direct-send", "A producer that sends straight to a dead-letter queue (a consumer routing a permanent failure there itself) is a known pattern, not an error: nothing needs to read a DLQ. Info only, so that the DLQ's alarm and retention are looked at."},
 }
 
@@ -151,6 +153,9 @@ func ruleName(id string) string {
 type linter struct {
 	c        *Config
 	findings []Finding
+	// account is the topology's account (LintOptions.AccountID, else
+	// tidemq.DefaultAccountID): the account of its queues' ARNs.
+	account string
 }
 
 func (l *linter) add(s *src, field, rule string, sev Severity, hint, format string, args ...any) {
@@ -163,7 +168,10 @@ func Lint(c *Config) []Finding { return LintWith(c, LintOptions{}) }
 
 // LintWith is Lint with the permissions checks of o (lint_access.go).
 func LintWith(c *Config, o LintOptions) []Finding {
-	l := &linter{c: c}
+	l := &linter{c: c, account: o.AccountID}
+	if l.account == "" {
+		l.account = tidemq.DefaultAccountID
+	}
 	l.checkSuppressions()
 	dlqs := map[string][]*Queue{} // DLQ name → its sources
 	seen := map[string]bool{}
@@ -288,9 +296,15 @@ func (l *linter) checkRedrive(q *Queue) {
 	r := q.RedrivePolicy
 	dlq := l.c.Queue(queueName(r.DeadLetterQueue))
 	if dlq == nil {
-		if _, isARN := tidemq.ParseARN(r.DeadLetterQueue); !isARN {
+		a, isARN := tidemq.ParseARN(r.DeadLetterQueue)
+		switch {
+		case !isARN:
 			l.add(&q.src, "redrivePolicy.deadLetterQueue", RuleInvalidConfiguration, SeverityError,
 				"declare the dead-letter queue, or give its ARN", "queue %s sends failures to %s, which is not declared", q.Name, r.DeadLetterQueue)
+		case a.Service == "sqs" && a.Account != l.account:
+			l.add(&q.src, "redrivePolicy.deadLetterQueue", RuleInvalidConfiguration, SeverityError,
+				"use a dead-letter queue of the queue's own account "+l.account,
+				"queue %s sends failures to a queue of account %s: SQS (and tidemq) refuse a dead-letter queue of another account (Dead-letter target owner should be same as the source)", q.Name, a.Account)
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/policy"
 )
 
 // Permissions is what the linter asks of a permissions file (serve
@@ -26,7 +27,7 @@ type Permissions interface {
 // LintOptions add checks to Lint.
 type LintOptions struct {
 	// Permissions, when set, adds the rules about who may do what
-	// (TQ019-TQ021); Region and AccountID make the topology's ARNs.
+	// (TQ019-TQ022); Region and AccountID make the topology's ARNs.
 	Permissions       Permissions
 	Region, AccountID string
 }
@@ -93,6 +94,12 @@ func (l *linter) checkAccess(o LintOptions, dlqs map[string][]*Queue) {
 		}
 	}
 	for _, q := range l.c.Queues {
+		l.checkResourcePolicy(&q.src, "queue", q.Name, q.Policy)
+	}
+	for _, tp := range l.c.Topics {
+		l.checkResourcePolicy(&tp.src, "topic", tp.Name, tp.Policy)
+	}
+	for _, q := range l.c.Queues {
 		if !isDLQ(q, dlqs[q.Name]) {
 			continue
 		}
@@ -102,5 +109,24 @@ func (l *linter) checkAccess(o LintOptions, dlqs map[string][]*Queue) {
 				"allow sqs:StartMessageMoveTask or tidemq:Redrive on it to the team that owns it (or to an operator)",
 				"no principal of the credentials file may redrive dead-letter queue %s: its messages can only expire", q.Name)
 		}
+	}
+}
+
+// checkResourcePolicy reports a queue's or topic's policy that the server
+// could not evaluate: one that does not parse, or one with a condition
+// tidemq does not support. Under --auth such a policy denies the calls it
+// would decide (its own account may still repair it; package authz).
+func (l *linter) checkResourcePolicy(s *src, kind, name, text string) {
+	if text == "" {
+		return
+	}
+	doc, err := policy.Parse([]byte(text))
+	if err == nil {
+		err = doc.Check()
+	}
+	if err != nil {
+		l.add(s, "policy", RuleResourcePolicy, SeverityError,
+			"fix the policy: IAM's JSON, with conditions on the keys and operators the README's Permissions section lists",
+			"the policy of %s %s cannot be evaluated, so under --auth it denies every call it applies to: %v", kind, name, err)
 	}
 }

@@ -50,3 +50,45 @@ func TestLintAccess(t *testing.T) {
 		}
 	}
 }
+
+// A queue or topic policy the server cannot evaluate (it does not parse,
+// or it has an unsupported condition) is an error with a permissions file.
+func TestLintResourcePolicy(t *testing.T) {
+	c, err := Parse([]byte(`version: 1
+queues:
+  - name: ok
+    redrivePolicy: {deadLetterQueue: ok-dlq, maxReceiveCount: 3}
+    policy: '{"Statement":[{"Effect":"Allow","Principal":{"AWS":"111122223333"},"Action":"sqs:SendMessage"}]}'
+  - name: ok-dlq
+  - name: broken
+    redrivePolicy: {deadLetterQueue: ok-dlq, maxReceiveCount: 3}
+    policy: '{"Statement":'
+topics:
+  - name: https-only
+    policy: '{"Statement":[{"Effect":"Allow","Principal":"*","Action":"sns:Subscribe","Condition":{"StringEquals":{"sns:Protocol":"https"}}}]}'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := authz.LoadFile("testdata/access.principals.yaml", "000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range LintWith(c, LintOptions{Permissions: authz.Offline{Dir: dir, Account: "000000000000"}, Region: "us-east-1", AccountID: "000000000000"}) {
+		if f.Rule == RuleResourcePolicy {
+			got = append(got, f.Resource)
+			if f.Line == 0 {
+				t.Errorf("finding without a line: %v", f)
+			}
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0]+got[1], "broken") || !strings.Contains(got[0]+got[1], "https-only") {
+		t.Fatalf("TQ022 findings on %v, want the broken queue and the https-only topic", got)
+	}
+	for _, f := range Lint(c) {
+		if f.Rule == RuleResourcePolicy {
+			t.Errorf("TQ022 without permissions: %v", f)
+		}
+	}
+}

@@ -315,3 +315,19 @@ func TestFIFOBatchOrderWithoutPartialFailures(t *testing.T) {
 		t.Errorf("findings %v", fs)
 	}
 }
+
+// A dead-letter queue given by the ARN of another account's queue is
+// refused by SQS (and tidemq): an error, with the topology's account.
+func TestLintDLQOfAnotherAccount(t *testing.T) {
+	text := "version: 1\nqueues:\n  - name: orders\n    redrivePolicy: {deadLetterQueue: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq', maxReceiveCount: 3}\n" +
+		"  - name: mine\n    redrivePolicy: {deadLetterQueue: 'arn:aws:sqs:us-east-1:000000000000:mine-dlq', maxReceiveCount: 3}\n"
+	var found []Finding
+	for _, f := range lintText(t, text) {
+		if f.Rule == RuleInvalidConfiguration {
+			found = append(found, f)
+		}
+	}
+	if len(found) != 1 || !strings.Contains(found[0].Message, "account 111122223333") || found[0].Line != 4 {
+		t.Fatalf("findings %v, want one about orders' DLQ of account 111122223333 on line 4", found)
+	}
+}

@@ -167,7 +167,7 @@ func createTopic(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := q.h.svc.CreateTopic(q.r.Context(), sns.CreateTopicParams{Name: name, Attributes: stringMap(q.params, "Attributes"), Tags: tags})
+	t, err := q.h.svc.CreateTopic(q.r.Context(), sns.CreateTopicParams{Name: name, Attributes: stringMap(q.params, "Attributes"), Tags: tags, Account: q.account})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ type topicMember struct {
 
 func listTopics(q *request) (any, error) {
 	// Filtered before paging: a page is a page of what the caller sees.
-	topics := q.visibleTopics(q.h.svc.ListTopics(q.r.Context()))
+	topics := q.visibleTopics(q.ownTopics(q.h.svc.ListTopics(q.r.Context())))
 	from, to, next, err := page(len(topics), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err
@@ -356,6 +356,15 @@ func (q *request) listSubs(topicARN string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if topicARN == "" { // every subscription of the caller's account's topics
+		own := subs[:0:0]
+		for _, s := range subs {
+			if q.owns(s.TopicARN) {
+				own = append(own, s)
+			}
+		}
+		subs = own
+	}
 	from, to, next, err := page(len(subs), q.str("NextToken"), 100)
 	if err != nil {
 		return nil, err
@@ -367,7 +376,7 @@ func (q *request) listSubs(topicARN string) (any, error) {
 			arn = pendingListARN
 		}
 		out.Subscriptions = append(out.Subscriptions, subscriptionMember{
-			SubscriptionArn: arn, Owner: q.h.svc.AccountID(), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
+			SubscriptionArn: arn, Owner: q.accountOf(s.TopicARN), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
 		})
 	}
 	return out, nil

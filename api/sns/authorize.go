@@ -52,9 +52,43 @@ func (q *request) resource() string {
 	case p.Str("ResourceArn") != "":
 		return p.Str("ResourceArn")
 	case q.action == "CreateTopic" && p.Str("Name") != "":
-		return q.h.svc.TopicARN(p.Str("Name"))
+		return q.h.svc.TopicARNIn(q.account, p.Str("Name"))
 	}
-	return "arn:aws:sns:" + q.h.svc.Region() + ":" + q.h.svc.AccountID() + ":*"
+	return q.h.svc.TopicARNIn(q.account, "*")
+}
+
+// owns reports whether a topic (by ARN) is of the caller's account: the
+// listings list those, as ListQueues lists the caller's queues.
+func (q *request) owns(topicARN string) bool {
+	return q.accountOf(topicARN) == q.callerAccount()
+}
+
+// callerAccount is the caller's account: its principal's, else the
+// service's.
+func (q *request) callerAccount() string {
+	if q.account != "" {
+		return q.account
+	}
+	return q.h.svc.AccountID()
+}
+
+// accountOf is the account of a topic's ARN.
+func (q *request) accountOf(topicARN string) string {
+	if a, ok := tidemq.ParseARN(topicARN); ok {
+		return a.Account
+	}
+	return q.h.svc.AccountID()
+}
+
+// ownTopics keeps the caller's account's topics.
+func (q *request) ownTopics(topics []*sns.Topic) []*sns.Topic {
+	out := topics[:0:0]
+	for _, t := range topics {
+		if q.owns(t.ARN) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // visibleTopics keeps the topics the caller may list (sns:ListTopics on

@@ -71,7 +71,11 @@ type Config struct {
 	// than all or none. nil: ListTopics is decided on every topic at once
 	// (arn:aws:sns:<region>:<account>:*) by Authorize.
 	Allowed func(r *http.Request, accessKey, action, resource string) bool
-	Logger  *slog.Logger
+	// CallerAccount returns the account of the caller signing with an
+	// access key (package authz): CreateTopic creates in it, ListTopics
+	// and ListSubscriptions list it. Nil, or "" for a key: the service's.
+	CallerAccount func(accessKey string) string
+	Logger        *slog.Logger
 	// Observe, if set, is called once per answered request (metrics) with
 	// its action as SNS.<Action> ("unknown" for a name outside the action
 	// table, or none), its error code ("" on success), the HTTP status and
@@ -106,6 +110,9 @@ type request struct {
 	// anonymous is true when the request carries no AWS signature.
 	anonymous bool
 	key       string // the access key that signed it ("" when none)
+	// account is the caller's account (Config.CallerAccount), "" for
+	// the service's.
+	account string
 	// status and code are the answer's HTTP status and error code ("" for
 	// a success), for the metrics and the request's log line.
 	status int
@@ -173,6 +180,9 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 		}
 	}
 	q.key = key
+	if f := q.h.cfg.CallerAccount; f != nil && key != "" {
+		q.account = f(key)
+	}
 	q.client = tidemq.NewClientInfo(q.r.RemoteAddr, q.r.UserAgent(), key)
 	a, ok := actions[q.action]
 	if !ok {

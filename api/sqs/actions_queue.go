@@ -12,7 +12,7 @@ import (
 func (c *call) broker() tidemq.Broker { return c.h.cfg.Broker }
 
 func (c *call) createQueue(in *createQueueInput) (output, error) {
-	if strings.Contains(in.QueueName, "/") { // a slash would name another region (regional)
+	if strings.ContainsAny(in.QueueName, "/:") { // a slash would name another region, a colon another account (regional)
 		return nil, tidemq.ValidateQueueName(in.QueueName, strings.EqualFold(in.Attributes[tidemq.AttrFifoQueue], "true"))
 	}
 	if err := c.authorize(c.regional(in.QueueName)); err != nil {
@@ -28,22 +28,29 @@ func (c *call) createQueue(in *createQueueInput) (output, error) {
 }
 
 func (c *call) getQueueURL(in *getQueueURLInput) (output, error) {
-	if strings.Contains(in.QueueName, "/") {
+	if strings.ContainsAny(in.QueueName, "/:") {
 		return nil, tidemq.NonExistentQueue()
 	}
-	if err := c.authorize(c.regional(in.QueueName)); err != nil {
+	if err := (&tidemq.GetQueueParams{Name: in.QueueName}).Validate(); err != nil {
+		return nil, err // judged before the name is qualified with an account
+	}
+	// QueueOwnerAWSAccountId names the account whose queue is asked for
+	// (a cross-account call, decided so); without it, the caller's. An
+	// owner that is no account owns no queue.
+	account := c.account
+	if in.QueueOwnerAWSAccountID != "" {
+		account = in.QueueOwnerAWSAccountID
+	}
+	if !tidemq.ValidAccount(account) {
+		return nil, tidemq.NonExistentQueue()
+	}
+	name := c.qualified(account, in.QueueName)
+	if err := c.authorize(name); err != nil {
 		return nil, err
 	}
-	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: c.regional(in.QueueName)})
+	info, err := c.broker().GetQueue(c.r.Context(), tidemq.GetQueueParams{Name: name})
 	if err != nil {
 		return nil, err
-	}
-	// The broker serves one account, this one: a queue of another account
-	// does not exist here, as in a queue URL naming another account
-	// (queueName). Checked once the broker has judged the request, so that
-	// a request without a QueueName is refused as such.
-	if in.QueueOwnerAWSAccountID != "" && in.QueueOwnerAWSAccountID != c.h.cfg.AccountID {
-		return nil, tidemq.NonExistentQueue()
 	}
 	return &queueURLOutput{QueueURL: c.queueURL(info.Name)}, nil
 }
@@ -65,7 +72,7 @@ func (c *call) purgeQueue(in *queueInput) (output, error) {
 }
 
 func (c *call) listQueues(in *listQueuesInput) (output, error) {
-	if strings.Contains(in.QueueNamePrefix, "/") { // no queue name has one
+	if strings.ContainsAny(in.QueueNamePrefix, "/:") { // no queue name has one
 		return &listQueuesOutput{}, nil
 	}
 	res, err := c.broker().ListQueues(c.r.Context(), tidemq.ListQueuesParams{

@@ -78,6 +78,7 @@ func (c *call) serveExtension(body []byte) (output, error) {
 	if c.accessKey, err = c.authenticate(body); err != nil {
 		return nil, err
 	}
+	c.account = c.callerAccount()
 	a, ok := extensions[name]
 	if !ok {
 		return nil, tidemq.InvalidAction(c.action)
@@ -204,11 +205,11 @@ func (c *call) extListQueueStats(in *extListStatsInput) (output, error) {
 		if c.h.cfg.Authorizer != nil && !c.h.cfg.Authorizer.Allowed(c.r, c.accessKey, iamAction(c.action), q.ARN) {
 			continue // only the queues the caller may read the attributes of
 		}
-		// The request's region only, as ListQueues: a queue of another
-		// region would otherwise be listed under its plain name, which
-		// names no queue of this region.
-		region, plain := tidemq.SplitQueueName(q.Name, c.h.cfg.Region)
-		if region != c.region || !strings.HasPrefix(plain, in.QueueNamePrefix) {
+		// The request's region and the caller's account only, as
+		// ListQueues: a queue of another region would otherwise be listed
+		// under its plain name, which names no queue of this region.
+		region, account, plain := tidemq.SplitQualifiedName(q.Name, c.h.cfg.Region, c.h.cfg.AccountID)
+		if region != c.region || account != c.account || !strings.HasPrefix(plain, in.QueueNamePrefix) {
 			continue
 		}
 		out.Queues = append(out.Queues, q.Listed(c.queueURL(q.Name)))

@@ -40,7 +40,12 @@ type Config struct {
 	// Authorizer decides each call's permissions (--auth); nil allows
 	// every call.
 	Authorizer Authorizer
-	Logger     *slog.Logger // nil: slog.Default()
+	// CallerAccount returns the account of the caller signing with an
+	// access key (its principal's, package authz): the account its
+	// CreateQueue, ListQueues and GetQueueUrl are in and a bare queue name
+	// names a queue of. Nil, or "" for a key: AccountID.
+	CallerAccount func(accessKey string) string
+	Logger        *slog.Logger // nil: slog.Default()
 	// Observe, if set, is called once per answered request with its action
 	// (a name from the action table or an extension's target, "unknown"
 	// for any other name or none: see metricAction), its error code
@@ -108,6 +113,9 @@ type call struct {
 	// region is the request's region (requestRegion): queues are looked
 	// up and created in it.
 	region string
+	// account is the caller's account (Config.CallerAccount): queues are
+	// created and listed in it; a queue URL may name another.
+	account string
 	// status and code are the answer's HTTP status and error code ("" for
 	// a success), for the metrics and the request's log line.
 	status int
@@ -165,6 +173,7 @@ func (c *call) serve(w http.ResponseWriter) (output, error) {
 	if c.accessKey, err = c.authenticate(body); err != nil {
 		return nil, err
 	}
+	c.account = c.callerAccount()
 	a, ok := actions[c.action]
 	if !ok || (c.proto == protoQuery && serviceActions[c.action] && onQueuePath(c.r) && !(c.action == "GetQueueUrl" && c.r.Method == http.MethodGet)) {
 		return nil, tidemq.InvalidAction(c.action)

@@ -103,7 +103,7 @@ func TestRouting(t *testing.T) {
 		{"Query unknown action", formRequest("/", url.Values{"Action": {"Publish"}}), 400, "text/xml", `<Code>InvalidAction</Code><Message>The action Publish is not valid for this endpoint.</Message>`},
 		{"Query missing parameter", formRequest("/", url.Values{"Action": {"DeleteMessage"}, "QueueUrl": {"q"}}), 400, "text/xml", `<Code>MissingParameter</Code><Message>The request must contain the parameter ReceiptHandle.</Message>`},
 		{"Query missing QueueUrl", formRequest("/", url.Values{"Action": {"PurgeQueue"}}), 400, "text/xml", `The request must contain the parameter QueueUrl.`},
-		{"Query other account", formRequest("/", url.Values{"Action": {"PurgeQueue"}, "QueueUrl": {"http://x/123456789012/q"}}), 400, "text/xml", `<Message>The specified queue does not exist for this wsdl version.</Message>`},
+		{"Query no account", formRequest("/", url.Values{"Action": {"PurgeQueue"}, "QueueUrl": {"http://x/1234567890/q"}}), 400, "text/xml", `<Message>The specified queue does not exist for this wsdl version.</Message>`},
 		{"Query move task", formRequest("/", url.Values{"Action": {"ListMessageMoveTasks"}}), 400, "text/xml", `<Code>MissingParameter</Code><Message>The request must contain the parameter SourceArn.</Message>`},
 		{"Query batch entry failure", formRequest("/", url.Values{"Action": {"DeleteMessageBatch"}, "QueueUrl": {"q"},
 			"DeleteMessageBatchRequestEntry.1.Id": {"a"}, "DeleteMessageBatchRequestEntry.1.ReceiptHandle": {"bad"}}), 200, "text/xml",
@@ -224,12 +224,16 @@ func TestQueueName(t *testing.T) {
 		"/000000000000/q":            "q",
 		"http://h/x/000000000000/q/": "q",
 	} {
-		if got, err := h.queueName(in); err != nil || got != want {
+		if _, got, err := h.queueName(in); err != nil || got != want {
 			t.Errorf("%s: %q %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"http://h/123456789012/q", "http://h/", "http://h"} {
-		if _, err := h.queueName(in); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
+	// Another account's queue is named by its account (account.go).
+	if acct, got, err := h.queueName("http://h/123456789012/q"); err != nil || acct != "123456789012" || got != "q" {
+		t.Errorf("another account's URL: %q %q %v", acct, got, err)
+	}
+	for _, in := range []string{"http://h/12345/q", "http://h/12345678901x/q", "http://h/123456789012/a:b", "http://h/", "http://h"} {
+		if _, _, err := h.queueName(in); !tidemq.HasCode(err, tidemq.ErrQueueDoesNotExist) {
 			t.Errorf("%s: %v", in, err)
 		}
 	}
@@ -297,13 +301,15 @@ func TestQueueNameForms(t *testing.T) {
 		"/000000000000/orders":                               "orders",
 		"orders":                                             "orders",
 		"http://h/orders":                                    "orders",
-		"http://h/111111111111/orders":                       "",
+		"http://h/111111111111/orders":                       "111111111111:orders",
+		"http://h/1111/orders":                               "",
 		"http://h":                                           "",
 		"http://h/":                                          "",
 		"":                                                   "",
 		"http://h/%zz/orders":                                "",
 	} {
-		got, err := h.queueName(in)
+		acct, got, err := h.queueName(in)
+		got = tidemq.AccountQueueName(acct, "000000000000", got)
 		if want == "" {
 			if err == nil {
 				t.Errorf("queueName(%q) = %q, want NonExistentQueue", in, got)

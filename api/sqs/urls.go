@@ -20,16 +20,34 @@ func (c *call) baseURL(region string) string {
 }
 
 // queueURL is the URL of the named queue (a broker's name, which names
-// the queue's region unless it is the home region): <base>/<account>/<name>.
+// the queue's region and account unless they are the home ones):
+// <base>/<account>/<name>.
 func (c *call) queueURL(name string) string {
-	region, plain := tidemq.SplitQueueName(name, c.h.cfg.Region)
-	return c.baseURL(region) + "/" + c.h.cfg.AccountID + "/" + plain
+	region, account, plain := tidemq.SplitQualifiedName(name, c.h.cfg.Region, c.h.cfg.AccountID)
+	return c.baseURL(region) + "/" + account + "/" + plain
 }
 
 // regional names a queue (or a ListQueues prefix) of the request's region
-// for the broker (tidemq.RegionalQueueName).
+// and the caller's account for the broker (tidemq.QualifiedQueueName).
 func (c *call) regional(name string) string {
-	return tidemq.RegionalQueueName(c.region, c.h.cfg.Region, name)
+	return c.qualified(c.account, name)
+}
+
+// qualified names a queue of the request's region and of account for the
+// broker.
+func (c *call) qualified(account, name string) string {
+	return tidemq.QualifiedQueueName(c.region, c.h.cfg.Region, account, c.h.cfg.AccountID, name)
+}
+
+// callerAccount is the account of the request's caller: its principal's
+// (Config.CallerAccount), else the server's.
+func (c *call) callerAccount() string {
+	if f := c.h.cfg.CallerAccount; f != nil {
+		if a := f(c.accessKey); a != "" {
+			return a
+		}
+	}
+	return c.h.cfg.AccountID
 }
 
 // requestRegion is the region a request is for: the region of its SigV4
@@ -69,26 +87,32 @@ func (c *call) queue(queueURL string) (string, error) {
 			return "", tidemq.MissingParameter("QueueUrl")
 		}
 	}
-	name, err := c.h.queueName(queueURL)
+	account, name, err := c.h.queueName(queueURL)
 	if err != nil {
 		return "", err
 	}
-	name = c.regional(name)
-	// Every action on a queue resolves it here: one place to authorize.
+	if account == "" {
+		account = c.account // a bare name: the caller's own queue
+	}
+	name = c.qualified(account, name)
+	// Every action on a queue resolves it here: one place to authorize
+	// (a queue of another account than the caller's is a cross-account
+	// call, authz decides it so).
 	return name, c.authorize(name)
 }
 
-// queueName turns a queue URL into a queue name. Any scheme and host are
-// accepted (clients reach us under many names); the last two path segments
-// are the account and the name, and an account other than ours means the
-// queue does not exist. A bare queue name is accepted too, as AWS does.
-func (h *handler) queueName(s string) (string, error) {
+// queueName turns a queue URL into an account and a queue name. Any scheme
+// and host are accepted (clients reach us under many names); the last two
+// path segments are the account and the name, and an account that is not
+// 12 digits means the queue does not exist. A bare queue name is accepted
+// too, as AWS does: its account is "" (the caller's).
+func (h *handler) queueName(s string) (account, name string, err error) {
 	path := s
 	if i := strings.Index(s, "://"); i >= 0 {
 		if strings.ContainsAny(s, "?#%@") { // anything but scheme://host/path: let net/url decide
 			u, err := url.Parse(s)
 			if err != nil {
-				return "", tidemq.NonExistentQueue()
+				return "", "", tidemq.NonExistentQueue()
 			}
 			path = u.Path
 		} else if j := strings.IndexByte(s[i+3:], '/'); j >= 0 {
@@ -99,17 +123,14 @@ func (h *handler) queueName(s string) (string, error) {
 	}
 	// The last two non-empty segments: account id and queue name.
 	last, prev := lastSegment(path)
-	if last == "" {
-		return "", tidemq.NonExistentQueue()
+	if last == "" || strings.Contains(last, ":") {
+		return "", "", tidemq.NonExistentQueue()
 	}
-	account, _ := lastSegment(prev)
-	if account == "" {
-		return last, nil
+	account, _ = lastSegment(prev)
+	if account != "" && !tidemq.ValidAccount(account) {
+		return "", "", tidemq.NonExistentQueue()
 	}
-	if account != h.cfg.AccountID {
-		return "", tidemq.NonExistentQueue()
-	}
-	return last, nil
+	return account, last, nil
 }
 
 // lastSegment returns the last non-empty "/"-separated segment of path and

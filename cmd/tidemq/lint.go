@@ -75,7 +75,7 @@ decides, as the server would, who may do what: a function whose principal
 (functions[].principal) may not consume its queue or send where it produces
 (TQ019), a subscription whose queue's policy refuses the topic (TQ020: under
 --auth nothing would be delivered), a dead-letter queue no principal may
-redrive (TQ021).
+redrive (TQ021), a queue or topic policy the server cannot evaluate (TQ022).
 
 Each finding has file:line, the logical id of the resource it is about (the
 template's logical id, or the tidemq.yaml key such as queues[orders]), a rule
@@ -158,7 +158,7 @@ does not count: every other check still runs, unlike apply's --no-lint.`,
 	f.BoolVar(&schema, "schema", false, "print the JSON Schema of tidemq.yaml and exit")
 	f.StringVar(&region, "region", "us-east-1", "AWS::Region when reading a template")
 	f.StringArrayVar(&supp, "suppress", nil, suppressUsage)
-	f.StringVar(&creds, "credentials-file", "", "the permissions file of 'serve --auth --credentials-file': also check that functions may consume and produce as their principal, that topics may deliver into their queues under the queues' policies, and that someone may redrive each dead-letter queue (TQ019-TQ021)")
+	f.StringVar(&creds, "credentials-file", "", "the permissions file of 'serve --auth --credentials-file': also check that functions may consume and produce as their principal, that topics may deliver into their queues under the queues' policies, that someone may redrive each dead-letter queue, and that queue and topic policies can be evaluated (TQ019-TQ022)")
 	tmpl.register(f)
 	bindEnv(cmd)
 	return cmd

@@ -44,6 +44,7 @@ func Protocols(o ProtocolOptions) http.Handler {
 	nc := apisns.Config{Service: o.Topics, PublicURL: o.PublicURL, Auth: snsAuth(o.Auth), Logger: o.Logger, Observe: o.Observe}
 	if o.Authorizer != nil { // a nil *authz.Authorizer must not become a non-nil interface
 		sc.Authorizer, nc.Authorize, nc.Allowed = o.Authorizer, o.Authorizer.Authorize, o.Authorizer.Allowed
+		sc.CallerAccount, nc.CallerAccount = o.Authorizer.CallerAccount, o.Authorizer.CallerAccount
 	}
 	return apisns.Route(apisns.NewHandler(nc), sqs.NewHandler(sc))
 }
