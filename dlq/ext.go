@@ -87,8 +87,15 @@ func extError(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	e := &ExtError{Status: re.HTTPStatusCode(), Err: err}
+	status := re.HTTPStatusCode()
 	var ae smithy.APIError
+	if status >= 200 && status < 300 && !errors.As(err, &ae) {
+		// Answered, but the answer could not be read: not an error
+		// answer of the endpoint (which isUnknownOperation would take
+		// for "no such action").
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	e := &ExtError{Status: status, Err: err}
 	if errors.As(err, &ae) {
 		e.Code, e.Message = ae.ErrorCode(), ae.ErrorMessage()
 	}
