@@ -399,6 +399,11 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishParams) ([]P
 			recorded = append(recorded, r)
 		}
 	}
+	if len(direct) > 1 && !s.noTogether.Load() {
+		// A PublishBatch's single deliveries: one write too, rather than
+		// one after the other.
+		together, direct = append(together, direct...), nil
+	}
 	if len(together) > 0 && !s.deliverTogether(together) {
 		recorded = append(recorded, together...)
 	}

@@ -116,6 +116,27 @@ func TestFanOutInOneWrite(t *testing.T) {
 		t.Fatalf("stats %+v, want 3 delivered", st)
 	}
 
+	// A PublishBatch whose entries each go to one queue: one write too,
+	// in the entries' order.
+	single, _ := s.CreateTopic(ctx, CreateTopicParams{Name: "single"})
+	if _, err := s.Subscribe(ctx, SubscribeParams{TopicARN: single.ARN, Protocol: "sqs", Endpoint: testQueueARN + "c",
+		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	var entries []PublishBatchEntry
+	for _, m := range []string{"one", "two", "three"} {
+		entries = append(entries, PublishBatchEntry{ID: m, PublishParams: PublishParams{Message: m}})
+	}
+	if _, err := s.PublishBatch(ctx, PublishBatchParams{TopicARN: single.ARN, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := spy.together.Load(), spy.sends.Load(); n != 2 || m != 0 {
+		t.Fatalf("a PublishBatch of three to one queue: %d more SendToQueues, %d SendMessages; want 1, 0", n-1, m)
+	}
+	if got := receive("c"); strings.Join(got, " ") != "one two three" {
+		t.Fatalf("queue c got %v, want [one two three]", got)
+	}
+
 	// A queue the engine does not have: nothing goes in one write, the
 	// publish is recorded, a and b get it once, gone's is undeliverable.
 	if _, err := s.Subscribe(ctx, SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: testQueueARN + "gone"}); err != nil {
@@ -133,8 +154,8 @@ func TestFanOutInOneWrite(t *testing.T) {
 		}
 	}
 	waitFor(t, "an empty outbox", func() bool { return outboxLen(t, st) == 0 })
-	if st := s.Stats(); st.Delivered != 6 || st.Undeliverable != 1 {
-		t.Fatalf("stats %+v, want 6 delivered and 1 undeliverable", st)
+	if st := s.Stats(); st.Delivered != 9 || st.Undeliverable != 1 {
+		t.Fatalf("stats %+v, want 9 delivered and 1 undeliverable", st)
 	}
 
 	// A broker without SendToQueues: recorded first, as before.
