@@ -18,7 +18,17 @@ func ValidateBody(body string) error {
 	if body == "" {
 		return MissingParameter("MessageBody")
 	}
-	for i, r := range body {
+	// Printable ASCII, tab, LF and CR are allowed: checked a byte at a
+	// time, the runes only from the first byte that is not one of those.
+	start := 0
+	for start < len(body) {
+		if c := body[start]; c >= 0x80 || c < 0x20 && c != 0x9 && c != 0xA && c != 0xD {
+			break
+		}
+		start++
+	}
+	for i, r := range body[start:] {
+		i += start
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(body[i:]); size == 1 {
 				return Errorf(ErrInvalidMessageContents, "Invalid binary character was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")

@@ -91,6 +91,7 @@ func groups() []group {
 		{"Permissions", permissionChecks()},
 		{"Standard", standardChecks()},
 		{"Batch", batchChecks()},
+		{"SendToQueues", sendToQueuesChecks()},
 		{"Visibility", visibilityChecks()},
 		{"Delay", delayChecks()},
 		{"Counters", counterChecks()},

@@ -50,8 +50,24 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 		_ = e.finish(&h, t)
 		return nil, tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
 	}
-	sender := p.SenderID(e.acct)
 	results := p.Results(q.fifo, q.MaxSize)
+	waits := e.sendLocked(q, now, t, &p, results)
+	if err := e.finish(&h, t); err != nil {
+		return nil, err
+	}
+	for _, w := range waits {
+		if err := w.wait(); err != nil {
+			return nil, tidemq.AsError(err)
+		}
+	}
+	return results, nil
+}
+
+// sendLocked adds the entries of p to q in t (under e.mu), those whose
+// result has no error yet, and fills their results. It returns the commits
+// that duplicates must wait for (their original sends still syncing).
+func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessagesParams, results []tidemq.SendResult) []*sharedDurable {
+	sender := p.SenderID(e.acct)
 	var waits []*sharedDurable
 	created := false
 	for i := range p.Entries {
@@ -95,15 +111,7 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 	if created {
 		t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
 	}
-	if err := e.finish(&h, t); err != nil {
-		return nil, err
-	}
-	for _, w := range waits {
-		if err := w.wait(); err != nil {
-			return nil, tidemq.AsError(err)
-		}
-	}
-	return results, nil
+	return waits
 }
 
 // remember opens the deduplication window for a new FIFO message.

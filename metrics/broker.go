@@ -29,3 +29,20 @@ func (b *sizeBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesPara
 	}
 	return res, nil
 }
+
+// SendToQueues observes the size of each entry, as SendMessages does, when
+// the broker can send to several queues at once (tidemq.QueuesSender).
+func (b *sizeBroker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	res, err := tidemq.SendToQueues(ctx, b.Broker, ps)
+	if err != nil {
+		return res, err
+	}
+	for i := range min(len(ps), len(res)) {
+		for j, r := range res[i] {
+			if r.Err == nil && j < len(ps[i].Entries) {
+				b.m.ObserveMessageSize(ps[i].Queue, tidemq.MessageSize(ps[i].Entries[j].Body, ps[i].Entries[j].Attributes))
+			}
+		}
+	}
+	return res, nil
+}

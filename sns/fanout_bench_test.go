@@ -33,6 +33,15 @@ func (b *sinkBroker) SendMessages(_ context.Context, p tidemq.SendMessagesParams
 	return res, nil
 }
 
+// SendToQueues keeps nothing either (tidemq.QueuesSender).
+func (b *sinkBroker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	res := make([][]tidemq.SendResult, len(ps))
+	for i, p := range ps {
+		res[i], _ = b.SendMessages(ctx, p)
+	}
+	return res, nil
+}
+
 // processCPU is the CPU time (user and system) the process has used.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
@@ -53,12 +62,20 @@ func (b *countingBroker) SendMessages(ctx context.Context, p tidemq.SendMessages
 	return b.Broker.SendMessages(ctx, p)
 }
 
+// SendToQueues counts one call: one write for all its queues.
+func (b *countingBroker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	b.calls.Add(1)
+	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
 // BenchmarkPublishFanOut publishes 256-byte messages to a standard topic
 // with 1 and 10 SQS subscriptions (envelopes, --sns-sign=http-only, no
 // message attributes, as tidemq bench's sns scenarios do), in parallel,
 // and reports the process's CPU per publish (cpu-ns/op) and per delivery
 // (cpu-ns/delivery), and how many SendMessages calls a publish takes
-// (sends/op: deliveries are gathered per queue, lanes.go). store=sink: a
+// (sends/op: SendMessages and SendToQueues calls; a fan-out's deliveries
+// go in one SendToQueues where the broker has it, together.go, and are
+// otherwise gathered per queue, lanes.go). store=sink: a
 // broker that keeps nothing and an in-memory outbox, so what the service
 // itself spends; store=pebble: the
 // engine and the outbox on one durable Pebble store, as tidemq serve runs

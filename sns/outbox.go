@@ -20,11 +20,13 @@ import (
 //
 // So a crash never drops the fan-out of an acknowledged publish half way:
 // it can only repeat deliveries whose entry was not yet deleted
-// (at-least-once). The one exception to "recorded first": a standard
+// (at-least-once). The exceptions to "recorded first": a standard
 // topic's publish whose one delivery goes to an SQS queue is delivered
 // first and recorded only if that fails (publish.go): a single delivery
 // cannot be left half way, and one that is durable in its queue needs no
-// record. FIFO queues deduplicate
+// record; and so is a standard topic's fan-out to SQS queues only, where
+// the broker writes all its deliveries in one batch, all or nothing
+// (together.go). FIFO queues deduplicate
 // the repeats, because a repeat carries the original deduplication id.
 //
 // The Outbox also keeps the FIFO deduplication entries (dedup.go), written

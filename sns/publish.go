@@ -382,15 +382,30 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishParams) ([]P
 	// durably there is no fan-out left to lose, and a crash before that
 	// loses only a publish that was not acknowledged. Only if that attempt
 	// fails is the publish recorded, before it is answered, so that its
-	// retries and dead-lettering survive a crash. Any other publish is
-	// recorded first, so that a crash can only repeat its deliveries.
-	var recorded, direct []*record
+	// retries and dead-lettering survive a crash. So is a fan-out whose
+	// deliveries all go to SQS queues, when the broker can put them in
+	// their queues in one write, all or nothing (together.go): there is no
+	// half-way fan-out to finish; if the broker refuses any of them, the
+	// publish takes the recorded path. Any other publish is recorded
+	// first, so that a crash can only repeat its deliveries.
+	var recorded, direct, together []*record
 	for _, r := range recs {
-		if len(r.deliveries) == 1 && protocolOf(subs, r.deliveries[0].sub) == "sqs" {
+		switch {
+		case len(r.deliveries) == 1 && protocolOf(subs, r.deliveries[0].sub) == "sqs":
 			direct = append(direct, r)
-		} else {
+		case len(r.deliveries) > 1 && allSQS(subs, r) && !s.noTogether.Load():
+			together = append(together, r)
+		default:
 			recorded = append(recorded, r)
 		}
+	}
+	if len(direct) > 1 && !s.noTogether.Load() {
+		// A PublishBatch's single deliveries: one write too, rather than
+		// one after the other.
+		together, direct = append(together, direct...), nil
+	}
+	if len(together) > 0 && !s.deliverTogether(together) {
+		recorded = append(recorded, together...)
 	}
 	s.presign(recorded, subs) // signed while the record is made durable
 	if err := s.commitRecords(recorded, nil); err != nil {

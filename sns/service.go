@@ -142,6 +142,9 @@ type Service struct {
 	posts      chan struct{} // semaphore of HTTP requests in flight
 	signPool   signPool      // semaphore of signatures computed at once
 	lanes      lanes         // SQS deliveries gathered per queue (lanes.go)
+	// noTogether is set once the broker answered that it cannot send to
+	// several queues in one write (together.go).
+	noTogether atomic.Bool
 
 	ctx     context.Context // canceled by Close
 	cancel  context.CancelFunc

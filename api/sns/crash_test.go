@@ -73,6 +73,23 @@ func (b *crashBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesPar
 	return res, err
 }
 
+// togetherCrashBroker is a crashBroker that sends to several queues in
+// one write (tidemq.QueuesSender), and exits the process in the publish
+// that follows arm(): "together-before" before the write, "together-after"
+// once it returned, before the publish is answered.
+type togetherCrashBroker struct{ *crashBroker }
+
+func (b togetherCrashBroker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	if b.armed.Load() && b.mode == "together-before" {
+		os.Exit(crashExit)
+	}
+	res, err := tidemq.SendToQueues(ctx, b.Broker, ps)
+	if b.armed.Load() && b.mode == "together-after" {
+		os.Exit(crashExit)
+	}
+	return res, err
+}
+
 // openDurable serves an engine and a topic service kept in one Pebble
 // store in dir, as tidemq serve keeps them.
 func openDurable(t *testing.T, dir string, wrap func(tidemq.Broker) tidemq.Broker, opts ...func(*sns.Options)) (*env, func()) {
@@ -142,7 +159,13 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrashDuringFanOut")
 	}
 	cb := &crashBroker{mode: mode, faDone: make(chan struct{})}
-	e, _ := openDurable(t, dir, func(b tidemq.Broker) tidemq.Broker { cb.Broker = b; return cb })
+	e, _ := openDurable(t, dir, func(b tidemq.Broker) tidemq.Broker {
+		cb.Broker = b
+		if mode == "together-before" || mode == "together-after" {
+			return togetherCrashBroker{cb}
+		}
+		return cb
+	})
 	std, fifo := crashTopology(e)
 	pub := func(topic, msg string) {
 		in := &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(msg)}
@@ -163,6 +186,13 @@ func TestCrashChild(t *testing.T) {
 		pub(fifo, "f2")
 		cb.armed.Store(true)
 		pub(fifo, "f3")
+	case "together-before":
+		pub(std, "t1")
+		cb.armed.Store(true)
+		pub(std, "t2")
+	case "together-after":
+		cb.armed.Store(true)
+		pub(std, "t3")
 	}
 	t.Fatal("the child did not crash")
 }
@@ -237,6 +267,31 @@ func TestCrashDuringFanOut(t *testing.T) {
 		if got := e.drain(q); len(got) != 0 {
 			t.Fatalf("queue %s got %v again", q, got)
 		}
+	}
+}
+
+// TestCrashDuringFanOutInOneWrite: a fan-out written in one write of the
+// engine, without an outbox record (sns/together.go), is in every queue or
+// in none after a crash: a crash before the write leaves nothing of the
+// unanswered publish and nothing to recover; a crash after it, before the
+// answer, leaves it once in each queue and nothing to deliver again.
+func TestCrashDuringFanOutInOneWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ mode, want string }{{"together-before", "[t1]"}, {"together-after", "[t3]"}} {
+		runCrashChild(t, dir, c.mode)
+		e, closeAll := openDurable(t, dir, nil)
+		if st := e.svc.Stats(); st.Recovered != 0 {
+			t.Fatalf("after the crash %s: %+v, want nothing recovered", c.mode, st)
+		}
+		for _, q := range []string{"a", "b"} {
+			if got := fmt.Sprint(e.drain(q)); got != c.want {
+				t.Fatalf("after the crash %s queue %s got %v, want %s", c.mode, q, got, c.want)
+			}
+		}
+		closeAll()
 	}
 }
 

@@ -49,6 +49,17 @@ func (b *diskGuarded) SendMessages(ctx context.Context, p tidemq.SendMessagesPar
 	return b.Broker.SendMessages(ctx, p)
 }
 
+// SendToQueues refuses as SendMessages does (see tidemq.QueuesSender).
+func (b *diskGuarded) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	if b.g.Low() {
+		free, _ := b.g.Free()
+		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
+			"The server's disk is nearly full (%d MiB free, below its minimum of %d MiB): sends are refused until consumers drain the queues; retry later.",
+			free>>20, b.g.Min()>>20)
+	}
+	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
 // diskCollectors are the guard's metrics.
 func diskCollectors(g *diskguard.Guard) []prometheus.Collector {
 	return []prometheus.Collector{

@@ -49,12 +49,23 @@ func checkSendGuard(t *testing.T, wrap func(tidemq.Broker) tidemq.Broker, set fu
 		_, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "b"}}})
 		return err
 	}
+	// A fan-out's send to several queues at once is refused the same way.
+	together := func() error {
+		_, err := tidemq.SendToQueues(ctx, b, []tidemq.SendMessagesParams{{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: "t"}}}})
+		return err
+	}
 	if err := send(); err != nil {
 		t.Fatalf("send before the mark: %v", err)
+	}
+	if err := together(); err != nil {
+		t.Fatalf("SendToQueues before the mark: %v", err)
 	}
 	set(true)
 	if err := send(); !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("send past the mark = %v, want ServiceUnavailable saying %q", err, want)
+	}
+	if err := together(); !tidemq.HasCode(err, tidemq.ErrServiceUnavailable) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("SendToQueues past the mark = %v, want ServiceUnavailable saying %q", err, want)
 	}
 	msgs, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q"})
 	if err != nil || len(msgs) != 1 {
@@ -66,5 +77,8 @@ func checkSendGuard(t *testing.T, wrap func(tidemq.Broker) tidemq.Broker, set fu
 	set(false)
 	if err := send(); err != nil {
 		t.Fatalf("send once back under the mark: %v", err)
+	}
+	if err := together(); err != nil {
+		t.Fatalf("SendToQueues once back under the mark: %v", err)
 	}
 }

@@ -44,6 +44,11 @@ func (b *queueCapped) countLocked() int {
 	return b.n
 }
 
+// SendToQueues passes through (see tidemq.QueuesSender).
+func (b *queueCapped) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
 func (b *queueCapped) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -85,6 +85,16 @@ func (b *memGuarded) SendMessages(ctx context.Context, p tidemq.SendMessagesPara
 	return b.Broker.SendMessages(ctx, p)
 }
 
+// SendToQueues refuses as SendMessages does (see tidemq.QueuesSender).
+func (b *memGuarded) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	if b.g.high.Load() {
+		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
+			"The server's memory is above its limit (%d MiB resident, --max-memory %d MiB): sends are refused until consumers drain the queues; retry later.",
+			b.g.rss.Load()>>20, b.g.max>>20)
+	}
+	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
 // memoryCollectors are the guard's metrics.
 func memoryCollectors(g *memGuard) []prometheus.Collector {
 	return []prometheus.Collector{

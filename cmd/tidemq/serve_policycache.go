@@ -33,6 +33,11 @@ func (b *policyForgetting) forget(queue string) {
 	b.a.ForgetQueue(tidemq.CanonicalQueueName(queue, b.region))
 }
 
+// SendToQueues passes through (see tidemq.QueuesSender).
+func (b *policyForgetting) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
+	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
 func (b *policyForgetting) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (*tidemq.QueueInfo, error) {
 	defer b.forget(p.Name)
 	return b.Broker.CreateQueue(ctx, p)
