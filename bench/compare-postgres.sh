@@ -18,6 +18,8 @@
 # configuration gets a fresh database. With N nodes, N bench processes run
 # at once, one per node, the 16 clients split between them; a scenario's
 # rate is all the messages they moved over the longest of their times.
+# The nodes' CPU time (user + system, from /proc) over all the scenarios
+# is reported per configuration, and per message against Pebble's.
 #
 # The ceiling is pgbench on a fresh database of the same server, 16
 # clients, 256-byte rows, in three scripts: an insert of one row, an
@@ -93,11 +95,22 @@ stop_all() {
   PIDS=()
 }
 
+# cpu_ticks prints the CPU time (user + system, in clock ticks) the
+# running nodes have used so far, all of them together.
+cpu_ticks() {
+  local t=0 p
+  for p in "${PIDS[@]}"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo "$t"
+}
+
 # run CONFIG URL... runs every scenario over the nodes and appends JSON
-# lines (one per bench process and scenario) to $TMP/results.
+# lines (one per bench process and scenario) to $TMP/results, and one
+# line with the CPU time the nodes used for all of them.
 run() {
   local config=$1; shift
   local n=$#
+  local t0
+  t0=$(cpu_ticks)
   for sc in "${SCENARIOS[@]}"; do
     local i=0 bp=()
     for url in "$@"; do
@@ -108,6 +121,7 @@ run() {
     done
     for p in "${bp[@]}"; do wait "$p" || echo "bench failed ($config $sc), see below" >&2; done
   done
+  python3 -c "import json; print(json.dumps({'config':'$config','round':$ROUND,'scenario':'node cpu','cpu_s':($(cpu_ticks) - $t0) / $(getconf CLK_TCK)}))" >>"$TMP/results"
 }
 
 # pgbench_rate NAME ROWS_PER_TX SCRIPT runs SCRIPT with 16 clients for
@@ -160,12 +174,16 @@ for ROUND in $(seq "$ROUNDS"); do
 done
 grep -v -e '^$' -e '^note: no AWS credentials' "$TMP/bench.err" | tail -n 20 >&2 || true
 
-python3 - "$TMP/results" <<'PY'
+python3 - "$TMP/results" "$COUNT" "${#SCENARIOS[@]}" <<'PY'
 import json, sys, statistics, collections
 runs = collections.defaultdict(lambda: collections.defaultdict(list))  # (config, scenario) -> round -> results
+cpu = collections.defaultdict(list)  # config -> the nodes' CPU seconds of each round
 bad = 0
 for line in open(sys.argv[1]):
     r = json.loads(line)
+    if r["scenario"] == "node cpu":
+        cpu[r["config"]].append(r["cpu_s"])
+        continue
     runs[(r["config"], r["scenario"])][r["round"]].append(r)
     if r.get("send_messages_per_second"):
         # the send phase before a measured receive phase: all processes
@@ -204,6 +222,17 @@ for s, k in pairs:
 fifo = [s for s in scenarios if s.startswith("fifo/") and "send phase" not in s]
 for s in fifo:
     print(f"| {s} / receive-batch | | " + " | ".join(f"{median(c, s)/median(c, 'receive-batch'):.2f}×" for c in pg) + " |")
+# The nodes' CPU: every scenario sends, receives and deletes COUNT
+# messages (the send scenarios drain their queue afterwards), so the same
+# work in every configuration.
+per = int(sys.argv[2]) * int(sys.argv[3])
+med_cpu = {c: statistics.median(cpu[c]) for c in configs if cpu[c]}
+if med_cpu:
+    print("\n| the nodes' CPU, all scenarios | " + " | ".join(configs) + " |\n|---|" + "---|" * len(configs))
+    print("| seconds (median) | " + " | ".join(f"{med_cpu.get(c, float('nan')):.2f}" for c in configs) + " |")
+    print("| ms a message (sent, received, deleted) | " + " | ".join(f"{med_cpu.get(c, float('nan')) * 1000 / per:.3f}" for c in configs) + " |")
+    if "pebble" in med_cpu:
+        print("| / Pebble | " + " | ".join(f"{med_cpu.get(c, float('nan')) / med_cpu['pebble']:.2f}×" for c in configs) + " |")
 if "base-1" in configs:
     print("\n| scenario | before (" + "base-1" + ") | after (postgres-1) | after / before |\n|---|---|---|---|")
     for s in scenarios:

@@ -35,7 +35,9 @@
 // never the whole story. FIFO sends and receives run in a transaction that
 // locks the queue's row, sent as one pipeline (the lock, then one
 // statement: fifoSendSQL, fifoReceiveSQL), so the lock is never held
-// across a round trip to the node.
+// across a round trip to the node, nor across the commit's WAL flush,
+// which a second transaction of the same pipeline waits for
+// (queuelock.go).
 //
 // # Receives
 //

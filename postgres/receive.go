@@ -163,13 +163,11 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 	vt := p.Visibility(q.Visibility)
 	client, _ := json.Marshal(p.Client)
 	var taken []*message
-	err := b.onConn(ctx, conn, func(db querier) error {
-		batch := &pgx.Batch{}
+	err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
 		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, q.name)
 		batch.Queue(fifoReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
 			client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
-		br := db.(batcher).SendBatch(ctx, batch)
-		defer br.Close()
+	}, func(br pgx.BatchResults) error {
 		if _, err := b.scanQueue(br.QueryRow()); err != nil {
 			return err
 		}

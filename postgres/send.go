@@ -141,13 +141,11 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 		var outIDs []string
 		var outSeqs []int64
 		var outNew []bool
-		err := b.onConn(ctx, conn, func(db querier) error {
-			batch := &pgx.Batch{}
+		err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
 			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
 			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
 				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs)
-			br := db.(batcher).SendBatch(ctx, batch)
-			defer br.Close()
+		}, func(br pgx.BatchResults) error {
 			var err error
 			if locked, err = b.scanQueue(br.QueryRow()); err != nil {
 				return err
