@@ -49,7 +49,7 @@ var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, Queu
 var serverAlarms = map[string]bool{MemoryHigh: true, DiskLow: true}
 
 // queueAlarms are the alarms evaluated on each queue.
-var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
+var queueAlarms = [...]string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
 // webhook and in the generated Prometheus rules.
@@ -164,11 +164,18 @@ type Evaluator struct {
 	webhook   Webhook
 	log       *slog.Logger
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// alarms are the trigger and mark alarms; a queue's alarms are kept
+	// in its queueState (queuealarms.go), without pointers or texts: with
+	// 100,000 queues, an Alarm each took 150 MB.
 	alarms   map[key]*Alarm
-	shown    shownIndex // of alarms, for Shown
+	shown    shownIndex // for Shown
 	queues   map[string]*queueState
 	triggerS map[triggerKey]*counterWindow
+	// round counts the evaluations; loc is the clock's location, in
+	// which a queue alarm's Since is given back.
+	round uint64
+	loc   *time.Location
 }
 
 type key struct{ alarm, queue, trigger string }
@@ -186,6 +193,10 @@ type queueState struct {
 	growthStart time.Time // zero: not growing
 	// expired follows Stats.Expired.
 	expired counterWindow
+	// round is the evaluation that last saw the queue.
+	round uint64
+	// alarms are the states of the queue's alarms, by queueAlarms index.
+	alarms [len(queueAlarms)]alarmState
 }
 
 // counterWindow follows a counter between evaluations and remembers its
@@ -234,6 +245,7 @@ func New(o Options) *Evaluator {
 	e := &Evaluator{
 		snapshots: o.Snapshots, triggers: o.Triggers, marks: o.Marks, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
 		alarms: make(map[key]*Alarm), queues: make(map[string]*queueState), triggerS: make(map[triggerKey]*counterWindow),
+		loc: time.Local,
 	}
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
@@ -270,9 +282,16 @@ func (e *Evaluator) Run(ctx context.Context) {
 // alarm.
 func (e *Evaluator) Alarms() []Alarm {
 	e.mu.Lock()
-	out := make([]Alarm, 0, len(e.alarms))
+	out := make([]Alarm, 0, len(e.alarms)+4*len(e.queues))
 	for _, a := range e.alarms {
 		out = append(out, *a)
+	}
+	for name, qs := range e.queues {
+		for i := range qs.alarms {
+			if qs.alarms[i].on {
+				out = append(out, e.queueAlarm(name, i, &qs.alarms[i]))
+			}
+		}
 	}
 	e.mu.Unlock()
 	Sort(out)
@@ -289,42 +308,77 @@ func (e *Evaluator) Shown(queues []string) []Alarm {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Alarm, 0, len(e.shown.firing)+len(e.shown.names)+5*len(queues))
-	for _, a := range e.shown.firing {
-		out = append(out, *a)
-	}
+	out = append(out, e.shown.firing...)
 	for _, a := range e.shown.names {
 		if a.State != StateFiring {
-			out = append(out, *a)
+			out = append(out, a)
 		}
 	}
 	for _, q := range queues {
 		for _, a := range e.shown.byQueue[q] {
 			if a.State != StateFiring && a != e.shown.names[a.Alarm] {
-				out = append(out, *a)
+				out = append(out, a)
 			}
+		}
+		qs := e.queues[q]
+		if qs == nil {
+			continue
+		}
+		for i := range qs.alarms {
+			st := &qs.alarms[i]
+			if !st.on || st.firing {
+				continue
+			}
+			if n, ok := e.shown.names[queueAlarms[i]]; ok && n.Queue == q && n.Trigger == "" {
+				continue
+			}
+			out = append(out, e.queueAlarm(q, i, st))
 		}
 	}
 	return out
 }
 
-// shownIndex is what Shown reads, rebuilt by each evaluation.
+// shownIndex is what Shown reads, rebuilt by each evaluation: copies of
+// the alarms it always returns (the states change only in Evaluate).
 type shownIndex struct {
-	firing  []*Alarm
-	names   map[string]*Alarm // one alarm of each name
-	byQueue map[string][]*Alarm
+	firing []Alarm
+	names  map[string]Alarm // one alarm of each name
+	// byQueue holds the trigger alarms by queue.
+	byQueue map[string][]Alarm
 }
 
 // index rebuilds e.shown. Called with e.mu held.
 func (e *Evaluator) index() {
-	x := shownIndex{names: make(map[string]*Alarm), byQueue: make(map[string][]*Alarm, len(e.queues))}
+	x := shownIndex{names: make(map[string]Alarm), byQueue: make(map[string][]Alarm)}
 	for _, a := range e.alarms {
+		if a.Queue != "" {
+			x.byQueue[a.Queue] = append(x.byQueue[a.Queue], *a)
+		}
 		if a.State == StateFiring {
-			x.firing = append(x.firing, a)
+			x.firing = append(x.firing, *a)
 		}
-		if x.names[a.Alarm] == nil {
-			x.names[a.Alarm] = a
+		if _, ok := x.names[a.Alarm]; !ok {
+			x.names[a.Alarm] = *a
 		}
-		x.byQueue[a.Queue] = append(x.byQueue[a.Queue], a)
+	}
+	for name, qs := range e.queues {
+		for i := range qs.alarms {
+			st := &qs.alarms[i]
+			if !st.on {
+				continue
+			}
+			_, named := x.names[queueAlarms[i]]
+			if !st.firing && named {
+				continue
+			}
+			a := e.queueAlarm(name, i, st)
+			if st.firing {
+				x.firing = append(x.firing, a)
+			}
+			if !named {
+				x.names[a.Alarm] = a
+			}
+		}
 	}
 	e.shown = x
 }
@@ -355,7 +409,10 @@ func Sort(as []Alarm) {
 type result struct {
 	firing           bool
 	value, threshold float64
-	summary          string
+	// aux holds what a queue alarm's summary says besides value and
+	// threshold (queueSummary); summary is the text of the others.
+	aux     [2]float64
+	summary string
 }
 
 // Transition is an alarm that changed state. StartsAt is when it began to
@@ -388,23 +445,25 @@ func (e *Evaluator) Evaluate() []Transition {
 	e.mu.Lock()
 	seen := make(map[key]bool)
 	var changed []Transition
-	present := make(map[string]bool, len(snaps))
+	e.round++
+	e.loc = now.Location()
 	for _, s := range snaps {
-		present[s.Name] = true
 		qs := e.queues[s.Name]
 		if qs == nil {
 			qs = &queueState{firstSeen: now, lastEval: now, lastDepth: depth(s)}
 			e.queues[s.Name] = qs
 		}
+		qs.round = e.round
 		th := e.cfg.For(s.Name)
-		for _, name := range queueAlarms {
+		for i, name := range queueAlarms {
 			r, ok := e.rule(name, s, qs, th, now)
 			if !ok {
+				if t := e.dropQueueAlarm(s.Name, i, &qs.alarms[i], now); t != nil {
+					changed = append(changed, *t)
+				}
 				continue
 			}
-			k := key{alarm: name, queue: s.Name}
-			seen[k] = true
-			if t := e.set(k, r, now); t != nil {
+			if t := e.setQueueAlarm(s.Name, i, &qs.alarms[i], r, now); t != nil {
 				changed = append(changed, *t)
 			}
 		}
@@ -437,10 +496,16 @@ func (e *Evaluator) Evaluate() []Transition {
 		}
 		delete(e.alarms, k)
 	}
-	for name := range e.queues {
-		if !present[name] {
-			delete(e.queues, name)
+	for name, qs := range e.queues {
+		if qs.round == e.round {
+			continue
 		}
+		for i := range qs.alarms {
+			if t := e.dropQueueAlarm(name, i, &qs.alarms[i], now); t != nil {
+				changed = append(changed, *t)
+			}
+		}
+		delete(e.queues, name)
 	}
 	e.index()
 	e.mu.Unlock()
@@ -487,28 +552,19 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		if !th.DLQNotEmpty || !s.IsDeadLetterQueue {
 			return result{}, false
 		}
-		return result{
-			firing: s.Visible > 0, value: float64(s.Visible), threshold: 0,
-			summary: fmt.Sprintf("dead-letter queue %s holds %d visible messages", s.Name, s.Visible),
-		}, true
+		return result{firing: s.Visible > 0, value: float64(s.Visible), threshold: 0}, true
 	case QueueFull:
 		if s.MaxBytes <= 0 {
 			return result{}, false
 		}
-		return result{
-			firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes),
-			summary: fmt.Sprintf("queue %s holds %d bytes of messages, the server's limit is %d (--max-queue-bytes): its sends are refused", s.Name, s.Bytes, s.MaxBytes),
-		}, true
+		return result{firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes)}, true
 	case OldestAge:
 		if th.OldestAgeShare <= 0 || s.RetentionSeconds <= 0 {
 			return result{}, false
 		}
 		limit := th.OldestAgeShare * float64(s.RetentionSeconds)
-		return result{
-			firing: s.OldestAgeSeconds > limit, value: s.OldestAgeSeconds, threshold: limit,
-			summary: fmt.Sprintf("oldest message is %s old; %.0f%% of the %s retention is %s",
-				secs(s.OldestAgeSeconds), th.OldestAgeShare*100, secs(float64(s.RetentionSeconds)), secs(limit)),
-		}, true
+		return result{firing: s.OldestAgeSeconds > limit, value: s.OldestAgeSeconds, threshold: limit,
+			aux: [2]float64{th.OldestAgeShare, float64(s.RetentionSeconds)}}, true
 	case ConsumerGone:
 		if th.NoReceive <= 0 || s.IsDeadLetterQueue {
 			return result{}, false
@@ -520,10 +576,8 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 			}
 		}
 		idle := now.Sub(last)
-		return result{
-			firing: s.Visible > 0 && idle >= th.NoReceive, value: idle.Seconds(), threshold: th.NoReceive.Seconds(),
-			summary: fmt.Sprintf("%d visible messages and no receive for %s (limit %s)", s.Visible, secs(idle.Seconds()), th.NoReceive),
-		}, true
+		return result{firing: s.Visible > 0 && idle >= th.NoReceive, value: idle.Seconds(), threshold: th.NoReceive.Seconds(),
+			aux: [2]float64{float64(s.Visible), float64(th.NoReceive)}}, true
 	case Growth:
 		if th.GrowthWindow <= 0 || s.IsDeadLetterQueue {
 			return result{}, false
@@ -540,21 +594,16 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		if !qs.growthStart.IsZero() {
 			grown = now.Sub(qs.growthStart)
 		}
-		return result{
-			firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
-			summary: fmt.Sprintf("depth %d has grown at every evaluation for %s (limit %s)", d, secs(grown.Seconds()), th.GrowthWindow),
-		}, true
+		return result{firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
+			aux: [2]float64{float64(d), float64(th.GrowthWindow)}}, true
 	case Expired:
 		if th.ExpiredWindow <= 0 {
 			qs.expired.observe(s.Stats.Expired, now, 0) // keep following the counter
 			return result{}, false
 		}
 		n := qs.expired.observe(s.Stats.Expired, now, th.ExpiredWindow)
-		return result{
-			firing: n > 0, value: float64(n), threshold: 0,
-			summary: fmt.Sprintf("%d messages expired in the last %s: they reached the end of the %s retention period unprocessed and were dropped without a dead-letter entry (or moved where the queue's tidemq:capture-expired tag says)",
-				n, th.ExpiredWindow, secs(float64(s.RetentionSeconds))),
-		}, true
+		return result{firing: n > 0, value: float64(n), threshold: 0,
+			aux: [2]float64{float64(th.ExpiredWindow), float64(s.RetentionSeconds)}}, true
 	}
 	return result{}, false
 }
