@@ -261,6 +261,9 @@ func (e *Engine) load() (err error) {
 			return nil
 		}
 		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
+		if q.dedup == nil {
+			q.dedup = make(map[string]*dedupEntry)
+		}
 		q.dedup[d.key] = d
 		q.dedupOrder = append(q.dedupOrder, d)
 		return nil

@@ -25,6 +25,9 @@ type queue struct {
 
 	handleKey []byte // seals receipt handles (the engine's secret)
 
+	// msgs, tags, dedup and attempts are nil until their first entry
+	// (readable as empty; written through q.put... or after a nil check):
+	// with 100,000 queues, four empty maps each took 22 MB.
 	msgs    map[uint64]*message // every live message, by sequence
 	nextSeq uint64
 	// pending are created messages waiting for their batch to be durable,
@@ -78,12 +81,8 @@ var ageNodes = btree.NewFreeListG[*message](btree.DefaultFreeListSize)
 func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	q := &queue{
 		id: id, name: name, arn: arn, fifo: fifo,
-		tags:     make(map[string]string),
-		msgs:     make(map[uint64]*message),
-		byAge:    btree.NewWithFreeListG(32, olderFirst, ageNodes),
-		dedup:    make(map[string]*dedupEntry),
-		attempts: make(map[string]*receiveAttempt),
-		nextSeq:  1,
+		byAge:   btree.NewWithFreeListG(32, olderFirst, ageNodes),
+		nextSeq: 1,
 	}
 	if fifo {
 		q.groups = newFIFOIndex()
@@ -171,7 +170,7 @@ func (q *queue) addTimer(e timerEntry) {
 // add inserts a new message, pending until its batch is durable.
 func (q *queue) add(m *message) {
 	m.state = statePending
-	q.msgs[m.seq] = m
+	q.putMsg(m)
 	q.bytes += int64(m.size())
 	if m.dlqSource != "" {
 		q.nDeadLettered++
@@ -181,6 +180,14 @@ func (q *queue) add(m *message) {
 	if q.fifo {
 		q.groups.group(m.group).insert(m)
 	}
+}
+
+// putMsg files m in q.msgs, making the map on first use.
+func (q *queue) putMsg(m *message) {
+	if q.msgs == nil {
+		q.msgs = make(map[uint64]*message)
+	}
+	q.msgs[m.seq] = m
 }
 
 // publish makes durable pending messages receivable, in sequence order: a

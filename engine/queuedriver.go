@@ -22,6 +22,9 @@ func (d queueDriver) EditQueue(ctx context.Context, name string, edit func(*tide
 	}
 	q, err := e.queue(name)
 	if err == nil {
+		if q.tags == nil {
+			q.tags = make(map[string]string) // the edit may tag in place
+		}
 		r := tidemq.QueueRecord{Name: q.name, ARN: q.arn, Tags: q.tags, Attrs: q.attrs}
 		if err = edit(&r); err == nil && r.AttrsChanged {
 			q.applyAttributes(r.Attrs)

@@ -62,8 +62,11 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	e.nextQueueID++
 	q := e.newQueue(e.nextQueueID, p.Name, fifo)
 	q.applyAttributes(merged)
-	for k, v := range p.Tags {
-		q.tags[k] = v
+	if len(p.Tags) > 0 {
+		q.tags = make(map[string]string, len(p.Tags))
+		for k, v := range p.Tags {
+			q.tags[k] = v
+		}
 	}
 	q.created, q.modified = now, now
 	e.queues[q.name] = q
@@ -141,7 +144,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	// Replacing the indexes drops every other message at once: receipt
 	// handles are resolved through q.msgs and timers through q.timers, so
 	// nothing can reach the old messages any more.
-	q.msgs = make(map[uint64]*message)
+	q.msgs = nil
 	q.ready = nil
 	q.timers = nil
 	q.byAge.Clear(false)
@@ -151,7 +154,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	}
 	q.nReady, q.nDelayed, q.nInflight, q.nDeadLettered = 0, 0, 0, 0
 	q.bytes = 0
-	q.attempts = make(map[string]*receiveAttempt)
+	q.attempts = nil
 	q.attemptOrder = nil
 	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id)} {
 		t.b.DeleteRange(r[0], r[1])
@@ -187,7 +190,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	// A purge also forgets the deduplication window: a message sent again
 	// with the id of a purged one is accepted (as SQS does, per the
 	// AWS-validated LocalStack suite, localstack#8218).
-	q.dedup = make(map[string]*dedupEntry)
+	q.dedup = nil
 	q.dedupOrder = nil
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)

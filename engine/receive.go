@@ -162,6 +162,9 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 	var attempt *receiveAttempt
 	if q.fifo && p.ReceiveRequestAttemptID != "" && len(taken) > 0 {
 		attempt = &receiveAttempt{id: p.ReceiveRequestAttemptID, expires: now.Add(tidemq.ReceiveAttemptTTL)}
+		if q.attempts == nil {
+			q.attempts = make(map[string]*receiveAttempt)
+		}
 		q.attempts[attempt.id] = attempt
 		q.attemptOrder = append(q.attemptOrder, attempt)
 	}

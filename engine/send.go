@@ -109,6 +109,9 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 // remember opens the deduplication window for a new FIFO message.
 func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Time) {
 	d := &dedupEntry{key: key, messageID: m.id, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
+	if q.dedup == nil {
+		q.dedup = make(map[string]*dedupEntry)
+	}
 	q.dedup[key] = d
 	q.dedupOrder = append(q.dedupOrder, d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
