@@ -37,7 +37,7 @@ type queue struct {
 	ready  readyHeap  // standard queues: receivable messages
 	groups *fifoIndex // FIFO queues: message groups
 	timers timerHeap  // delay and visibility deadlines
-	byAge  *btree.BTreeG[*message]
+	byAge  ageIndex
 	// cold is a standard queue's backlog on disk (page.go): ready
 	// messages that are in none of the indexes above.
 	cold backlog
@@ -78,10 +78,45 @@ func olderFirst(a, b *message) bool {
 // took 300 bytes of every queue, empty or not (it has its own lock).
 var ageNodes = btree.NewFreeListG[*message](btree.DefaultFreeListSize)
 
+// ageIndex is a queue's live messages by age, oldest first: a B-tree made
+// on the first insert (an empty queue has none), read as empty before.
+type ageIndex struct{ t *btree.BTreeG[*message] }
+
+func (a *ageIndex) ReplaceOrInsert(m *message) {
+	if a.t == nil {
+		a.t = btree.NewWithFreeListG(32, olderFirst, ageNodes)
+	}
+	a.t.ReplaceOrInsert(m)
+}
+
+func (a *ageIndex) Delete(m *message) {
+	if a.t != nil {
+		a.t.Delete(m)
+	}
+}
+
+func (a *ageIndex) Min() (*message, bool) {
+	if a.t == nil {
+		return nil, false
+	}
+	return a.t.Min()
+}
+
+func (a *ageIndex) Ascend(f func(*message) bool) {
+	if a.t != nil {
+		a.t.Ascend(f)
+	}
+}
+
+func (a *ageIndex) Clear(addNodesToFreelist bool) {
+	if a.t != nil {
+		a.t.Clear(addNodesToFreelist)
+	}
+}
+
 func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	q := &queue{
 		id: id, name: name, arn: arn, fifo: fifo,
-		byAge:   btree.NewWithFreeListG(32, olderFirst, ageNodes),
 		nextSeq: 1,
 	}
 	if fifo {
