@@ -58,7 +58,7 @@ func (e *Engine) load() (err error) {
 		if r.Tags != nil {
 			q.tags = r.Tags
 		}
-		q.created, q.modified, q.purged = r.Created, r.Modified, r.Purged
+		q.created, q.modified, q.purged = stampOf(r.Created), stampOf(r.Modified), stampOf(r.Purged)
 		e.queues[q.name] = q
 		e.byID[q.id] = q
 		if q.id > e.nextQueueID {

@@ -24,7 +24,7 @@ type queueRecord struct {
 func (q *queue) record() []byte {
 	b, _ := json.Marshal(queueRecord{
 		ID: q.id, Name: q.name, FIFO: q.fifo, Attributes: q.attrs, Tags: q.tags,
-		Created: q.created, Modified: q.modified, Purged: q.purged,
+		Created: q.created.time(), Modified: q.modified.time(), Purged: q.purged.time(),
 	})
 	return b
 }
@@ -68,7 +68,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 			q.tags[k] = v
 		}
 	}
-	q.created, q.modified = now, now
+	q.created, q.modified = stampOf(now), stampOf(now)
 	e.queues[q.name] = q
 	e.byID[q.id] = q
 	t := e.begin()
@@ -181,7 +181,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 		return err
 	}
 	now := e.clock.Now()
-	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
+	if q.purged != 0 && now.Sub(q.purged.time()) < tidemq.PurgeCooldown {
 		h.unlock()
 		return tidemq.PurgeInProgress(q.name)
 	}
@@ -194,7 +194,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	q.dedupOrder = nil
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
-	q.purged = now
+	q.purged = stampOf(now)
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
 }
@@ -271,7 +271,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return err
 	}
 	q.applyAttributes(merged)
-	q.modified = e.clock.Now()
+	q.modified = stampOf(e.clock.Now())
 	t := e.begin()
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)

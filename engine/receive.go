@@ -66,7 +66,7 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		t := e.begin()
 		e.advance(q, now, t)
-		q.lastReceive = now
+		q.lastReceive = stampOf(now)
 		msgs, err := e.receiveLocked(q, p, max, now, t)
 		if err != nil || len(msgs) > 0 || !now.Before(deadline) || e.isDraining() {
 			if err == nil && len(msgs) == 0 {

@@ -58,8 +58,8 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
 		s.MaxReceiveCount = q.Redrive.MaxReceiveCount
 	}
-	if !q.lastReceive.IsZero() {
-		s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()
+	if q.lastReceive != 0 {
+		s.LastReceiveUnixMilli = q.lastReceive.time().UnixMilli()
 	}
 	return s
 }
