@@ -64,7 +64,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		snaps = mine
 	}
 	var as []alarms.Alarm
-	if c.o.Alarms != nil {
+	switch {
+	case c.o.AlarmsFor != nil:
+		as = c.o.AlarmsFor(nil) // the firing ones decide the order
+	case c.o.Alarms != nil:
 		as = c.o.Alarms()
 	}
 	views := c.queueViews(snaps, as)
@@ -83,7 +86,44 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if c.o.AlarmsFor != nil {
+		c.listedAlarms(ov.Queues)
+	}
 	writeJSON(w, http.StatusOK, ov)
+}
+
+// listedAlarms sets the alarms of the queues the overview lists, asked
+// for by name.
+func (c *Console) listedAlarms(views []queueView) {
+	names := make([]string, len(views))
+	at := make(map[string]int, len(views))
+	for i := range views {
+		names[i], at[views[i].Name] = views[i].Name, i
+		views[i].Alarms, views[i].Alarm = nil, ""
+	}
+	for _, a := range c.o.AlarmsFor(names) {
+		if i, ok := at[a.Queue]; ok {
+			views[i].Alarms = append(views[i].Alarms, a)
+		}
+	}
+	for i := range views {
+		alarms.Sort(views[i].Alarms)
+		views[i].Alarm = alarmOf(views[i].Alarms)
+	}
+}
+
+// alarmOf is a queue's alarm summary: FIRING when one of its alarms
+// fires, OK when it has alarms and none fires, "" without alarms.
+func alarmOf(as []alarms.Alarm) string {
+	for _, a := range as {
+		if a.State == alarms.StateFiring {
+			return string(alarms.StateFiring)
+		}
+	}
+	if len(as) > 0 {
+		return string(alarms.StateOK)
+	}
+	return ""
 }
 
 // queueViews turns snapshots into the overview's queues: dead-letter
@@ -119,13 +159,7 @@ func (c *Console) queueViews(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) []
 		}
 		v.Sources = sources[s.ARN]
 		sort.Strings(v.Sources)
-		for _, a := range v.Alarms {
-			if a.State == alarms.StateFiring {
-				v.Alarm = string(alarms.StateFiring)
-				break
-			}
-			v.Alarm = string(alarms.StateOK)
-		}
+		v.Alarm = alarmOf(v.Alarms)
 		out = append(out, v)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
