@@ -261,11 +261,12 @@ func (e *Engine) load() (err error) {
 			return nil
 		}
 		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
-		if q.dedup == nil {
-			q.dedup = make(map[string]*dedupEntry)
+		w := q.win()
+		if w.dedup == nil {
+			w.dedup = make(map[string]*dedupEntry)
 		}
-		q.dedup[d.key] = d
-		q.dedupOrder = append(q.dedupOrder, d)
+		w.dedup[d.key] = d
+		w.dedupOrder = append(w.dedupOrder, d)
 		return nil
 	})
 	if err != nil {
@@ -303,7 +304,9 @@ func (e *Engine) load() (err error) {
 	}
 	t := &txn{b: cleanup}
 	for _, q := range e.queues {
-		sort.Slice(q.dedupOrder, func(i, j int) bool { return q.dedupOrder[i].expires.Before(q.dedupOrder[j].expires) })
+		if w := q.windows; w != nil {
+			sort.Slice(w.dedupOrder, func(i, j int) bool { return w.dedupOrder[i].expires.Before(w.dedupOrder[j].expires) })
+		}
 		e.advance(q, now, t)
 	}
 	if e.pageSize > 0 {

@@ -52,17 +52,16 @@ type queue struct {
 	// dead-letter queue even when its source queue is gone (snapshot.go).
 	nDeadLettered int
 
-	dedup      map[string]*dedupEntry
-	dedupOrder []*dedupEntry // by expiry (the window is constant)
-	attempts   map[string]*receiveAttempt
-	// attemptOrder holds attempts by expiry (the TTL is constant).
-	attemptOrder []*receiveAttempt
+	// windows are a FIFO queue's deduplication window and receive
+	// attempts; nil until the first entry (q.win).
+	windows *fifoWindows
 
 	// waiters are the long polls waiting on this queue, oldest first (see
 	// waiters.go).
 	waiters []*waiter
 
-	stats       tidemq.QueueStats
+	// stats are the queue's counters; nil until the first (q.count).
+	stats       *tidemq.QueueStats
 	lastReceive stamp // the latest ReceiveMessage call on this queue
 	// expiredUnlogged counts expiries since the last sweep logged them.
 	expiredUnlogged int
@@ -78,6 +77,40 @@ func olderFirst(a, b *message) bool {
 // ageNodes is the free list of every queue's byAge tree: one per tree
 // took 300 bytes of every queue, empty or not (it has its own lock).
 var ageNodes = btree.NewFreeListG[*message](btree.DefaultFreeListSize)
+
+// count returns q's counters, making them on first use.
+func (q *queue) count() *tidemq.QueueStats {
+	if q.stats == nil {
+		q.stats = new(tidemq.QueueStats)
+	}
+	return q.stats
+}
+
+// counts returns a copy of q's counters.
+func (q *queue) counts() tidemq.QueueStats {
+	if q.stats == nil {
+		return tidemq.QueueStats{}
+	}
+	return *q.stats
+}
+
+// fifoWindows is what a FIFO queue remembers for a while: the
+// deduplication window and the receive attempts it may answer again.
+type fifoWindows struct {
+	dedup      map[string]*dedupEntry
+	dedupOrder []*dedupEntry // by expiry (the window is constant)
+	attempts   map[string]*receiveAttempt
+	// attemptOrder holds attempts by expiry (the TTL is constant).
+	attemptOrder []*receiveAttempt
+}
+
+// win returns q's windows, making them on first use.
+func (q *queue) win() *fifoWindows {
+	if q.windows == nil {
+		q.windows = &fifoWindows{}
+	}
+	return q.windows
+}
 
 // ageIndex is a queue's live messages by age, oldest first: a B-tree made
 // on the first insert (an empty queue has none), read as empty before.
@@ -313,22 +346,29 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		e.expire(q, m, capture, now, t)
 	}
 	e.expirePaged(q, now, t, capture)
-	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].expires.After(now) {
-		d := q.dedupOrder[0]
-		q.dedupOrder[0] = nil
-		q.dedupOrder = q.dedupOrder[1:]
-		if q.dedup[d.key] == d {
-			delete(q.dedup, d.key)
+	w := q.windows
+	if w == nil {
+		return
+	}
+	for len(w.dedupOrder) > 0 && !w.dedupOrder[0].expires.After(now) {
+		d := w.dedupOrder[0]
+		w.dedupOrder[0] = nil
+		w.dedupOrder = w.dedupOrder[1:]
+		if w.dedup[d.key] == d {
+			delete(w.dedup, d.key)
 			t.b.Delete(dedupKey(q.id, d.key))
 		}
 	}
-	for len(q.attemptOrder) > 0 && !q.attemptOrder[0].expires.After(now) {
-		a := q.attemptOrder[0]
-		q.attemptOrder[0] = nil
-		q.attemptOrder = q.attemptOrder[1:]
-		if q.attempts[a.id] == a {
-			delete(q.attempts, a.id)
+	for len(w.attemptOrder) > 0 && !w.attemptOrder[0].expires.After(now) {
+		a := w.attemptOrder[0]
+		w.attemptOrder[0] = nil
+		w.attemptOrder = w.attemptOrder[1:]
+		if w.attempts[a.id] == a {
+			delete(w.attempts, a.id)
 		}
+	}
+	if len(w.dedup) == 0 && len(w.attempts) == 0 && len(w.dedupOrder) == 0 && len(w.attemptOrder) == 0 {
+		q.windows = nil // an idle FIFO queue keeps none
 	}
 }
 
@@ -336,7 +376,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 // expired, and moved into capture (tidemq:capture-expired) when there is
 // one, else removed.
 func (e *Engine) expire(q *queue, m *message, capture *queue, now time.Time, t *txn) {
-	q.stats.Expired++
+	q.count().Expired++
 	q.expiredUnlogged++
 	if capture != nil {
 		e.move(q, m, capture, now, t, tidemq.CapturedEvent(q.name, q.Retention, capture.name, now))

@@ -154,8 +154,9 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	}
 	q.nReady, q.nDelayed, q.nInflight, q.nDeadLettered = 0, 0, 0, 0
 	q.bytes = 0
-	q.attempts = nil
-	q.attemptOrder = nil
+	if q.windows != nil {
+		q.windows.attempts, q.windows.attemptOrder = nil, nil
+	}
 	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id)} {
 		t.b.DeleteRange(r[0], r[1])
 	}
@@ -186,12 +187,13 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 		return tidemq.PurgeInProgress(q.name)
 	}
 	t := e.begin()
-	q.stats.Purged += e.dropMessages(q, t)
+	q.count().Purged += e.dropMessages(q, t)
 	// A purge also forgets the deduplication window: a message sent again
 	// with the id of a purged one is accepted (as SQS does, per the
 	// AWS-validated LocalStack suite, localstack#8218).
-	q.dedup = nil
-	q.dedupOrder = nil
+	if q.windows != nil {
+		q.windows.dedup, q.windows.dedupOrder = nil, nil
+	}
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
 	q.purged = stampOf(now)
