@@ -185,12 +185,14 @@ type key struct{ alarm, queue, trigger string }
 type triggerKey struct{ name, queue string }
 
 // queueState is what the evaluator remembers of a queue between rounds.
+// Its instants are Unix nanoseconds (8 bytes, not time.Time's 24: there
+// is one queueState per queue).
 type queueState struct {
-	firstSeen time.Time
-	lastEval  time.Time
+	firstSeen int64
+	lastEval  int64
 	// The growth run: depth grew at every evaluation since growthStart.
 	lastDepth   int
-	growthStart time.Time // zero: not growing
+	growthStart int64 // zero: not growing
 	// expired follows Stats.Expired.
 	expired counterWindow
 	// round is the evaluation that last saw the queue.
@@ -202,8 +204,10 @@ type queueState struct {
 // counterWindow follows a counter between evaluations and remembers its
 // increases for as long as a window needs them.
 type counterWindow struct {
-	last  uint64
-	steps []step // increases, oldest first, none older than the window
+	last uint64
+	// steps are the increases, oldest first, none older than the window;
+	// nil while there are none (most counters never grow).
+	steps *[]step
 }
 
 type step struct {
@@ -222,16 +226,28 @@ func (c *counterWindow) observe(v uint64, now time.Time, window time.Duration) u
 		d = v
 	}
 	c.last = v
+	var steps []step
+	if c.steps != nil {
+		steps = *c.steps
+	}
 	if d > 0 {
-		c.steps = append(c.steps, step{at: now, n: d})
+		steps = append(steps, step{at: now, n: d})
 	}
 	i := 0
-	for i < len(c.steps) && now.Sub(c.steps[i].at) >= window {
+	for i < len(steps) && now.Sub(steps[i].at) >= window {
 		i++
 	}
-	c.steps = c.steps[i:]
+	steps = steps[i:]
+	switch {
+	case len(steps) == 0:
+		c.steps = nil
+	case c.steps == nil:
+		c.steps = &steps
+	default:
+		*c.steps = steps
+	}
 	var sum uint64
-	for _, s := range c.steps {
+	for _, s := range steps {
 		sum += s.n
 	}
 	return sum
@@ -450,7 +466,7 @@ func (e *Evaluator) Evaluate() []Transition {
 	for _, s := range snaps {
 		qs := e.queues[s.Name]
 		if qs == nil {
-			qs = &queueState{firstSeen: now, lastEval: now, lastDepth: depth(s)}
+			qs = &queueState{firstSeen: now.UnixNano(), lastEval: now.UnixNano(), lastDepth: depth(s)}
 			e.queues[s.Name] = qs
 		}
 		qs.round = e.round
@@ -467,7 +483,7 @@ func (e *Evaluator) Evaluate() []Transition {
 				changed = append(changed, *t)
 			}
 		}
-		qs.lastDepth, qs.lastEval = depth(s), now
+		qs.lastDepth, qs.lastEval = depth(s), now.UnixNano()
 	}
 	changed = append(changed, e.evaluateTriggers(seen, now, trigFn != nil, trigs)...)
 	for _, m := range marks {
@@ -569,7 +585,7 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		if th.NoReceive <= 0 || s.IsDeadLetterQueue {
 			return result{}, false
 		}
-		last := qs.firstSeen
+		last := time.Unix(0, qs.firstSeen)
 		if s.LastReceiveUnixMilli > 0 {
 			if t := time.UnixMilli(s.LastReceiveUnixMilli); t.After(last) {
 				last = t
@@ -585,14 +601,14 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		d := depth(s)
 		switch {
 		case d <= qs.lastDepth:
-			qs.growthStart = time.Time{}
-		case qs.growthStart.IsZero():
+			qs.growthStart = 0
+		case qs.growthStart == 0:
 			// The previous evaluation is where this run of growth began.
 			qs.growthStart = qs.lastEval
 		}
 		var grown time.Duration
-		if !qs.growthStart.IsZero() {
-			grown = now.Sub(qs.growthStart)
+		if qs.growthStart != 0 {
+			grown = now.Sub(time.Unix(0, qs.growthStart))
 		}
 		return result{firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
 			aux: [2]float64{float64(d), float64(th.GrowthWindow)}}, true
