@@ -48,7 +48,8 @@ var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, Queu
 // serverAlarms are the alarms of Mark, on the server rather than a queue.
 var serverAlarms = map[string]bool{MemoryHigh: true, DiskLow: true}
 
-// queueAlarms are the alarms evaluated on each queue.
+// queueAlarms are the alarms evaluated on each queue. QueueFull stays
+// last: its state is kept apart (queueState.full).
 var queueAlarms = [...]string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
@@ -197,8 +198,28 @@ type queueState struct {
 	expired counterWindow
 	// round is the evaluation that last saw the queue.
 	round uint64
-	// alarms are the states of the queue's alarms, by queueAlarms index.
-	alarms [len(queueAlarms)]alarmState
+	// alarms are the states of the queue's alarms, by queueAlarms index
+	// (slot), but for the last, QueueFull, which only a server with
+	// --max-queue-bytes evaluates: full, made on first use.
+	alarms [len(queueAlarms) - 1]alarmState
+	full   *alarmState
+}
+
+// slot returns the state of the queue's i-th alarm; nil for a QueueFull
+// never evaluated.
+func (qs *queueState) slot(i int) *alarmState {
+	if i < len(qs.alarms) {
+		return &qs.alarms[i]
+	}
+	return qs.full
+}
+
+// slotFor is slot, making QueueFull's state if need be.
+func (qs *queueState) slotFor(i int) *alarmState {
+	if i == len(qs.alarms) && qs.full == nil {
+		qs.full = &alarmState{}
+	}
+	return qs.slot(i)
 }
 
 // counterWindow follows a counter between evaluations and remembers its
@@ -303,9 +324,9 @@ func (e *Evaluator) Alarms() []Alarm {
 		out = append(out, *a)
 	}
 	for name, qs := range e.queues {
-		for i := range qs.alarms {
-			if qs.alarms[i].on {
-				out = append(out, e.queueAlarm(name, i, &qs.alarms[i]))
+		for i := range queueAlarms {
+			if st := qs.slot(i); st != nil && st.on {
+				out = append(out, e.queueAlarm(name, i, st))
 			}
 		}
 	}
@@ -340,9 +361,9 @@ func (e *Evaluator) Shown(queues []string) []Alarm {
 		if qs == nil {
 			continue
 		}
-		for i := range qs.alarms {
-			st := &qs.alarms[i]
-			if !st.on || st.firing {
+		for i := range queueAlarms {
+			st := qs.slot(i)
+			if st == nil || !st.on || st.firing {
 				continue
 			}
 			if n, ok := e.shown.names[queueAlarms[i]]; ok && n.Queue == q && n.Trigger == "" {
@@ -378,9 +399,9 @@ func (e *Evaluator) index() {
 		}
 	}
 	for name, qs := range e.queues {
-		for i := range qs.alarms {
-			st := &qs.alarms[i]
-			if !st.on {
+		for i := range queueAlarms {
+			st := qs.slot(i)
+			if st == nil || !st.on {
 				continue
 			}
 			_, named := x.names[queueAlarms[i]]
@@ -474,12 +495,12 @@ func (e *Evaluator) Evaluate() []Transition {
 		for i, name := range queueAlarms {
 			r, ok := e.rule(name, s, qs, th, now)
 			if !ok {
-				if t := e.dropQueueAlarm(s.Name, i, &qs.alarms[i], now); t != nil {
+				if t := e.dropQueueAlarm(s.Name, i, qs.slot(i), now); t != nil {
 					changed = append(changed, *t)
 				}
 				continue
 			}
-			if t := e.setQueueAlarm(s.Name, i, &qs.alarms[i], r, now); t != nil {
+			if t := e.setQueueAlarm(s.Name, i, qs.slotFor(i), r, now); t != nil {
 				changed = append(changed, *t)
 			}
 		}
@@ -516,8 +537,8 @@ func (e *Evaluator) Evaluate() []Transition {
 		if qs.round == e.round {
 			continue
 		}
-		for i := range qs.alarms {
-			if t := e.dropQueueAlarm(name, i, &qs.alarms[i], now); t != nil {
+		for i := range queueAlarms {
+			if t := e.dropQueueAlarm(name, i, qs.slot(i), now); t != nil {
 				changed = append(changed, *t)
 			}
 		}

@@ -51,7 +51,7 @@ func (e *Evaluator) setQueueAlarm(queue string, i int, st *alarmState, r result,
 // dropQueueAlarm forgets queue's i-th alarm (the queue is gone or the
 // rule is off for it), resolving it if it fires. Called with e.mu held.
 func (e *Evaluator) dropQueueAlarm(queue string, i int, st *alarmState, now time.Time) *Transition {
-	if !st.on {
+	if st == nil || !st.on {
 		return nil
 	}
 	defer func() { *st = alarmState{} }()
