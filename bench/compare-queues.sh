@@ -9,7 +9,9 @@
 #   QUEUES  queues each server is given (default 100000)
 #   BASE    a commit to measure too (built from `git archive`, so the
 #           worktree is left alone); default: none
-#   IDLE    how long each server idles once its queues exist (default 20s)
+#   IDLE    how long each server idles once its queues exist (default 40s:
+#           longer than the alarms' 30 s interval, so that they have
+#           evaluated every queue before the RSS is read)
 #
 # Each run starts `tidemq serve` on a fresh --data-dir (the embedded
 # store, durable, alarms on: the defaults), creates the queues through
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 QUEUES=${2:-100000}
 BASE=${3:-}
-IDLE=${4:-20s}
+IDLE=${4:-40s}
 
 TMP=$(mktemp -d /tmp/tidemq-queues.XXXXXX)
 SERVER=""

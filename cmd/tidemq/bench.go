@@ -124,7 +124,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the load generator itself to this file (for go tool pprof)")
 	f.IntVar(&o.queues.queues, "queues", 100000, "queues the queues scenario creates")
 	f.IntVar(&o.queues.pid, "server-pid", 0, "queues scenario: process id of the server, on this machine, whose RSS is read (default: from /metrics, which misses the peak of concurrent scrapes)")
-	f.DurationVar(&o.queues.idle, "idle", 15*time.Second, "queues scenario: how long the server idles once the queues exist before its RSS is read")
+	f.DurationVar(&o.queues.idle, "idle", 40*time.Second, "queues scenario: how long the server idles once the queues exist before its RSS is read (longer than the alarms' 30 s interval, so that they have evaluated every queue)")
 	f.IntVar(&o.queues.scrapes, "scrapes", 3, "queues scenario: sequential scrapes timed (the median is reported)")
 	f.IntVar(&o.queues.concurrent, "concurrent-scrapes", 20, "queues scenario: /metrics scrapes sent at once")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
