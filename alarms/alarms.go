@@ -49,8 +49,9 @@ var Names = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, Queu
 // serverAlarms are the alarms of Mark, on the server rather than a queue.
 var serverAlarms = map[string]bool{MemoryHigh: true, DiskLow: true}
 
-// queueAlarms are the alarms evaluated on each queue.
-var queueAlarms = []string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
+// queueAlarms are the alarms evaluated on each queue. QueueFull stays
+// last: its state is kept apart (queueState.full).
+var queueAlarms = [...]string{DLQNotEmpty, OldestAge, ConsumerGone, Growth, Expired, QueueFull}
 
 // alertNames are the Alertmanager alertname of each alarm, the same in the
 // webhook and in the generated Prometheus rules.
@@ -163,11 +164,18 @@ type Evaluator struct {
 	webhook   Webhook
 	log       *slog.Logger
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// alarms are the trigger and mark alarms; a queue's alarms are kept
+	// in its queueState (queuealarms.go), without pointers or texts: with
+	// 100,000 queues, an Alarm each took 150 MB.
 	alarms   map[key]*Alarm
-	shown    shownIndex // of alarms, for Shown
+	shown    shownIndex // for Shown
 	queues   map[string]*queueState
 	triggerS map[triggerKey]*counterWindow
+	// round counts the evaluations; loc is the clock's location, in
+	// which a queue alarm's Since is given back.
+	round uint64
+	loc   *time.Location
 }
 
 type key struct{ alarm, queue, trigger string }
@@ -177,21 +185,49 @@ type key struct{ alarm, queue, trigger string }
 type triggerKey struct{ name, queue string }
 
 // queueState is what the evaluator remembers of a queue between rounds.
+// Its instants are Unix nanoseconds (8 bytes, not time.Time's 24: there
+// is one queueState per queue).
 type queueState struct {
-	firstSeen time.Time
-	lastEval  time.Time
+	firstSeen int64
+	lastEval  int64
 	// The growth run: depth grew at every evaluation since growthStart.
 	lastDepth   int
-	growthStart time.Time // zero: not growing
+	growthStart int64 // zero: not growing
 	// expired follows Stats.Expired.
 	expired counterWindow
+	// round is the evaluation that last saw the queue.
+	round uint64
+	// alarms are the states of the queue's alarms, by queueAlarms index
+	// (slot), but for the last, QueueFull, which only a server with
+	// --max-queue-bytes evaluates: full, made on first use.
+	alarms [len(queueAlarms) - 1]alarmState
+	full   *alarmState
+}
+
+// slot returns the state of the queue's i-th alarm; nil for a QueueFull
+// never evaluated.
+func (qs *queueState) slot(i int) *alarmState {
+	if i < len(qs.alarms) {
+		return &qs.alarms[i]
+	}
+	return qs.full
+}
+
+// slotFor is slot, making QueueFull's state if need be.
+func (qs *queueState) slotFor(i int) *alarmState {
+	if i == len(qs.alarms) && qs.full == nil {
+		qs.full = &alarmState{}
+	}
+	return qs.slot(i)
 }
 
 // counterWindow follows a counter between evaluations and remembers its
 // increases for as long as a window needs them.
 type counterWindow struct {
-	last  uint64
-	steps []step // increases, oldest first, none older than the window
+	last uint64
+	// steps are the increases, oldest first, none older than the window;
+	// nil while there are none (most counters never grow).
+	steps *[]step
 }
 
 type step struct {
@@ -210,16 +246,28 @@ func (c *counterWindow) observe(v uint64, now time.Time, window time.Duration) u
 		d = v
 	}
 	c.last = v
+	var steps []step
+	if c.steps != nil {
+		steps = *c.steps
+	}
 	if d > 0 {
-		c.steps = append(c.steps, step{at: now, n: d})
+		steps = append(steps, step{at: now, n: d})
 	}
 	i := 0
-	for i < len(c.steps) && now.Sub(c.steps[i].at) >= window {
+	for i < len(steps) && now.Sub(steps[i].at) >= window {
 		i++
 	}
-	c.steps = c.steps[i:]
+	steps = steps[i:]
+	switch {
+	case len(steps) == 0:
+		c.steps = nil
+	case c.steps == nil:
+		c.steps = &steps
+	default:
+		*c.steps = steps
+	}
 	var sum uint64
-	for _, s := range c.steps {
+	for _, s := range steps {
 		sum += s.n
 	}
 	return sum
@@ -233,6 +281,7 @@ func New(o Options) *Evaluator {
 	e := &Evaluator{
 		snapshots: o.Snapshots, triggers: o.Triggers, marks: o.Marks, clock: o.Clock, interval: o.Interval, webhook: o.Webhook, log: o.Logger,
 		alarms: make(map[key]*Alarm), queues: make(map[string]*queueState), triggerS: make(map[triggerKey]*counterWindow),
+		loc: time.Local,
 	}
 	if e.clock == nil {
 		e.clock = tidemq.SystemClock{}
@@ -269,9 +318,16 @@ func (e *Evaluator) Run(ctx context.Context) {
 // alarm.
 func (e *Evaluator) Alarms() []Alarm {
 	e.mu.Lock()
-	out := make([]Alarm, 0, len(e.alarms))
+	out := make([]Alarm, 0, len(e.alarms)+4*len(e.queues))
 	for _, a := range e.alarms {
 		out = append(out, *a)
+	}
+	for name, qs := range e.queues {
+		for i := range queueAlarms {
+			if st := qs.slot(i); st != nil && st.on {
+				out = append(out, e.queueAlarm(name, i, st))
+			}
+		}
 	}
 	e.mu.Unlock()
 	Sort(out)
@@ -288,42 +344,77 @@ func (e *Evaluator) Shown(queues []string) []Alarm {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Alarm, 0, len(e.shown.firing)+len(e.shown.names)+5*len(queues))
-	for _, a := range e.shown.firing {
-		out = append(out, *a)
-	}
+	out = append(out, e.shown.firing...)
 	for _, a := range e.shown.names {
 		if a.State != StateFiring {
-			out = append(out, *a)
+			out = append(out, a)
 		}
 	}
 	for _, q := range queues {
 		for _, a := range e.shown.byQueue[q] {
 			if a.State != StateFiring && a != e.shown.names[a.Alarm] {
-				out = append(out, *a)
+				out = append(out, a)
 			}
+		}
+		qs := e.queues[q]
+		if qs == nil {
+			continue
+		}
+		for i := range queueAlarms {
+			st := qs.slot(i)
+			if st == nil || !st.on || st.firing {
+				continue
+			}
+			if n, ok := e.shown.names[queueAlarms[i]]; ok && n.Queue == q && n.Trigger == "" {
+				continue
+			}
+			out = append(out, e.queueAlarm(q, i, st))
 		}
 	}
 	return out
 }
 
-// shownIndex is what Shown reads, rebuilt by each evaluation.
+// shownIndex is what Shown reads, rebuilt by each evaluation: copies of
+// the alarms it always returns (the states change only in Evaluate).
 type shownIndex struct {
-	firing  []*Alarm
-	names   map[string]*Alarm // one alarm of each name
-	byQueue map[string][]*Alarm
+	firing []Alarm
+	names  map[string]Alarm // one alarm of each name
+	// byQueue holds the trigger alarms by queue.
+	byQueue map[string][]Alarm
 }
 
 // index rebuilds e.shown. Called with e.mu held.
 func (e *Evaluator) index() {
-	x := shownIndex{names: make(map[string]*Alarm), byQueue: make(map[string][]*Alarm, len(e.queues))}
+	x := shownIndex{names: make(map[string]Alarm), byQueue: make(map[string][]Alarm)}
 	for _, a := range e.alarms {
+		if a.Queue != "" {
+			x.byQueue[a.Queue] = append(x.byQueue[a.Queue], *a)
+		}
 		if a.State == StateFiring {
-			x.firing = append(x.firing, a)
+			x.firing = append(x.firing, *a)
 		}
-		if x.names[a.Alarm] == nil {
-			x.names[a.Alarm] = a
+		if _, ok := x.names[a.Alarm]; !ok {
+			x.names[a.Alarm] = *a
 		}
-		x.byQueue[a.Queue] = append(x.byQueue[a.Queue], a)
+	}
+	for name, qs := range e.queues {
+		for i := range queueAlarms {
+			st := qs.slot(i)
+			if st == nil || !st.on {
+				continue
+			}
+			_, named := x.names[queueAlarms[i]]
+			if !st.firing && named {
+				continue
+			}
+			a := e.queueAlarm(name, i, st)
+			if st.firing {
+				x.firing = append(x.firing, a)
+			}
+			if !named {
+				x.names[a.Alarm] = a
+			}
+		}
 	}
 	e.shown = x
 }
@@ -354,7 +445,10 @@ func Sort(as []Alarm) {
 type result struct {
 	firing           bool
 	value, threshold float64
-	summary          string
+	// aux holds what a queue alarm's summary says besides value and
+	// threshold (queueSummary); summary is the text of the others.
+	aux     [2]float64
+	summary string
 }
 
 // Transition is an alarm that changed state. StartsAt is when it began to
@@ -387,27 +481,29 @@ func (e *Evaluator) Evaluate() []Transition {
 	e.mu.Lock()
 	seen := make(map[key]bool)
 	var changed []Transition
-	present := make(map[string]bool, len(snaps))
+	e.round++
+	e.loc = now.Location()
 	for _, s := range snaps {
-		present[s.Name] = true
 		qs := e.queues[s.Name]
 		if qs == nil {
-			qs = &queueState{firstSeen: now, lastEval: now, lastDepth: depth(s)}
+			qs = &queueState{firstSeen: now.UnixNano(), lastEval: now.UnixNano(), lastDepth: depth(s)}
 			e.queues[s.Name] = qs
 		}
+		qs.round = e.round
 		th := e.cfg.For(s.Name)
-		for _, name := range queueAlarms {
+		for i, name := range queueAlarms {
 			r, ok := e.rule(name, s, qs, th, now)
 			if !ok {
+				if t := e.dropQueueAlarm(s.Name, i, qs.slot(i), now); t != nil {
+					changed = append(changed, *t)
+				}
 				continue
 			}
-			k := key{alarm: name, queue: s.Name}
-			seen[k] = true
-			if t := e.set(k, r, now); t != nil {
+			if t := e.setQueueAlarm(s.Name, i, qs.slotFor(i), r, now); t != nil {
 				changed = append(changed, *t)
 			}
 		}
-		qs.lastDepth, qs.lastEval = depth(s), now
+		qs.lastDepth, qs.lastEval = depth(s), now.UnixNano()
 	}
 	changed = append(changed, e.evaluateTriggers(seen, now, trigFn != nil, trigs)...)
 	for _, m := range marks {
@@ -436,10 +532,16 @@ func (e *Evaluator) Evaluate() []Transition {
 		}
 		delete(e.alarms, k)
 	}
-	for name := range e.queues {
-		if !present[name] {
-			delete(e.queues, name)
+	for name, qs := range e.queues {
+		if qs.round == e.round {
+			continue
 		}
+		for i := range queueAlarms {
+			if t := e.dropQueueAlarm(name, i, qs.slot(i), now); t != nil {
+				changed = append(changed, *t)
+			}
+		}
+		delete(e.queues, name)
 	}
 	e.index()
 	e.mu.Unlock()
@@ -486,43 +588,32 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		if !th.DLQNotEmpty || !s.IsDeadLetterQueue {
 			return result{}, false
 		}
-		return result{
-			firing: s.Visible > 0, value: float64(s.Visible), threshold: 0,
-			summary: fmt.Sprintf("dead-letter queue %s holds %d visible messages", s.Name, s.Visible),
-		}, true
+		return result{firing: s.Visible > 0, value: float64(s.Visible), threshold: 0}, true
 	case QueueFull:
 		if s.MaxBytes <= 0 {
 			return result{}, false
 		}
-		return result{
-			firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes),
-			summary: fmt.Sprintf("queue %s holds %d bytes of messages, the server's limit is %d (--max-queue-bytes): its sends are refused", s.Name, s.Bytes, s.MaxBytes),
-		}, true
+		return result{firing: s.Bytes >= s.MaxBytes, value: float64(s.Bytes), threshold: float64(s.MaxBytes)}, true
 	case OldestAge:
 		if th.OldestAgeShare <= 0 || s.RetentionSeconds <= 0 {
 			return result{}, false
 		}
 		limit := th.OldestAgeShare * float64(s.RetentionSeconds)
-		return result{
-			firing: s.OldestAgeSeconds > limit, value: s.OldestAgeSeconds, threshold: limit,
-			summary: fmt.Sprintf("oldest message is %s old; %.0f%% of the %s retention is %s",
-				secs(s.OldestAgeSeconds), th.OldestAgeShare*100, secs(float64(s.RetentionSeconds)), secs(limit)),
-		}, true
+		return result{firing: s.OldestAgeSeconds > limit, value: s.OldestAgeSeconds, threshold: limit,
+			aux: [2]float64{th.OldestAgeShare, float64(s.RetentionSeconds)}}, true
 	case ConsumerGone:
 		if th.NoReceive <= 0 || s.IsDeadLetterQueue {
 			return result{}, false
 		}
-		last := qs.firstSeen
+		last := time.Unix(0, qs.firstSeen)
 		if s.LastReceiveUnixMilli > 0 {
 			if t := time.UnixMilli(s.LastReceiveUnixMilli); t.After(last) {
 				last = t
 			}
 		}
 		idle := now.Sub(last)
-		return result{
-			firing: s.Visible > 0 && idle >= th.NoReceive, value: idle.Seconds(), threshold: th.NoReceive.Seconds(),
-			summary: fmt.Sprintf("%d visible messages and no receive for %s (limit %s)", s.Visible, secs(idle.Seconds()), th.NoReceive),
-		}, true
+		return result{firing: s.Visible > 0 && idle >= th.NoReceive, value: idle.Seconds(), threshold: th.NoReceive.Seconds(),
+			aux: [2]float64{float64(s.Visible), float64(th.NoReceive)}}, true
 	case Growth:
 		if th.GrowthWindow <= 0 || s.IsDeadLetterQueue {
 			return result{}, false
@@ -530,30 +621,25 @@ func (e *Evaluator) rule(name string, s tidemq.QueueSnapshot, qs *queueState, th
 		d := depth(s)
 		switch {
 		case d <= qs.lastDepth:
-			qs.growthStart = time.Time{}
-		case qs.growthStart.IsZero():
+			qs.growthStart = 0
+		case qs.growthStart == 0:
 			// The previous evaluation is where this run of growth began.
 			qs.growthStart = qs.lastEval
 		}
 		var grown time.Duration
-		if !qs.growthStart.IsZero() {
-			grown = now.Sub(qs.growthStart)
+		if qs.growthStart != 0 {
+			grown = now.Sub(time.Unix(0, qs.growthStart))
 		}
-		return result{
-			firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
-			summary: fmt.Sprintf("depth %d has grown at every evaluation for %s (limit %s)", d, secs(grown.Seconds()), th.GrowthWindow),
-		}, true
+		return result{firing: grown >= th.GrowthWindow, value: grown.Seconds(), threshold: th.GrowthWindow.Seconds(),
+			aux: [2]float64{float64(d), float64(th.GrowthWindow)}}, true
 	case Expired:
 		if th.ExpiredWindow <= 0 {
 			qs.expired.observe(s.Stats.Expired, now, 0) // keep following the counter
 			return result{}, false
 		}
 		n := qs.expired.observe(s.Stats.Expired, now, th.ExpiredWindow)
-		return result{
-			firing: n > 0, value: float64(n), threshold: 0,
-			summary: fmt.Sprintf("%d messages expired in the last %s: they reached the end of the %s retention period unprocessed and were dropped without a dead-letter entry (or moved where the queue's tidemq:capture-expired tag says)",
-				n, th.ExpiredWindow, secs(float64(s.RetentionSeconds))),
-		}, true
+		return result{firing: n > 0, value: float64(n), threshold: 0,
+			aux: [2]float64{float64(th.ExpiredWindow), float64(s.RetentionSeconds)}}, true
 	}
 	return result{}, false
 }

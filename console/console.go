@@ -32,6 +32,10 @@ type Options struct {
 	Broker tidemq.Broker
 	// Alarms returns the evaluated alarms; nil when alarms are off.
 	Alarms func() []alarms.Alarm
+	// AlarmsFor, if set, returns every firing alarm and those of the named
+	// queues (alarms.Evaluator.Shown); the overview then asks for the
+	// alarms of the queues it lists only, instead of every alarm.
+	AlarmsFor func(queues []string) []alarms.Alarm
 	// Topics is the SNS topic service; nil shows no topics.
 	Topics Topics
 	// Region and AccountID are shown in the page header.

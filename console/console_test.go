@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,15 +43,27 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { eng.Close() })
 	f.eng = eng
+	all := func() []alarms.Alarm {
+		var out []alarms.Alarm
+		for q, on := range f.firing {
+			st := alarms.StateOK
+			if on {
+				st = alarms.StateFiring
+			}
+			out = append(out, alarms.Alarm{Alarm: alarms.DLQNotEmpty, Queue: q, State: st, Summary: "test"})
+		}
+		return out
+	}
 	c := New(Options{Broker: eng, Clock: f.clock, Region: "us-east-1", AccountID: "000000000000", Topics: f.topics,
-		Alarms: func() []alarms.Alarm {
+		Alarms: all,
+		// As the server wires it (alarms.Evaluator.Shown): the firing
+		// alarms and those of the named queues.
+		AlarmsFor: func(queues []string) []alarms.Alarm {
 			var out []alarms.Alarm
-			for q, on := range f.firing {
-				st := alarms.StateOK
-				if on {
-					st = alarms.StateFiring
+			for _, a := range all() {
+				if a.State == alarms.StateFiring || slices.Contains(queues, a.Queue) {
+					out = append(out, a)
 				}
-				out = append(out, alarms.Alarm{Alarm: alarms.DLQNotEmpty, Queue: q, State: st, Summary: "test"})
 			}
 			return out
 		},

@@ -19,7 +19,7 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 		return false // the target was deleted: keep delivering rather than lose it
 	}
 	e.move(q, m, dlq, now, t, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now))
-	q.stats.DeadLettered++
+	q.count().DeadLettered++
 	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)
 	return true
 }
@@ -46,7 +46,7 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	}
 	src.remove(m, t)
 	dst.add(n)
-	dst.stats.MovedIn++
+	dst.count().MovedIn++
 	t.addCreated(dst, n)
 	t.b.Set(seqKey(prefixMessage, dst.id, n.seq), encodeMessage(n))
 	t.b.Set(seqKey(prefixState, dst.id, n.seq), encodeState(n))

@@ -34,7 +34,7 @@ func (e *Engine) DeleteMessages(ctx context.Context, p tidemq.DeleteMessagesPara
 			errs[i] = tidemq.ExpiredReceiptHandle(entry.ReceiptHandle)
 		default:
 			q.remove(m, t)
-			q.stats.Deleted++
+			q.count().Deleted++
 		}
 	}
 	return errs, e.finish(&h, t)

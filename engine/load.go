@@ -58,7 +58,7 @@ func (e *Engine) load() (err error) {
 		if r.Tags != nil {
 			q.tags = r.Tags
 		}
-		q.created, q.modified, q.purged = r.Created, r.Modified, r.Purged
+		q.created, q.modified, q.purged = stampOf(r.Created), stampOf(r.Modified), stampOf(r.Purged)
 		e.queues[q.name] = q
 		e.byID[q.id] = q
 		if q.id > e.nextQueueID {
@@ -261,8 +261,12 @@ func (e *Engine) load() (err error) {
 			return nil
 		}
 		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
-		q.dedup[d.key] = d
-		q.dedupOrder = append(q.dedupOrder, d)
+		w := q.win()
+		if w.dedup == nil {
+			w.dedup = make(map[string]*dedupEntry)
+		}
+		w.dedup[d.key] = d
+		w.dedupOrder = append(w.dedupOrder, d)
 		return nil
 	})
 	if err != nil {
@@ -300,7 +304,9 @@ func (e *Engine) load() (err error) {
 	}
 	t := &txn{b: cleanup}
 	for _, q := range e.queues {
-		sort.Slice(q.dedupOrder, func(i, j int) bool { return q.dedupOrder[i].expires.Before(q.dedupOrder[j].expires) })
+		if w := q.windows; w != nil {
+			sort.Slice(w.dedupOrder, func(i, j int) bool { return w.dedupOrder[i].expires.Before(w.dedupOrder[j].expires) })
+		}
 		e.advance(q, now, t)
 	}
 	if e.pageSize > 0 {

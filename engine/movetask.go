@@ -296,7 +296,7 @@ func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipM
 			continue
 		}
 		e.move(src, m, to, now, t, tidemq.MovedEvent(src.name, to.name, now))
-		src.stats.MovedOut++
+		src.count().MovedOut++
 		moved++
 	}
 	return moved, nil

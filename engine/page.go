@@ -176,7 +176,7 @@ func (q *queue) warm(m *message) {
 	m.durable = true
 	m.state = stateReady
 	m.gen++
-	q.msgs[m.seq] = m
+	q.putMsg(m)
 	q.byAge.ReplaceOrInsert(m)
 	q.ready.add(m, q.msgs, q.nReady-q.cold.n)
 }

@@ -24,7 +24,7 @@ type queueRecord struct {
 func (q *queue) record() []byte {
 	b, _ := json.Marshal(queueRecord{
 		ID: q.id, Name: q.name, FIFO: q.fifo, Attributes: q.attrs, Tags: q.tags,
-		Created: q.created, Modified: q.modified, Purged: q.purged,
+		Created: q.created.time(), Modified: q.modified.time(), Purged: q.purged.time(),
 	})
 	return b
 }
@@ -62,10 +62,13 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	e.nextQueueID++
 	q := e.newQueue(e.nextQueueID, p.Name, fifo)
 	q.applyAttributes(merged)
-	for k, v := range p.Tags {
-		q.tags[k] = v
+	if len(p.Tags) > 0 {
+		q.tags = make(map[string]string, len(p.Tags))
+		for k, v := range p.Tags {
+			q.tags[k] = v
+		}
 	}
-	q.created, q.modified = now, now
+	q.created, q.modified = stampOf(now), stampOf(now)
 	e.queues[q.name] = q
 	e.byID[q.id] = q
 	t := e.begin()
@@ -141,7 +144,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	// Replacing the indexes drops every other message at once: receipt
 	// handles are resolved through q.msgs and timers through q.timers, so
 	// nothing can reach the old messages any more.
-	q.msgs = make(map[uint64]*message)
+	q.msgs = nil
 	q.ready = nil
 	q.timers = nil
 	q.byAge.Clear(false)
@@ -151,8 +154,9 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	}
 	q.nReady, q.nDelayed, q.nInflight, q.nDeadLettered = 0, 0, 0, 0
 	q.bytes = 0
-	q.attempts = make(map[string]*receiveAttempt)
-	q.attemptOrder = nil
+	if q.windows != nil {
+		q.windows.attempts, q.windows.attemptOrder = nil, nil
+	}
 	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id)} {
 		t.b.DeleteRange(r[0], r[1])
 	}
@@ -178,20 +182,21 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 		return err
 	}
 	now := e.clock.Now()
-	if !q.purged.IsZero() && now.Sub(q.purged) < tidemq.PurgeCooldown {
+	if q.purged != 0 && now.Sub(q.purged.time()) < tidemq.PurgeCooldown {
 		h.unlock()
 		return tidemq.PurgeInProgress(q.name)
 	}
 	t := e.begin()
-	q.stats.Purged += e.dropMessages(q, t)
+	q.count().Purged += e.dropMessages(q, t)
 	// A purge also forgets the deduplication window: a message sent again
 	// with the id of a purged one is accepted (as SQS does, per the
 	// AWS-validated LocalStack suite, localstack#8218).
-	q.dedup = make(map[string]*dedupEntry)
-	q.dedupOrder = nil
+	if q.windows != nil {
+		q.windows.dedup, q.windows.dedupOrder = nil, nil
+	}
 	start, end := queueRange(prefixDedup, q.id)
 	t.b.DeleteRange(start, end)
-	q.purged = now
+	q.purged = stampOf(now)
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
 }
@@ -268,7 +273,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 		return err
 	}
 	q.applyAttributes(merged)
-	q.modified = e.clock.Now()
+	q.modified = stampOf(e.clock.Now())
 	t := e.begin()
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)

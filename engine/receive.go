@@ -66,11 +66,11 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		t := e.begin()
 		e.advance(q, now, t)
-		q.lastReceive = now
+		q.lastReceive = stampOf(now)
 		msgs, err := e.receiveLocked(q, p, max, now, t)
 		if err != nil || len(msgs) > 0 || !now.Before(deadline) || e.isDraining() {
 			if err == nil && len(msgs) == 0 {
-				q.stats.EmptyReceives++
+				q.count().EmptyReceives++
 			}
 			if q.nReady > 0 {
 				q.wakeOne() // what this receive left behind is for the next waiter
@@ -162,8 +162,12 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 	var attempt *receiveAttempt
 	if q.fifo && p.ReceiveRequestAttemptID != "" && len(taken) > 0 {
 		attempt = &receiveAttempt{id: p.ReceiveRequestAttemptID, expires: now.Add(tidemq.ReceiveAttemptTTL)}
-		q.attempts[attempt.id] = attempt
-		q.attemptOrder = append(q.attemptOrder, attempt)
+		w := q.win()
+		if w.attempts == nil {
+			w.attempts = make(map[string]*receiveAttempt)
+		}
+		w.attempts[attempt.id] = attempt
+		w.attemptOrder = append(w.attemptOrder, attempt)
 	}
 	for i, m := range taken {
 		handle := q.handle(m)
@@ -174,7 +178,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			attempt.handles = append(attempt.handles, handle)
 		}
 	}
-	q.stats.Received += uint64(len(taken))
+	q.count().Received += uint64(len(taken))
 	return out, nil
 }
 
@@ -196,7 +200,10 @@ func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.T
 // the attempt is known and none of its messages was deleted or had its
 // visibility changed since. Their visibility timeouts start again.
 func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Time, t *txn) []*tidemq.Message {
-	a := q.attempts[id]
+	if q.windows == nil {
+		return nil
+	}
+	a := q.windows.attempts[id]
 	if a == nil || !a.expires.After(now) {
 		return nil
 	}

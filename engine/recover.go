@@ -147,7 +147,9 @@ func (e *Engine) reload(attempt int) (err error) {
 	}
 	for id, q := range e.byID {
 		if o := old[id]; o != nil && o.name == q.name {
-			q.stats.Add(&o.stats) // counting since the start of the process
+			if o.stats != nil {
+				q.count().Add(o.stats) // counting since the start of the process
+			}
 			q.lastReceive = o.lastReceive
 		}
 	}

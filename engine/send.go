@@ -84,9 +84,9 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		if q.fifo {
 			m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
 			key = q.DedupKey(m.group, m.dedupID)
-			if d := q.dedup[key]; d != nil && d.expires.After(now) {
+			if d := q.dedupEntry(key); d != nil && d.expires.After(now) {
 				res.MessageID, res.SequenceNumber = d.messageID, tidemq.FormatSequenceNumber(d.seq)
-				q.stats.Duplicates++
+				q.count().Duplicates++
 				if d.durable != nil {
 					waits = append(waits, d.durable)
 				}
@@ -105,7 +105,7 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		q.add(m)
 		t.addCreated(q, m)
 		t.b.Set(seqKey(prefixMessage, q.id, m.seq), encodeMessage(m))
-		q.stats.Sent++
+		q.count().Sent++
 		created = true
 	}
 	if created {
@@ -117,8 +117,12 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 // remember opens the deduplication window for a new FIFO message.
 func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Time) {
 	d := &dedupEntry{key: key, messageID: m.id, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
-	q.dedup[key] = d
-	q.dedupOrder = append(q.dedupOrder, d)
+	w := q.win()
+	if w.dedup == nil {
+		w.dedup = make(map[string]*dedupEntry)
+	}
+	w.dedup[key] = d
+	w.dedupOrder = append(w.dedupOrder, d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
 	t.b.Set(dedupKey(q.id, key), rec)
 }
@@ -129,4 +133,12 @@ func init() {
 	// source off every message sent. Enabled here, before any id is made,
 	// as the uuid package requires.
 	uuid.EnableRandPool()
+}
+
+// dedupEntry returns the deduplication window's entry of key, or nil.
+func (q *queue) dedupEntry(key string) *dedupEntry {
+	if q.windows == nil {
+		return nil
+	}
+	return q.windows.dedup[key]
 }

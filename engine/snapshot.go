@@ -50,7 +50,7 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
 		RetentionSeconds:  int(q.Retention.Seconds()),
 		IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
-		Stats:             q.stats,
+		Stats:             q.counts(),
 		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}
 	s.OldestAgeSeconds = q.oldestAge(now)
@@ -58,8 +58,8 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
 		s.MaxReceiveCount = q.Redrive.MaxReceiveCount
 	}
-	if !q.lastReceive.IsZero() {
-		s.LastReceiveUnixMilli = q.lastReceive.UnixMilli()
+	if q.lastReceive != 0 {
+		s.LastReceiveUnixMilli = q.lastReceive.time().UnixMilli()
 	}
 	return s
 }

@@ -43,7 +43,9 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 		if len(q.msgs) > 0 || q.cold.n > 0 {
 			tot.OldestAgeSeconds = max(tot.OldestAgeSeconds, q.oldestAge(now))
 		}
-		tot.Stats.Add(&q.stats)
+		if q.stats != nil {
+			tot.Stats.Add(q.stats)
+		}
 		switch {
 		case limit <= 0:
 		case len(top) < limit:

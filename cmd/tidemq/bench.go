@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,6 +40,16 @@ type benchOptions struct {
 	unsigned bool
 	progress bool
 	cpuprof  string
+	queues   queuesOptions
+}
+
+// queuesOptions are the flags of the queues scenario.
+type queuesOptions struct {
+	queues     int
+	pid        int
+	idle       time.Duration
+	scrapes    int
+	concurrent int
 }
 
 func newBenchCommand() *cobra.Command {
@@ -76,13 +87,19 @@ Run only when named:
                  publishes/s x 10 (Publish answers once its SQS deliveries are made)
   sns-batch      SNS PublishBatch (10 per request), one SQS subscription
                  Every subscription's queue is drained afterwards and checked.
+  queues         a server with many empty queues: creates --queues queues (those
+                 missing; they are left in place), waits --idle, then reports the
+                 server's RSS (of --server-pid, else from /metrics), the size and
+                 time of a /metrics scrape, of /tidemq/queues and of the console's
+                 overview, and the RSS that --concurrent-scrapes scrapes at once add
 
 Each scenario creates its own queue (named after --queue) and deletes it afterwards.`,
 		Example: `  tidemq bench --count 20000
   tidemq bench send-batch receive-batch --clients 32 --count 100000 --json
   tidemq bench send --duration 30s --endpoint http://10.0.0.5:9324
   tidemq bench mixed --rate 2000 --duration 30s
-  tidemq bench depth --depths 1000,100000,1000000 --count 20000`,
+  tidemq bench depth --depths 1000,100000,1000000 --count 20000
+  tidemq bench queues --queues 100000 --server-pid "$(pgrep -n tidemq)"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.duration > 0 && !cmd.Flags().Changed("count") {
 				o.count = 0 // --duration alone: send for that long, however many that is
@@ -105,6 +122,11 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.BoolVar(&o.unsigned, "unsigned", false, "with --client raw, send unsigned requests: lighter on the load generator; for tidemq without --auth")
 	f.BoolVar(&o.progress, "progress", term.IsTerminal(int(os.Stderr.Fd())), "show a running count of messages on stderr (default: when stderr is a terminal)")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the load generator itself to this file (for go tool pprof)")
+	f.IntVar(&o.queues.queues, "queues", 100000, "queues the queues scenario creates")
+	f.IntVar(&o.queues.pid, "server-pid", 0, "queues scenario: process id of the server, on this machine, whose RSS is read (default: from /metrics, which misses the peak of concurrent scrapes)")
+	f.DurationVar(&o.queues.idle, "idle", 40*time.Second, "queues scenario: how long the server idles once the queues exist before its RSS is read (longer than the alarms' 30 s interval, so that they have evaluated every queue)")
+	f.IntVar(&o.queues.scrapes, "scrapes", 3, "queues scenario: sequential scrapes timed (the median is reported)")
+	f.IntVar(&o.queues.concurrent, "concurrent-scrapes", 20, "queues scenario: /metrics scrapes sent at once")
 	f.IntSliceVar(&o.depths, "depths", []int{1000, 100000, 1000000}, "queue depths of the depth scenario")
 	bindEnv(cmd)
 	return cmd
@@ -140,6 +162,9 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 	}
 	var runs []bench.Config
 	for _, s := range scenarios {
+		if s == "queues" {
+			continue // runQueuesBench
+		}
 		cfg := bench.Config{Scenario: s, Queue: o.queue, Clients: o.clients, Count: o.count, Duration: o.duration,
 			Size: o.size, Groups: o.groups, Prefill: o.prefill, Rate: o.rate}
 		if s != "depth" {
@@ -149,6 +174,11 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 		for _, d := range o.depths {
 			cfg.Prefill = d
 			runs = append(runs, cfg)
+		}
+	}
+	if slices.Contains(scenarios, "queues") {
+		if err := runQueuesBench(ctx, o, client, stdout, stderr); err != nil {
+			return err
 		}
 	}
 	var results []bench.Result
@@ -194,7 +224,7 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 		}
 		results = append(results, res)
 	}
-	if !o.json {
+	if !o.json && len(runs) > 0 {
 		printBenchTable(stdout, results)
 	}
 	if failed {

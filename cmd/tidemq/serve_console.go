@@ -15,7 +15,7 @@ import (
 func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Service, sqs http.Handler, o *serveOptions) *console.Console {
 	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID, SQS: sqs}
 	if obs.alarms != nil {
-		co.Alarms = obs.alarms.Alarms
+		co.Alarms, co.AlarmsFor = obs.alarms.Alarms, obs.alarms.Shown
 	}
 	co.Visible, co.VisibleTopic = o.access.visible(), o.access.visibleTopic()
 	return console.New(co)

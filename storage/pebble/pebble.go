@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -43,6 +44,8 @@ type Store struct {
 	// of the databases closed so far.
 	statsMu     sync.Mutex
 	closedStats Stats
+	// idle stops the idle-flush loop (idleflush.go); Close waits for it.
+	idle idleLoop
 }
 
 // Options tune the store.
@@ -56,6 +59,10 @@ type Options struct {
 	// error); without it Open refuses with a *CorruptWALError (see
 	// walcheck.go).
 	TruncateCorruptWAL bool
+	// IdleFlush is how long the store must go without a commit before
+	// it writes out what its memtables hold (idleflush.go). 0: 10 s;
+	// negative: never.
+	IdleFlush time.Duration
 }
 
 // walFillAhead is how far ahead of the WAL writer the file is written
@@ -89,6 +96,7 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, lockError(dir, err)
 	}
 	s.db.Store(db)
+	s.startIdleFlush()
 	return s, nil
 }
 
@@ -168,6 +176,7 @@ func (s *Store) ScanRange(start, end []byte, fn func(key, value []byte) error) e
 
 // Close flushes and closes the database.
 func (s *Store) Close() error {
+	s.idle.stop()
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.closeMu.Lock() // waits for a running Checkpoint
