@@ -38,10 +38,19 @@ func isUnknownOperation(err error) bool {
 	if !errors.As(err, &e) {
 		return false
 	}
+	if e.Status >= 500 || e.Status == http.StatusTooManyRequests {
+		// A server error or a throttle (a proxy's 502 while tidemq
+		// restarts, say) tells nothing of what the endpoint is.
+		return false
+	}
 	switch e.Code {
 	case "UnknownOperationException", "UnknownOperation", "InvalidAction", "UnsupportedOperation",
-		"AWS.SimpleQueueService.UnsupportedOperation", "UnknownError", "":
+		"AWS.SimpleQueueService.UnsupportedOperation":
 		return true
+	case "UnknownError", "":
+		// An answer without a code: only a 400 or 404 says "no such
+		// action".
+		return e.Status == http.StatusBadRequest || e.Status == http.StatusNotFound
 	}
 	return e.Status == http.StatusNotFound
 }

@@ -143,3 +143,31 @@ func TestExtensionCallsRetry5xx(t *testing.T) {
 		t.Fatalf("DLQs with 503s past the attempts: %v, want the 503", err)
 	}
 }
+
+// A proxy's 502 with an empty body (tidemq restarting behind a load
+// balancer), still there after the retries, is an error of the probe: it
+// says nothing of what the endpoint is, so the client does not settle on
+// plain SQS for the rest of its life; once the endpoint answers, it is
+// tidemq.
+func TestProbeThroughAFailingProxyIsNotAWS(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	url, _ := authServer(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	ctx := context.Background()
+	tool := &dlq.Client{SQS: authClient(url, "right-secret", 2)}
+	if ok, err := tool.IsTidemq(ctx); err == nil {
+		t.Fatalf("IsTidemq through a 502 = %v, nil; want the error", ok)
+	}
+	down.Store(false)
+	if ok, err := tool.IsTidemq(ctx); err != nil || !ok {
+		t.Fatalf("IsTidemq once the endpoint answers = %v, %v; want true", ok, err)
+	}
+}
