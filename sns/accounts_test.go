@@ -17,7 +17,10 @@ import (
 func TestTopicsPerAccount(t *testing.T) {
 	const partner = "111122223333"
 	broker := &fakeBroker{}
-	s, err := Open(Options{Broker: broker, Store: mem.New(), Logger: slog.New(slog.DiscardHandler)})
+	// Cross-account subscriptions exist only with access control, which
+	// decides each delivery (this one lets every delivery through).
+	allow := func(context.Context, string, string) error { return nil }
+	s, err := Open(Options{Broker: broker, Store: mem.New(), Logger: slog.New(slog.DiscardHandler), DeliveryCheck: allow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +66,28 @@ func TestTopicsPerAccount(t *testing.T) {
 	}
 	if _, err := s.Subscribe(ctx, SubscribeParams{TopicARN: theirs.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:" + partner + ":b", Attributes: dlq("000000000000")}); !tidemq.HasCode(err, tidemq.ErrSNSInvalidParameter) {
 		t.Fatalf("a DLQ of another account: %v", err)
+	}
+}
+
+// Without access control (no DeliveryCheck, as without --auth) nothing
+// could ever let a topic deliver into another account's queue: such an
+// endpoint is refused at Subscribe, as before accounts, not accepted to
+// fail every delivery.
+func TestSubscribeAnotherAccountsQueueWithoutAccessControl(t *testing.T) {
+	s, err := Open(Options{Broker: &fakeBroker{}, Store: mem.New(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	topic, err := s.CreateTopic(ctx, CreateTopicParams{Name: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Subscribe(ctx, SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:111122223333:inbox"}); !tidemq.HasCode(err, tidemq.ErrSNSInvalidParameter) {
+		t.Fatalf("a queue of another account without access control: %v, want InvalidParameter", err)
+	}
+	if _, err := s.Subscribe(ctx, SubscribeParams{TopicARN: topic.ARN, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:inbox"}); err != nil {
+		t.Fatalf("a queue of the topic's account: %v", err)
 	}
 }

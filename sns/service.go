@@ -601,6 +601,13 @@ func (s *Service) Subscribe(_ context.Context, in SubscribeParams) (*Subscriptio
 		if !tidemq.ValidAccount(a.Account) || a.Region != s.opt.Region {
 			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region")
 		}
+		if s.opt.DeliveryCheck == nil && a.Account != s.ownerOf(t.ARN) {
+			// Without access control no queue policy can let a topic
+			// into another account's queue (and without --auth every
+			// name is the server account's, so it is a mistyped ARN):
+			// refused now rather than failing every delivery.
+			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in the topic's region and account")
+		}
 		if !t.FIFO && strings.HasSuffix(a.Resource, ".fifo") {
 			// AWS's wording, "Invalid parameter: " twice.
 			return nil, &tidemq.Error{Code: tidemq.ErrSNSInvalidParameter, Message: "Invalid parameter: Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics"}
