@@ -54,8 +54,17 @@ import (
 // commits as usual. On an error the connection is left out of any
 // transaction.
 func (b *Broker) lockedPipeline(ctx context.Context, conn *pgxpool.Conn, fill func(batch *pgx.Batch), read func(br pgx.BatchResults) error) error {
+	_, err := b.lockedPipelineTo(ctx, conn, fill, read)
+	return err
+}
+
+// lockedPipelineTo is lockedPipeline, and it returns the WAL position of
+// the flush transaction's message ("" on the fenced path), which follows
+// the locked transaction's commit record: once it returns, the WAL is
+// flushed at least that far.
+func (b *Broker) lockedPipelineTo(ctx context.Context, conn *pgxpool.Conn, fill func(batch *pgx.Batch), read func(br pgx.BatchResults) error) (flushedTo string, err error) {
 	if _, ok := tidemq.FenceOf(ctx); ok {
-		return b.onConn(ctx, conn, func(db querier) error {
+		return "", b.onConn(ctx, conn, func(db querier) error {
 			batch := &pgx.Batch{}
 			fill(batch)
 			br := db.(batcher).SendBatch(ctx, batch)
@@ -71,9 +80,9 @@ func (b *Broker) lockedPipeline(ctx context.Context, conn *pgxpool.Conn, fill fu
 	batch.Queue(`SET LOCAL synchronous_commit = off`)
 	fill(batch)
 	batch.Queue(`COMMIT`)
-	batch.Queue(`SELECT pg_logical_emit_message(true, 'tidemq', '')`) // the flush: see above
+	batch.Queue(`SELECT pg_logical_emit_message(true, 'tidemq', '')::text`) // the flush: see above
 	br := conn.SendBatch(ctx, batch)
-	err := func() error {
+	err = func() error {
 		for i := 0; i < 2; i++ {
 			if _, err := br.Exec(); err != nil {
 				return err
@@ -85,8 +94,7 @@ func (b *Broker) lockedPipeline(ctx context.Context, conn *pgxpool.Conn, fill fu
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		_, err := br.Exec()
-		return err
+		return br.QueryRow().Scan(&flushedTo)
 	}()
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -97,5 +105,5 @@ func (b *Broker) lockedPipeline(ctx context.Context, conn *pgxpool.Conn, fill fu
 		// it to the pool, which closes a connection in a transaction.
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `ROLLBACK`)
 	}
-	return err
+	return flushedTo, err
 }

@@ -32,7 +32,7 @@ func TestLockedPipelineFlushesAfterTheLock(t *testing.T) {
 	session := "on"
 	var inside, written string
 	var xid int64
-	err = b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
+	flushedTo, err := b.lockedPipelineTo(ctx, conn, func(batch *pgx.Batch) {
 		batch.Queue(`SELECT id FROM queues WHERE name = 'q.fifo' FOR NO KEY UPDATE`)
 		batch.Queue(`SELECT current_setting('synchronous_commit'), txid_current()`)
 		batch.Queue(`UPDATE queues SET tags = tags WHERE name = 'q.fifo' RETURNING pg_current_wal_insert_lsn()::text`)
@@ -51,11 +51,17 @@ func TestLockedPipelineFlushesAfterTheLock(t *testing.T) {
 	if inside != "off" {
 		t.Errorf("synchronous_commit %q under the lock, want off", inside)
 	}
+	// The flush transaction's message comes after the locked one's commit
+	// record (which follows its write), and the WAL is flushed past it:
+	// so past that commit.
 	var after, status string
-	var flushed bool
+	var ordered, flushed bool
 	if err := conn.QueryRow(ctx, `SELECT current_setting('synchronous_commit'), txid_status($1),
-		pg_current_wal_flush_lsn() > $2::pg_lsn`, xid, written).Scan(&after, &status, &flushed); err != nil {
+		$2::pg_lsn < $3::pg_lsn, pg_current_wal_flush_lsn() >= $3::pg_lsn`, xid, written, flushedTo).Scan(&after, &status, &ordered, &flushed); err != nil {
 		t.Fatal(err)
+	}
+	if !ordered {
+		t.Errorf("the flush's message at %s is not after the locked transaction's write at %s", flushedTo, written)
 	}
 	if after != session {
 		t.Errorf("synchronous_commit %q after the pipeline, want the session's %q", after, session)
@@ -64,7 +70,7 @@ func TestLockedPipelineFlushesAfterTheLock(t *testing.T) {
 		t.Errorf("the locked transaction is %q, want committed", status)
 	}
 	if !flushed {
-		t.Errorf("the WAL is not flushed past the locked transaction's write (%s) when the pipeline returns", written)
+		t.Errorf("the WAL is not flushed to the flush's message (%s, after the locked commit) when the pipeline returns", flushedTo)
 	}
 	if _, err := b.pool.Exec(ctx, `SELECT 1 FROM queues WHERE name = 'q.fifo' FOR NO KEY UPDATE NOWAIT`); err != nil {
 		t.Errorf("the queue's row is still locked: %v", err)
