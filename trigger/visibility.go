@@ -58,10 +58,17 @@ func (m *Manager) visibilityTimeout(ctx context.Context, queue string) (int, err
 // share one read per pauseRecheck (a trigger may have 1,000 of them).
 func (r *runner) recheck(ctx context.Context) (int, error) {
 	r.mu.Lock()
-	if r.paused != "" && time.Since(r.pausedAt) < pauseRecheck {
-		ve := r.pausedFor
-		r.mu.Unlock()
-		return 0, ve
+	if r.paused != "" {
+		if time.Since(r.pausedAt) < pauseRecheck {
+			ve := r.pausedFor
+			r.mu.Unlock()
+			return 0, ve
+		}
+		// This poller re-reads for all: the others, waking from the
+		// same pause at the same moment, find the recheck taken (it
+		// was one read per poller each second when they all woke
+		// together).
+		r.pausedAt = time.Now()
 	}
 	r.mu.Unlock()
 	vis, err := r.m.visibilityTimeout(ctx, r.cfg.Queue)
