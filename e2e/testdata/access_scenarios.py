@@ -7,16 +7,17 @@ import json
 import sys
 import time
 
-import boto3
 from botocore.exceptions import ClientError
+
+import policy_helpers
+from policy_helpers import denied
 
 endpoint = sys.argv[1]
 ACCOUNT = "000000000000"
 
 
 def client(service, key, secret):
-    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret)
+    return policy_helpers.client(endpoint, service, key, secret)
 
 
 a = client("sqs", "AKIATEAMA00000000001", "team-a-secret")
@@ -25,27 +26,8 @@ b_sns = client("sns", "AKIATEAMB00000000001", "team-b-secret")
 
 url = a.create_queue(QueueName="team-a-inbox")["QueueUrl"]
 arn = a.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-
-
-def denied(fn, code="AccessDenied", status=403):
-    try:
-        fn()
-    except ClientError as e:
-        got = e.response["Error"]["Code"]
-        got_status = e.response["ResponseMetadata"]["HTTPStatusCode"]
-        assert got == code and got_status == status, (got, got_status, e.response)
-        return
-    raise AssertionError("the call was allowed")
-
-
-def depth():
-    attrs = a.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-    return int(attrs["Attributes"]["ApproximateNumberOfMessages"])
-
-
-def set_policy(statements):
-    doc = "" if not statements else json.dumps({"Version": "2012-10-17", "Statement": statements})
-    a.set_queue_attributes(QueueUrl=url, Attributes={"Policy": doc})
+queue = policy_helpers.Queue(a, url)
+depth, set_policy = queue.depth, queue.set_policy
 
 
 # 0. Team B's cross-team calls on team A's queue (made by the Go test with
@@ -96,27 +78,14 @@ set_policy([{"Sid": "TopicOfTeamB", "Effect": "Allow",
              "Action": "sqs:SendMessage", "Resource": arn,
              "Condition": {"ArnEquals": {"aws:SourceArn": topic}}}])
 b_sns.publish(TopicArn=topic, Message="with-the-grant")
-deadline = time.time() + 10
-while depth() < 2 and time.time() < deadline:
-    time.sleep(0.1)
-assert depth() == 2, depth()
+queue.wait_depth(2)
 
 set_policy([])
 b_sns.publish(TopicArn=topic, Message="after-the-grant")
 time.sleep(0.5)
 assert depth() == 2, depth()
 
-bodies = []
-while True:
-    got = a.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
-    if not got:
-        break
-    for m in got:
-        body = m["Body"]
-        if body.startswith("{"):
-            body = json.loads(body)["Message"]
-        bodies.append(body)
-        a.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+bodies = queue.drain()
 assert sorted(bodies) == ["granted", "with-the-grant"], bodies
 
 # 5. A denied SNS call is SNS's AuthorizationError.

@@ -10,16 +10,17 @@ import json
 import sys
 import time
 
-import boto3
 from botocore.exceptions import ClientError
+
+import policy_helpers
+from policy_helpers import denied
 
 endpoint = sys.argv[1]
 HOME, PARTNER = "000000000000", "111122223333"
 
 
 def client(service, key, secret):
-    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret)
+    return policy_helpers.client(endpoint, service, key, secret)
 
 
 a = client("sqs", "AKIATEAMA00000000001", "team-a-secret")
@@ -29,31 +30,12 @@ app_sns = client("sns", "AKIAPARTNERAPP000001", "partner-app-secret")
 root = client("sqs", "AKIAPARTNER000000001", "partner-secret")
 
 
-def denied(fn, code="AccessDenied", status=403):
-    try:
-        fn()
-    except ClientError as e:
-        got = e.response["Error"]["Code"]
-        got_status = e.response["ResponseMetadata"]["HTTPStatusCode"]
-        assert got == code and got_status == status, (got, got_status, e.response)
-        return
-    raise AssertionError("the call was allowed")
-
-
 url = a.create_queue(QueueName="team-a-partner-inbox")["QueueUrl"]
 arn = a.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+queue = policy_helpers.Queue(a, url)
+depth, set_policy = queue.depth, queue.set_policy
 assert url.endswith(f"/{HOME}/team-a-partner-inbox"), url
 assert arn == f"arn:aws:sqs:us-east-1:{HOME}:team-a-partner-inbox", arn
-
-
-def depth():
-    attrs = a.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-    return int(attrs["Attributes"]["ApproximateNumberOfMessages"])
-
-
-def set_policy(statements):
-    doc = "" if not statements else json.dumps({"Version": "2012-10-17", "Statement": statements})
-    a.set_queue_attributes(QueueUrl=url, Attributes={"Policy": doc})
 
 
 # 1. Cross-account without a grant: the partner's application may send by
@@ -109,10 +91,7 @@ set_policy([{"Sid": "PartnerTopic", "Effect": "Allow", "Principal": {"Service": 
              "Action": "sqs:SendMessage", "Resource": arn,
              "Condition": {"ArnEquals": {"aws:SourceArn": theirs}}}])
 app_sns.publish(TopicArn=theirs, Message="with-the-grant")
-deadline = time.time() + 10
-while depth() < 3 and time.time() < deadline:
-    time.sleep(0.1)
-assert depth() == 3, depth()
+queue.wait_depth(3)
 a_sns.subscribe(TopicArn=ours, Protocol="sqs", Endpoint=arn)
 a_sns.publish(TopicArn=ours, Message="team A's own topic, not granted")
 set_policy([])
@@ -120,17 +99,7 @@ app_sns.publish(TopicArn=theirs, Message="after-the-grant")
 time.sleep(0.5)
 assert depth() == 3, depth()
 
-bodies = []
-while True:
-    got = a.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
-    if not got:
-        break
-    for m in got:
-        body = m["Body"]
-        if body.startswith("{"):
-            body = json.loads(body)["Message"]
-        bodies.append(body)
-        a.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+bodies = queue.drain()
 assert sorted(bodies) == ["granted", "granted to the root too", "with-the-grant"], bodies
 
 print(json.dumps({"ok": True}))
