@@ -251,13 +251,7 @@ func queueChecks() []check {
 			e.create("other-home", nil)
 			e.create(tidemq.RegionalQueueName(other, Region, "other-away"), nil)
 			e.create(tidemq.RegionalQueueName("ap-south-1", Region, "orders"), nil)
-			list := func(prefix string) []string {
-				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: prefix})
-				e.ok(err, "ListQueues(%q)", prefix)
-				got := append([]string(nil), res.Names...)
-				sort.Strings(got)
-				return got
-			}
+			list := e.listNames
 			if got := list(""); !equalStrings(got, []string{"orders", "other-home"}) {
 				e.t.Fatalf("ListQueues() = %v, want the home region's [orders other-home]", got)
 			}
@@ -313,13 +307,7 @@ func queueChecks() []check {
 			e.create("other-ours", nil)
 			e.create(tidemq.AccountQueueName(partner, AccountID, "other-theirs"), nil)
 			e.create(tidemq.AccountQueueName("444455556666", AccountID, "orders"), nil)
-			list := func(prefix string) []string {
-				res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: prefix})
-				e.ok(err, "ListQueues(%q)", prefix)
-				got := append([]string(nil), res.Names...)
-				sort.Strings(got)
-				return got
-			}
+			list := e.listNames
 			if got := list(""); !equalStrings(got, []string{"orders", "other-ours"}) {
 				e.t.Fatalf("ListQueues() = %v, want the home account's [orders other-ours]", got)
 			}
@@ -431,4 +419,13 @@ func wantTags(e *env, q string, want map[string]string, when string) {
 			e.t.Fatalf("%s: tags of %s = %v, want %v", when, q, got, want)
 		}
 	}
+}
+
+// listNames is ListQueues' names for a prefix, sorted.
+func (e *env) listNames(prefix string) []string {
+	res, err := e.b.ListQueues(e.ctx, tidemq.ListQueuesParams{Prefix: prefix})
+	e.ok(err, "ListQueues(%q)", prefix)
+	got := append([]string(nil), res.Names...)
+	sort.Strings(got)
+	return got
 }
