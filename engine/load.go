@@ -261,12 +261,7 @@ func (e *Engine) load() (err error) {
 			return nil
 		}
 		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
-		w := q.win()
-		if w.dedup == nil {
-			w.dedup = make(map[string]*dedupEntry)
-		}
-		w.dedup[d.key] = d
-		w.dedupOrder = append(w.dedupOrder, d)
+		q.win().addDedup(d)
 		return nil
 	})
 	if err != nil {

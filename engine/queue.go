@@ -104,6 +104,24 @@ type fifoWindows struct {
 	attemptOrder []*receiveAttempt
 }
 
+// addDedup opens d's deduplication window.
+func (w *fifoWindows) addDedup(d *dedupEntry) {
+	if w.dedup == nil {
+		w.dedup = make(map[string]*dedupEntry)
+	}
+	w.dedup[d.key] = d
+	w.dedupOrder = append(w.dedupOrder, d)
+}
+
+// addAttempt remembers a receive attempt until it expires.
+func (w *fifoWindows) addAttempt(a *receiveAttempt) {
+	if w.attempts == nil {
+		w.attempts = make(map[string]*receiveAttempt)
+	}
+	w.attempts[a.id] = a
+	w.attemptOrder = append(w.attemptOrder, a)
+}
+
 // win returns q's windows, making them on first use.
 func (q *queue) win() *fifoWindows {
 	if q.windows == nil {

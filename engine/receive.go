@@ -162,12 +162,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 	var attempt *receiveAttempt
 	if q.fifo && p.ReceiveRequestAttemptID != "" && len(taken) > 0 {
 		attempt = &receiveAttempt{id: p.ReceiveRequestAttemptID, expires: now.Add(tidemq.ReceiveAttemptTTL)}
-		w := q.win()
-		if w.attempts == nil {
-			w.attempts = make(map[string]*receiveAttempt)
-		}
-		w.attempts[attempt.id] = attempt
-		w.attemptOrder = append(w.attemptOrder, attempt)
+		q.win().addAttempt(attempt)
 	}
 	for i, m := range taken {
 		handle := q.handle(m)

@@ -44,23 +44,40 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			return nil, err
 		}
 	}
-	if e.maxQueueBytes > 0 && q.bytes >= e.maxQueueBytes {
-		// The send that reaches the limit is accepted whole, so a queue
-		// can pass it by one request (at most 1 MiB).
+	if err := e.full(q); err != nil {
 		_ = e.finish(&h, t)
-		return nil, tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
+		return nil, err
 	}
 	results := p.Results(q.fifo, q.MaxSize)
 	waits := e.sendLocked(q, now, t, &p, results)
 	if err := e.finish(&h, t); err != nil {
 		return nil, err
 	}
-	for _, w := range waits {
-		if err := w.wait(); err != nil {
-			return nil, tidemq.AsError(err)
-		}
+	if err := waitAll(waits); err != nil {
+		return nil, err
 	}
 	return results, nil
+}
+
+// full refuses a send to q once q holds --max-queue-bytes. The send that
+// reaches the limit is accepted whole, so a queue can pass it by one
+// request (at most 1 MiB).
+func (e *Engine) full(q *queue) error {
+	if e.maxQueueBytes > 0 && q.bytes >= e.maxQueueBytes {
+		return tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
+	}
+	return nil
+}
+
+// waitAll waits for the commits that duplicates answered from the
+// deduplication window depend on (sendLocked).
+func waitAll(waits []*sharedDurable) error {
+	for _, w := range waits {
+		if err := w.wait(); err != nil {
+			return tidemq.AsError(err)
+		}
+	}
+	return nil
 }
 
 // sendLocked adds the entries of p to q in t (under e.mu), those whose
@@ -117,12 +134,7 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 // remember opens the deduplication window for a new FIFO message.
 func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Time) {
 	d := &dedupEntry{key: key, messageID: m.id, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
-	w := q.win()
-	if w.dedup == nil {
-		w.dedup = make(map[string]*dedupEntry)
-	}
-	w.dedup[key] = d
-	w.dedupOrder = append(w.dedupOrder, d)
+	q.win().addDedup(d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
 	t.b.Set(dedupKey(q.id, key), rec)
 }

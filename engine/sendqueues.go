@@ -44,10 +44,9 @@ func (e *Engine) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 		}
 		if !seen {
 			e.advance(q, now, t)
-			// Once per queue, as for one request: the send that reaches
-			// the limit is accepted whole.
-			if e.maxQueueBytes > 0 && q.bytes >= e.maxQueueBytes {
-				return refuse(tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes))
+			// Once per queue, as for one request.
+			if err := e.full(q); err != nil {
+				return refuse(err)
 			}
 		}
 		if q.fifo {
@@ -70,10 +69,8 @@ func (e *Engine) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 	if err := e.finish(&h, t); err != nil {
 		return nil, err
 	}
-	for _, w := range waits {
-		if err := w.wait(); err != nil {
-			return nil, tidemq.AsError(err)
-		}
+	if err := waitAll(waits); err != nil {
+		return nil, err
 	}
 	return results, nil
 }
