@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
 )
@@ -14,16 +15,8 @@ import (
 // the WAL is flushed past its commit; the session keeps its own
 // synchronous_commit for what it runs next.
 func TestLockedPipelineFlushesAfterTheLock(t *testing.T) {
-	b := openInternal(t)
+	b, conn := fifoQueueConn(t)
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
 	// The test servers may run with synchronous_commit off (as CI does):
 	// this session waits for its flushes, as a default server does.
 	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
@@ -80,17 +73,9 @@ func TestLockedPipelineFlushesAfterTheLock(t *testing.T) {
 // A statement that fails leaves the connection out of any transaction,
 // with nothing of the pipeline written and the queue's row free.
 func TestLockedPipelineErrorEndsTheTransaction(t *testing.T) {
-	b := openInternal(t)
+	b, conn := fifoQueueConn(t)
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	err = b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
+	err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
 		batch.Queue(`SELECT id FROM queues WHERE name = 'q.fifo' FOR NO KEY UPDATE`)
 		batch.Queue(`UPDATE queues SET tags = '{"x":"y"}' WHERE name = 'q.fifo'`)
 		batch.Queue(`SELECT 1 / 0`)
@@ -118,4 +103,21 @@ func TestLockedPipelineErrorEndsTheTransaction(t *testing.T) {
 	if _, err := b.pool.Exec(ctx, `SELECT 1 FROM queues WHERE name = 'q.fifo' FOR NO KEY UPDATE NOWAIT`); err != nil {
 		t.Errorf("the queue's row is still locked: %v", err)
 	}
+}
+
+// fifoQueueConn opens a broker with a FIFO queue q.fifo and holds one of
+// its pool's connections until the test ends.
+func fifoQueueConn(t *testing.T) (*Broker, *pgxpool.Conn) {
+	t.Helper()
+	b := openInternal(t)
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	return b, conn
 }
