@@ -301,9 +301,9 @@ func (s *Service) TopicARNIn(account, name string) string {
 	return "arn:aws:sns:" + s.opt.Region + ":" + account + ":" + name
 }
 
-// ownerOf is the account that owns a topic (or a subscription of it): its
+// OwnerOf is the account that owns a topic (or a subscription of it): its
 // ARN's.
-func (s *Service) ownerOf(arn string) string {
+func (s *Service) OwnerOf(arn string) string {
 	if a, ok := tidemq.ParseARN(arn); ok && tidemq.ValidAccount(a.Account) {
 		return a.Account
 	}
@@ -457,7 +457,7 @@ func (s *Service) GetTopicAttributes(_ context.Context, p GetTopicAttributesPara
 	}
 	out := map[string]string{
 		"TopicArn":                t.ARN,
-		"Owner":                   s.ownerOf(t.ARN),
+		"Owner":                   s.OwnerOf(t.ARN),
 		"DisplayName":             "",
 		"Policy":                  s.defaultPolicy(t.ARN),
 		"SubscriptionsConfirmed":  strconv.Itoa(confirmed),
@@ -498,7 +498,7 @@ func (s *Service) TopicPolicy(arn string) (string, error) {
 
 func (s *Service) defaultPolicy(arn string) string {
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow","Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission","SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],"Resource":"` +
-		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.ownerOf(arn) + `"}}}]}`
+		arn + `","Condition":{"StringEquals":{"AWS:SourceOwner":"` + s.OwnerOf(arn) + `"}}}]}`
 }
 
 // SetTopicAttributes sets one topic attribute.
@@ -546,7 +546,7 @@ func (s *Service) checkSubAttrs(t *Topic, endpoint string, attrs map[string]stri
 			if v != "" {
 				// A FIFO topic's subscription needs a FIFO dead-letter
 				// queue only when its own queue is FIFO.
-				if _, err := s.checkRedrivePolicy(v, s.ownerOf(t.ARN), t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
+				if _, err := s.checkRedrivePolicy(v, s.OwnerOf(t.ARN), t.FIFO && strings.HasSuffix(endpoint, ".fifo")); err != nil {
 					return err
 				}
 			}
@@ -601,7 +601,7 @@ func (s *Service) Subscribe(_ context.Context, in SubscribeParams) (*Subscriptio
 		if !tidemq.ValidAccount(a.Account) || a.Region != s.opt.Region {
 			return nil, InvalidParameter("SQS endpoint ARN", "the queue must be in this tidemq's region")
 		}
-		if s.opt.DeliveryCheck == nil && a.Account != s.ownerOf(t.ARN) {
+		if s.opt.DeliveryCheck == nil && a.Account != s.OwnerOf(t.ARN) {
 			// Without access control no queue policy can let a topic
 			// into another account's queue (and without --auth every
 			// name is the server account's, so it is a mistyped ARN):
@@ -833,13 +833,13 @@ func (s *Service) GetSubscriptionAttributes(_ context.Context, p GetSubscription
 	out := map[string]string{
 		"SubscriptionArn":              sub.ARN,
 		"TopicArn":                     sub.TopicARN,
-		"Owner":                        s.ownerOf(sub.TopicARN),
+		"Owner":                        s.OwnerOf(sub.TopicARN),
 		"Protocol":                     sub.Protocol,
 		"Endpoint":                     sub.Endpoint,
 		"PendingConfirmation":          strconv.FormatBool(sub.Pending),
 		"ConfirmationWasAuthenticated": strconv.FormatBool(!sub.Pending && !sub.ConfirmedAnonymously),
 		"RawMessageDelivery":           "false",
-		"SubscriptionPrincipal":        "arn:aws:iam::" + s.ownerOf(sub.TopicARN) + ":root",
+		"SubscriptionPrincipal":        "arn:aws:iam::" + s.OwnerOf(sub.TopicARN) + ":root",
 	}
 	// AWS shows EffectiveDeliveryPolicy only for HTTP/HTTPS subscriptions,
 	// and FilterPolicyScope only with a FilterPolicy.

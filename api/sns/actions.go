@@ -376,7 +376,7 @@ func (q *request) listSubs(topicARN string) (any, error) {
 			arn = pendingListARN
 		}
 		out.Subscriptions = append(out.Subscriptions, subscriptionMember{
-			SubscriptionArn: arn, Owner: q.accountOf(s.TopicARN), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
+			SubscriptionArn: arn, Owner: q.h.svc.OwnerOf(s.TopicARN), Protocol: s.Protocol, Endpoint: s.Endpoint, TopicArn: s.TopicARN,
 		})
 	}
 	return out, nil

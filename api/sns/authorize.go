@@ -60,7 +60,7 @@ func (q *request) resource() string {
 // owns reports whether a topic (by ARN) is of the caller's account: the
 // listings list those, as ListQueues lists the caller's queues.
 func (q *request) owns(topicARN string) bool {
-	return q.accountOf(topicARN) == q.callerAccount()
+	return q.h.svc.OwnerOf(topicARN) == q.callerAccount()
 }
 
 // callerAccount is the caller's account: its principal's, else the
@@ -68,14 +68,6 @@ func (q *request) owns(topicARN string) bool {
 func (q *request) callerAccount() string {
 	if q.account != "" {
 		return q.account
-	}
-	return q.h.svc.AccountID()
-}
-
-// accountOf is the account of a topic's ARN.
-func (q *request) accountOf(topicARN string) string {
-	if a, ok := tidemq.ParseARN(topicARN); ok {
-		return a.Account
 	}
 	return q.h.svc.AccountID()
 }
