@@ -22,11 +22,7 @@ func (b *sizeBroker) SendMessages(ctx context.Context, p tidemq.SendMessagesPara
 	if err != nil {
 		return res, err
 	}
-	for i, r := range res {
-		if r.Err == nil && i < len(p.Entries) {
-			b.m.ObserveMessageSize(p.Queue, tidemq.MessageSize(p.Entries[i].Body, p.Entries[i].Attributes))
-		}
-	}
+	b.observe(&p, res)
 	return res, nil
 }
 
@@ -38,11 +34,16 @@ func (b *sizeBroker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesP
 		return res, err
 	}
 	for i := range min(len(ps), len(res)) {
-		for j, r := range res[i] {
-			if r.Err == nil && j < len(ps[i].Entries) {
-				b.m.ObserveMessageSize(ps[i].Queue, tidemq.MessageSize(ps[i].Entries[j].Body, ps[i].Entries[j].Attributes))
-			}
-		}
+		b.observe(&ps[i], res[i])
 	}
 	return res, nil
+}
+
+// observe records the size of each entry of p that res says was accepted.
+func (b *sizeBroker) observe(p *tidemq.SendMessagesParams, res []tidemq.SendResult) {
+	for i, r := range res {
+		if r.Err == nil && i < len(p.Entries) {
+			b.m.ObserveMessageSize(p.Queue, tidemq.MessageSize(p.Entries[i].Body, p.Entries[i].Attributes))
+		}
+	}
 }
