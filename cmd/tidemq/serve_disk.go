@@ -36,28 +36,33 @@ type diskGuarded struct {
 // Unwrap returns the guarded broker (see summaryOf).
 func (b *diskGuarded) Unwrap() tidemq.Broker { return b.Broker }
 
-// SendMessages refuses with ServiceUnavailable (HTTP 503, which every SDK
-// retries) while the disk is nearly full; nothing is accepted that the
-// store might not be able to keep.
+// SendMessages refuses while the disk is nearly full (refusal).
 func (b *diskGuarded) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	if b.g.Low() {
-		free, _ := b.g.Free()
-		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
-			"The server's disk is nearly full (%d MiB free, below its minimum of %d MiB): sends are refused until consumers drain the queues; retry later.",
-			free>>20, b.g.Min()>>20)
+	if err := b.refusal(); err != nil {
+		return nil, err
 	}
 	return b.Broker.SendMessages(ctx, p)
 }
 
 // SendToQueues refuses as SendMessages does (see tidemq.QueuesSender).
 func (b *diskGuarded) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
-	if b.g.Low() {
-		free, _ := b.g.Free()
-		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
-			"The server's disk is nearly full (%d MiB free, below its minimum of %d MiB): sends are refused until consumers drain the queues; retry later.",
-			free>>20, b.g.Min()>>20)
+	if err := b.refusal(); err != nil {
+		return nil, err
 	}
 	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
+// refusal is a send's ServiceUnavailable (HTTP 503, which every SDK
+// retries) while the disk is nearly full: nothing is accepted that the
+// store might not be able to keep. nil otherwise.
+func (b *diskGuarded) refusal() error {
+	if !b.g.Low() {
+		return nil
+	}
+	free, _ := b.g.Free()
+	return tidemq.Errorf(tidemq.ErrServiceUnavailable,
+		"The server's disk is nearly full (%d MiB free, below its minimum of %d MiB): sends are refused until consumers drain the queues; retry later.",
+		free>>20, b.g.Min()>>20)
 }
 
 // diskCollectors are the guard's metrics.

@@ -74,25 +74,32 @@ type memGuarded struct {
 // Unwrap returns the guarded broker (see summaryOf).
 func (b *memGuarded) Unwrap() tidemq.Broker { return b.Broker }
 
-// SendMessages refuses with ServiceUnavailable (HTTP 503, which every SDK
-// retries), as the disk's mark does.
+// SendMessages refuses while memory is above its mark (refusal).
 func (b *memGuarded) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
-	if b.g.high.Load() {
-		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
-			"The server's memory is above its limit (%d MiB resident, --max-memory %d MiB): sends are refused until consumers drain the queues; retry later.",
-			b.g.rss.Load()>>20, b.g.max>>20)
+	if err := b.refusal(); err != nil {
+		return nil, err
 	}
 	return b.Broker.SendMessages(ctx, p)
 }
 
 // SendToQueues refuses as SendMessages does (see tidemq.QueuesSender).
 func (b *memGuarded) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
-	if b.g.high.Load() {
-		return nil, tidemq.Errorf(tidemq.ErrServiceUnavailable,
-			"The server's memory is above its limit (%d MiB resident, --max-memory %d MiB): sends are refused until consumers drain the queues; retry later.",
-			b.g.rss.Load()>>20, b.g.max>>20)
+	if err := b.refusal(); err != nil {
+		return nil, err
 	}
 	return tidemq.SendToQueues(ctx, b.Broker, ps)
+}
+
+// refusal is a send's ServiceUnavailable (HTTP 503, which every SDK
+// retries) while memory is above its mark, as the disk's mark does; nil
+// otherwise.
+func (b *memGuarded) refusal() error {
+	if !b.g.high.Load() {
+		return nil
+	}
+	return tidemq.Errorf(tidemq.ErrServiceUnavailable,
+		"The server's memory is above its limit (%d MiB resident, --max-memory %d MiB): sends are refused until consumers drain the queues; retry later.",
+		b.g.rss.Load()>>20, b.g.max>>20)
 }
 
 // memoryCollectors are the guard's metrics.
