@@ -54,15 +54,6 @@ func (a *accessOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&a.reloadPeriod, "credentials-reload", 2*time.Second, "how often --credentials-file is checked for changes (reloaded when its contents change)")
 }
 
-// openAccess opens the audit log, then the credentials (openAudit,
-// openCredentials): `tidemq serve` opens them as two of its parts.
-func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
-	if err := o.openAudit(log); err != nil {
-		return nil, err
-	}
-	return o.openCredentials(ctx, log)
-}
-
 // openAudit opens the audit log under --auth: --audit-log, or audit.log in
 // --data-dir; none with --in-memory or --store postgres unless named.
 func (o *serveOptions) openAudit(log *slog.Logger) error {
@@ -223,12 +214,6 @@ func (a *accessOptions) deliveryCheck() func(ctx context.Context, topicARN, queu
 		return nil
 	}
 	return a.authorizer.DeliveryCheck
-}
-
-// close stops the watcher and closes the audit log.
-func (a *accessOptions) close() {
-	a.stopWatching()
-	_ = a.closeAudit()
 }
 
 // stopWatching stops the credentials file's watcher, if it runs.

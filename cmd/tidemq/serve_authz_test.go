@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tidemq/tidemq/authz"
 )
 
 // The credentials file's watcher lives as long as the server: close ends
@@ -32,4 +34,19 @@ func TestAccessCloseStopsTheCredentialsWatcher(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the watcher still runs after close")
 	}
+}
+
+// openAccess opens what `tidemq serve` opens as its audit and credentials
+// parts (serve_server.go), in that order.
+func (o *serveOptions) openAccess(ctx context.Context, log *slog.Logger) (*authz.Authenticator, error) {
+	if err := o.openAudit(log); err != nil {
+		return nil, err
+	}
+	return o.openCredentials(ctx, log)
+}
+
+// close stops those parts as Close does: the watcher, then the audit log.
+func (a *accessOptions) close() {
+	a.stopWatching()
+	_ = a.closeAudit()
 }
