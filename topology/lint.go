@@ -281,7 +281,7 @@ func (l *linter) checkQueue(q *Queue, seen map[string]bool) {
 		l.add(&q.src, "name", RuleInvalidConfiguration, SeverityError, "queue names are 1–80 characters of A-Z a-z 0-9 _ -, and FIFO names end in .fifo",
 			"queue name %q: %s", q.Name, errMessage(err))
 	}
-	fakeARN := func(n string) string { return tidemq.QueueARN(tidemq.DefaultRegion, tidemq.DefaultAccountID, n) }
+	fakeARN := func(n string) string { return tidemq.QueueARN(tidemq.DefaultRegion, l.account, n) }
 	if _, err := tidemq.ValidateQueueAttributes(q.Attributes(fakeARN), q.FIFO, true); err != nil {
 		l.add(&q.src, "name", RuleInvalidConfiguration, SeverityError, "see the SQS limits (reference §4)", "queue %s: %s", q.Name, errMessage(err))
 	}
