@@ -75,9 +75,25 @@ var reservedEnv = []string{
 var envName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]*$`)
 
 // Check validates f's settings and that its code is where they say: the
-// bootstrap or the executable, or the Python module. The error names what
-// is missing.
+// bootstrap or the executable, or the Python module and an interpreter
+// that runs. The error names what is missing.
 func (f *Function) Check() error {
+	if err := f.CheckCode(); err != nil {
+		return err
+	}
+	if IsPython(f.Runtime) {
+		if _, err := python(f.Runtime); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckCode is Check without looking for a Python interpreter: what a
+// client (lint, apply) can check of a function that a server will run.
+// Finding the interpreter starts it, which through a version manager's
+// shim (pyenv) takes seconds, and only the server's PATH matters.
+func (f *Function) CheckCode() error {
 	if !SupportedRuntime(f.Runtime) {
 		return fmt.Errorf("runtime %q is not supported: use one of %s (container images and other runtimes are not)", f.Runtime, strings.Join(Runtimes, ", "))
 	}
@@ -107,9 +123,6 @@ func (f *Function) Check() error {
 		base := filepath.Join(f.CodeDir, filepath.FromSlash(strings.ReplaceAll(mod, ".", "/")))
 		if !isFile(base+".py") && !isFile(filepath.Join(base, "__init__.py")) {
 			return fmt.Errorf("module %s of handler %s is not in %s (no %s.py)", mod, f.Handler, f.CodeDir, base)
-		}
-		if _, err := python(f.Runtime); err != nil {
-			return err
 		}
 	case f.Runtime == "go1.x":
 		if f.Handler == "" || strings.ContainsAny(f.Handler, `/\`) || f.Handler == "." || f.Handler == ".." {

@@ -391,4 +391,15 @@ func TestCheck(t *testing.T) {
 	if err := ok.Check(); err != nil {
 		t.Errorf("valid function: %v", err)
 	}
+
+	// Without an interpreter on the PATH, Check refuses a Python function
+	// and CheckCode, what clients run, does not look for one.
+	t.Setenv("PATH", t.TempDir())
+	noPython := lambdart.Function{Runtime: "python3.99", Handler: "app.handler", CodeDir: dir}
+	if err := noPython.Check(); err == nil || !strings.Contains(err.Error(), "needs python3.99 or python3") {
+		t.Errorf("Check without python on the PATH: %v", err)
+	}
+	if err := noPython.CheckCode(); err != nil {
+		t.Errorf("CheckCode without python on the PATH: %v", err)
+	}
 }

@@ -44,7 +44,7 @@ func (c *Config) LambdaTarget(f *Function) (*trigger.Function, string) {
 		if f.MemorySize != nil {
 			lf.MemorySize = *f.MemorySize
 		}
-		err = lf.Check()
+		err = lf.CheckCode()
 		if err == nil {
 			tf := &trigger.Function{Name: f.Name, Runtime: f.Runtime, Handler: f.Handler, CodeUri: abs, MemorySize: lf.MemorySize}
 			if len(f.Environment) > 0 {
