@@ -317,6 +317,10 @@ func TestConsoleRedriveByClicking(t *testing.T) {
 
 	b.do("open the console", chromedp.Navigate(s.url+"/console/"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-queue="orders-dlq"] a.qname`)))
+	// The summary counts with the right number: two queues, one DLQ.
+	if sum := b.text(`.summary`); !strings.Contains(sum, "2 queues") || !strings.Contains(sum, "1 dead-letter queue") || strings.Contains(sum, "1 dead-letter queues") {
+		t.Errorf("summary %q, want 2 queues and 1 dead-letter queue", sum)
+	}
 	// Dead-letter queues come first.
 	if first := b.text(`table.queues tbody tr`); !strings.Contains(first, "orders-dlq") {
 		t.Errorf("first queue row %q, want the dead-letter queue first", first)

@@ -210,6 +210,11 @@ function queueTable(qs, caption) {
     h('tbody', {}, qs.map(queueRow)));
 }
 
+// counted is "1 queue", "2 queues": a number with its noun.
+function counted(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 function renderQueues() {
   const ov = state.overview;
   if (!ov) return;
@@ -218,8 +223,8 @@ function renderQueues() {
   const firing = ov.queues.filter((q) => q.alarm === 'FIRING').length;
   page('queues-page',
     h('div', { class: 'summary' },
-      h('span', {}, `${ov.total ?? ov.queues.length} queues`),
-      h('span', {}, `${dlqs.length} dead-letter queues`),
+      h('span', {}, counted(ov.total ?? ov.queues.length, 'queue')),
+      h('span', {}, counted(dlqs.length, 'dead-letter queue')),
       h('span', { class: firing ? 'firing-text' : '' }, ov.alarmsOn ? `${firing} firing` : 'alarms off'),
       h('span', { class: 'muted' }, `${ov.region} · ${ov.accountId}`)),
     ov.queues.length === 0 ? h('p', { class: 'muted' }, 'No queues yet. Create one with any SQS client.') : null,
