@@ -29,7 +29,7 @@ func TestBoto3(t *testing.T) {
 	for i, sc := range scenarios {
 		results[i] = make(chan toolResult, 1)
 		go func() {
-			results[i] <- execTool(env, "python3", filepath.Join("testdata", "boto3_scenarios.py"), s.url, sc.scenario)
+			results[i] <- execToolWithin(scenarioTimeout, env, "python3", filepath.Join("testdata", "boto3_scenarios.py"), s.url, sc.scenario)
 		}()
 	}
 	for i, sc := range scenarios {

@@ -40,6 +40,14 @@ const (
 	startTimeout = 20 * time.Second // until the server logs its address and /health answers
 	stopTimeout  = 10 * time.Second // from SIGTERM to exit
 	toolTimeout  = 60 * time.Second // one aws or python3 run
+	// cliTimeout bounds one run of a tidemq client command (apply, dlq,
+	// trigger, ...): they answer in well under a second on an idle
+	// machine, and have taken over 10 s on a loaded 2-core one.
+	cliTimeout = 30 * time.Second
+	// scenarioTimeout bounds one boto3 scenario script: six run at once and
+	// mostly wait on real time, and a shared 2-core CI machine under load
+	// has taken over a minute to start them and run them through.
+	scenarioTimeout = 3 * time.Minute
 )
 
 func TestMain(m *testing.M) {
@@ -328,7 +336,7 @@ func (s *server) stopWith(sig os.Signal) time.Duration {
 // refused to start but serves instead is reported, not waited for.
 func runTidemq(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tidemqBin, args...)
 	cmd.Dir = t.TempDir()
@@ -337,7 +345,7 @@ func runTidemq(t *testing.T, env []string, args ...string) (stdout, stderr strin
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("tidemq %s still running after 10s (it should have exited); stderr:\n%s", strings.Join(args, " "), e.String())
+		t.Fatalf("tidemq %s still running after %v (it should have exited); stderr:\n%s", strings.Join(args, " "), cliTimeout, e.String())
 	}
 	var ee *exec.ExitError
 	switch {
@@ -468,7 +476,12 @@ func (r toolResult) String() string {
 
 // execTool runs a tool to completion; safe to call from any goroutine.
 func execTool(env []string, name string, args ...string) toolResult {
-	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	return execToolWithin(toolTimeout, env, name, args...)
+}
+
+// execToolWithin is execTool with its own time limit.
+func execToolWithin(limit time.Duration, env []string, name string, args ...string) toolResult {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
@@ -479,7 +492,7 @@ func execTool(env []string, name string, args ...string) toolResult {
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		r.err = fmt.Errorf("timed out after %v\n%s", toolTimeout, r)
+		r.err = fmt.Errorf("timed out after %v\n%s", limit, r)
 	case err == nil:
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
