@@ -163,7 +163,9 @@ func executable(p string) error {
 
 // python finds the interpreter of a python3.x runtime: python3.x on the
 // PATH if it runs (a pyenv shim may be there for a version that is not
-// selected), else python3. What is found is kept for the server's life.
+// selected), else python3. What is kept, for the server's life, is the
+// interpreter's own path (sys.executable): a version manager's shim is a
+// script that takes a second or more to start it, on every invocation.
 func python(runtime string) (string, error) {
 	if p, ok := pythons.Load(runtime); ok {
 		return p.(string), nil
@@ -173,13 +175,19 @@ func python(runtime string) (string, error) {
 		if err != nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = exec.CommandContext(ctx, p, "-c", "import json, urllib.request").Run()
+		// Generous: through a shim on a loaded machine this has taken
+		// over 10 s.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, p, "-c", "import json, sys, urllib.request; print(sys.executable)").Output()
 		cancel()
-		if err == nil {
-			pythons.Store(runtime, p)
-			return p, nil
+		if err != nil {
+			continue
 		}
+		if exe := strings.TrimSpace(string(out)); filepath.IsAbs(exe) && isFile(exe) {
+			p = exe
+		}
+		pythons.Store(runtime, p)
+		return p, nil
 	}
 	return "", fmt.Errorf("runtime %s needs %s or python3 on the server's PATH", runtime, runtime)
 }
