@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"time"
 
 	"github.com/tidemq/tidemq"
 )
@@ -12,11 +11,11 @@ var _ tidemq.QueuesSender = (*Broker)(nil)
 // SendToQueues sends to several standard queues in one statement, all or
 // nothing (see tidemq.QueuesSender): every params is checked against its
 // queue first (the queue exists, every entry is one it takes), then all
-// the messages are inserted by one statement (commitSQL, the group
-// commit's, carrying these sends alone), which commits them together or
-// not at all, and the call answers once it committed. SNS sends a
-// standard topic's fan-out to SQS queues this way, without an outbox
-// record.
+// the messages go to the group commit as one request (commit.go), whose
+// rows are in one statement, with other requests' or, when that statement
+// fails, alone: they commit together or not at all, and the call answers
+// once they did. SNS sends a standard topic's fan-out to SQS queues this
+// way, without an outbox record.
 //
 // A FIFO queue among the targets is refused with tidemq.ErrNotTogether
 // once everything passed the checks (the caller then sends them one by
@@ -24,11 +23,6 @@ var _ tidemq.QueuesSender = (*Broker)(nil)
 // (sendFIFO), which one write to several queues would have to take in
 // turn. SNS never sends to a FIFO queue this way (only a FIFO topic
 // delivers to one, and it delivers in order, queue by queue).
-//
-// The statement runs on a connection of its own, not with the group
-// commit: the group's statement is retried request by request when it
-// fails, and these rows must stay in one statement. A leader's send is
-// fenced in a transaction of its own (onConn).
 func (b *Broker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParams) ([][]tidemq.SendResult, error) {
 	for i := range ps {
 		if err := ps[i].Validate(); err != nil {
@@ -36,11 +30,24 @@ func (b *Broker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		queues, results, reqs, err := b.queuesRows(ctx, ps)
+		queues, results, rows, err := b.queuesRows(ctx, ps)
 		if err != nil {
 			return nil, err
 		}
-		err = b.writeTogether(ctx, reqs)
+		req := &writeReq{}
+		for _, r := range rows {
+			switch {
+			case r == nil:
+			case req.send == nil:
+				req.send = r
+			default:
+				req.more = append(req.more, r)
+			}
+		}
+		if req.send == nil {
+			return results, nil
+		}
+		err = b.submit(ctx, req)
 		if isForeignKeyViolation(err) {
 			// A queue was deleted since it was cached, and maybe made
 			// again: look again, once.
@@ -55,9 +62,9 @@ func (b *Broker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 		if err != nil {
 			return nil, b.failure(ctx, err)
 		}
-		for i, r := range reqs {
-			if r.send != nil {
-				b.sentStandard(queues[i], r.send)
+		for i, r := range rows {
+			if r != nil {
+				b.sentStandard(queues[i], r)
 			}
 		}
 		return results, nil
@@ -65,13 +72,13 @@ func (b *Broker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 }
 
 // queuesRows checks every ps against its queue and returns the queues,
-// the results and one write request per ps (its send nil when it has
-// nothing to write). The first problem found is the error; a FIFO queue
-// is refused (tidemq.ErrNotTogether) only once every ps passed.
-func (b *Broker) queuesRows(ctx context.Context, ps []tidemq.SendMessagesParams) ([]*queue, [][]tidemq.SendResult, []*writeReq, error) {
+// the results and the rows to write for each ps (nil when it has none).
+// The first problem found is the error; a FIFO queue is refused
+// (tidemq.ErrNotTogether) only once every ps passed.
+func (b *Broker) queuesRows(ctx context.Context, ps []tidemq.SendMessagesParams) ([]*queue, [][]tidemq.SendResult, []*sendRows, error) {
 	queues := make([]*queue, len(ps))
 	results := make([][]tidemq.SendResult, len(ps))
-	reqs := make([]*writeReq, len(ps))
+	rows := make([]*sendRows, len(ps))
 	fifo := false
 	for i := range ps {
 		p := &ps[i]
@@ -93,45 +100,16 @@ func (b *Broker) queuesRows(ctx context.Context, ps []tidemq.SendMessagesParams)
 			fifo = true
 			continue
 		}
-		res, rows := b.standardRows(q, p)
-		for _, r := range res {
-			if r.Err != nil {
-				return nil, nil, nil, r.Err
+		res, r := b.standardRows(q, p)
+		for _, x := range res {
+			if x.Err != nil {
+				return nil, nil, nil, x.Err
 			}
 		}
-		queues[i], results[i], reqs[i] = q, res, &writeReq{send: rows}
+		queues[i], results[i], rows[i] = q, res, r
 	}
 	if fifo {
 		return nil, nil, nil, tidemq.ErrNotTogether
 	}
-	return queues, results, reqs, nil
-}
-
-// writeTogether writes reqs in one statement on a connection of its own
-// and announces the queues that got messages after the commit.
-func (b *Broker) writeTogether(ctx context.Context, reqs []*writeReq) error {
-	group := make([]*writeReq, 0, len(reqs))
-	for _, r := range reqs {
-		if r.send != nil {
-			group = append(group, r)
-		}
-	}
-	if len(group) == 0 {
-		return nil
-	}
-	conn, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	// Once the statement is sent it runs whatever the client does, as a
-	// group commit's does: the answer must say what was written (a
-	// canceled statement might have committed).
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := b.onConn(ctx, conn, func(db querier) error { return b.writeRows(ctx, db, group) }); err != nil {
-		return err
-	}
-	b.announceGroup(group)
-	return nil
+	return queues, results, rows, nil
 }
