@@ -1,12 +1,9 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/postgres"
 )
 
 // SendToQueues on a node whose cache still has a queue that another node
@@ -15,10 +12,7 @@ import (
 // statement failed on the stale queue and it looked again; once the queue
 // is made again, the node sends into the new one.
 func TestSendToQueuesAfterAnotherNodeDeletedAQueue(t *testing.T) {
-	t.Cleanup(postgres.SetQueueCacheTTL(time.Hour))
-	nodes := twoNodes(t)
-	ctx := context.Background()
-	a, b := nodes[0], nodes[1]
+	ctx, a, b := cachingNodes(t)
 	for _, q := range []string{"x", "y"} {
 		if _, err := a.CreateQueue(ctx, tidemq.CreateQueueParams{Name: q}); err != nil {
 			t.Fatal(err)
