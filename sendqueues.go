@@ -6,7 +6,8 @@ import (
 )
 
 // QueuesSender is a Broker that can send to several queues in one durable
-// write: the embedded engine, whose queues share one store. SNS uses it for
+// write: the embedded engine, whose queues share one store, and PostgreSQL
+// (one statement; standard queues only, see ErrNotTogether). SNS uses it for
 // a fan-out whose deliveries all go to SQS queues: the deliveries of one
 // publish are either all in their queues, durable together, or none is,
 // so no outbox record is needed to finish a fan-out left half way.
@@ -18,7 +19,9 @@ import (
 // found; the caller sends them the ordinary way to learn each one's fate.
 // Otherwise the results are one slice per ps, in order, and every entry
 // is durable when it returns. A queue's byte limit (--max-queue-bytes) is
-// checked once per queue, as for one request.
+// checked once per queue, as for one request. A broker that can write
+// only some queues together answers ErrNotTogether for the others, once
+// every ps passed the checks above, and sends nothing.
 //
 // A wrapper of a Broker that changes SendMessages must change
 // SendToQueues the same way, or not offer it (SendToQueues below then
@@ -31,6 +34,13 @@ type QueuesSender interface {
 // to several queues in one write. It never reaches a client: the caller
 // falls back to SendMessages.
 var ErrNoQueuesSender = errors.New("tidemq: the broker cannot send to several queues in one write")
+
+// ErrNotTogether is SendToQueues's answer when ps are valid but the
+// broker cannot write these queues in one write (PostgreSQL, when any is
+// a FIFO queue: a FIFO send takes its queue's lock, which a write to
+// several queues would have to take in turn). Nothing was sent. It never
+// reaches a client: the caller sends ps the ordinary way, this time.
+var ErrNotTogether = errors.New("tidemq: the broker cannot send to these queues in one write")
 
 // SendToQueues sends ps through b's SendToQueues, or answers
 // ErrNoQueuesSender if b has none.

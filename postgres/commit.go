@@ -66,15 +66,30 @@ type deleteRows struct {
 // writeReq is one request for the group.
 type writeReq struct {
 	send *sendRows
+	// more are the other queues' rows of a send to several queues
+	// (SendToQueues): in the same statement as send, so all or none.
+	more []*sendRows
 	del  *deleteRows
 	done chan error
 }
 
-func (r *writeReq) rows() int {
-	if r.send != nil {
-		return len(r.send.ids)
+// sends are the request's send rows, one per queue.
+func (r *writeReq) sends() []*sendRows {
+	if r.send == nil {
+		return nil
 	}
-	return len(r.del.seqs)
+	return append([]*sendRows{r.send}, r.more...)
+}
+
+func (r *writeReq) rows() int {
+	n := 0
+	for _, s := range r.sends() {
+		n += len(s.ids)
+	}
+	if r.del != nil {
+		n += len(r.del.seqs)
+	}
+	return n
 }
 
 // commitSQL writes a group: the sends' messages ($1-$7 and $14, each its
@@ -237,7 +252,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		dname                []string
 	)
 	for _, r := range group {
-		if s := r.send; s != nil {
+		for _, s := range r.sends() {
 			for range s.ids {
 				sq = append(sq, s.qid)
 				senders = append(senders, s.sender)
@@ -273,7 +288,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		gone[[2]int64{goneQ[i], goneSeq[i]}] = true
 	}
 	for _, r := range group {
-		if s := r.send; s != nil {
+		for _, s := range r.sends() {
 			s.written = int64(len(s.ids))
 		}
 		if d := r.del; d != nil {
@@ -294,8 +309,10 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 func (b *Broker) announceGroup(group []*writeReq) {
 	var names []string
 	for _, r := range group {
-		if s := r.send; s != nil && s.written > 0 {
-			names = append(names, s.notify)
+		for _, s := range r.sends() {
+			if s.written > 0 {
+				names = append(names, s.notify)
+			}
 		}
 		if d := r.del; d != nil && d.fifo && len(d.gone) > 0 {
 			names = append(names, d.name)

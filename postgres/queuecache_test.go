@@ -14,12 +14,7 @@ import (
 // another node's changes to it: new settings, the queue deleted, and the
 // queue created again under its name (a new id).
 func TestQueueChangesReachTheOtherNodesCache(t *testing.T) {
-	// Entries that never run out in the test's time: the changes must
-	// come by announcement.
-	t.Cleanup(postgres.SetQueueCacheTTL(time.Hour))
-	nodes := twoNodes(t)
-	ctx := context.Background()
-	a, b := nodes[0], nodes[1]
+	ctx, a, b := cachingNodes(t)
 	if _, err := a.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +104,15 @@ func TestQueueChangeAppliesAtOnceOnItsNode(t *testing.T) {
 
 // sendOne sends body to queue q on node, and returns the request's error
 // or the message's.
+// cachingNodes are two nodes whose cache entries never run out in the
+// test's time: changes must come by announcement.
+func cachingNodes(t *testing.T) (context.Context, *postgres.Broker, *postgres.Broker) {
+	t.Helper()
+	t.Cleanup(postgres.SetQueueCacheTTL(time.Hour))
+	nodes := twoNodes(t)
+	return context.Background(), nodes[0], nodes[1]
+}
+
 func sendOne(ctx context.Context, node *postgres.Broker, body string) error {
 	res, err := node.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "1", Body: body}}})
 	if err != nil {

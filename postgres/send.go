@@ -54,6 +54,21 @@ func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 // (commit.go): one statement for the group, its messages' instants the
 // Clock's once the committer holds its connection.
 func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
+	results, rows := b.standardRows(q, &p)
+	if rows == nil {
+		return results, nil
+	}
+	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
+		return nil, err // a foreign key violation: the queue was deleted since it was read
+	}
+	b.sentStandard(q, rows)
+	return results, nil
+}
+
+// standardRows gives p's messages to a standard queue q their ids, as the
+// rows to write, and returns the results (the entries q refuses carry
+// their error); rows is nil when there is nothing to write.
+func (b *Broker) standardRows(q *queue, p *tidemq.SendMessagesParams) ([]tidemq.SendResult, *sendRows) {
 	sender := p.SenderID(b.acct)
 	results := p.Results(false, q.MaxSize)
 	var ids, bodies []string
@@ -77,13 +92,14 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	if len(ids) == 0 {
 		return results, nil
 	}
-	rows := &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
-	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
-		return nil, err // a foreign key violation: the queue was deleted since it was read
-	}
+	return results, &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
+}
+
+// sentStandard counts rows as sent to q once they are committed, and wakes
+// this node's polls of q (the group's commit announced it to the others).
+func (b *Broker) sentStandard(q *queue, rows *sendRows) {
 	b.stat(q.id, func(s *tidemq.QueueStats) { s.Sent += uint64(rows.written) })
 	b.waiters.wake(q.name)
-	return results, nil
 }
 
 // sendFIFO sends to a FIFO queue on conn, q as read before, in one round

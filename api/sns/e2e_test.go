@@ -48,6 +48,8 @@ type env struct {
 	sqs *awssqs.Client
 	svc *sns.Service
 	ctx context.Context
+	// postgres: the broker and the topic store are PostgreSQL's (pgEnv).
+	postgres bool
 }
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }

@@ -67,12 +67,23 @@ func (m *masker) mask(s string) string {
 // and every subscription of one publish must carry the same signature,
 // computed once (Stats().Signatures).
 //
-// testdata/envelopes.txt is the expectation; go test -run TestEnvelopes
-// -update rewrites it.
+// testdata/envelopes.txt is the expectation, on both stores; go test -run
+// TestEnvelopes -update rewrites it from the embedded store's.
 func TestEnvelopes(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) {
+		checkEnvelopes(t, false, func(opt func(*sns.Options)) *env { return newEnvWith(t, opt) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		checkEnvelopes(t, true, func(opt func(*sns.Options)) *env { return pgEnv(t, opt, nil) })
+	})
+}
+
+// checkEnvelopes is TestEnvelopes on the envs open makes; -update rewrites
+// the expectation only from the embedded store's (onPostgres false).
+func checkEnvelopes(t *testing.T, onPostgres bool, open func(opt func(*sns.Options)) *env) {
 	var out strings.Builder
 	for _, mode := range []sns.SignMode{sns.SignAll, sns.SignHTTPOnly} {
-		e := newEnvWith(t, func(o *sns.Options) {
+		e := open(func(o *sns.Options) {
 			o.Now = func() time.Time { return envelopeNow }
 			o.Signing = mode
 		})
@@ -194,7 +205,7 @@ func TestEnvelopes(t *testing.T) {
 	}
 
 	golden := filepath.Join("testdata", "envelopes.txt")
-	if *update {
+	if *update && !onPostgres {
 		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

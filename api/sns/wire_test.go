@@ -29,10 +29,12 @@ var update = flag.Bool("update", false, "rewrite testdata/wire.txt from the answ
 // <id>. How the XML is spelled (prolog, which entity escapes a quote) is not
 // pinned: no XML parser can tell.
 //
-// testdata/wire.txt is the expectation; go test -run TestWire -update
-// rewrites it, and its diff is the wire change.
-func TestWire(t *testing.T) {
-	e := newEnv(t)
+// testdata/wire.txt is the expectation, on both stores (the embedded one
+// and PostgreSQL: the answers are the same); go test -run TestWire -update
+// rewrites it from the embedded store's, and its diff is the wire change.
+func TestWire(t *testing.T) { onBothStores(t, checkWire) }
+
+func checkWire(t *testing.T, e *env) {
 	topic := e.topic("wire", nil)
 	fifo := e.topic("wire.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 	_, qARN := e.queue("wire-q", nil)
@@ -193,7 +195,7 @@ func TestWire(t *testing.T) {
 	writeWire(t, &out, "Publish while the service shuts down", h, r)
 
 	golden := filepath.Join("testdata", "wire.txt")
-	if *update {
+	if *update && !e.postgres {
 		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
