@@ -179,14 +179,14 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 
 // markReceived puts m in flight for vt and records the receive.
 func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.Time, client tidemq.ClientInfo, t *txn) {
-	m.receiveCount++
-	if m.firstReceive == 0 {
-		m.firstReceive = stampOf(now)
+	m.ReceiveCount++
+	if m.FirstReceive == 0 {
+		m.FirstReceive = stampOf(now)
 	}
-	m.receivedAt = stampOf(now)
-	m.visibleAt = stampOf(now.Add(vt))
-	m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
-		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+	m.ReceivedAt = stampOf(now)
+	m.VisibleAt = stampOf(now.Add(vt))
+	m.AddHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
+		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.ReceiveCount, vt)})
 	q.setState(m, stateInflight)
 	t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 }
@@ -209,7 +209,7 @@ func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Ti
 	}
 	out := make([]*tidemq.Message, len(a.msgs))
 	for i, m := range a.msgs {
-		m.visibleAt = stampOf(now.Add(vt))
+		m.VisibleAt = stampOf(now.Add(vt))
 		q.setState(m, stateInflight)
 		a.gens[i] = m.gen
 		t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))

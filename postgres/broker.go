@@ -358,12 +358,9 @@ func stampOf(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func timeOf(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
+// timeOf returns an instant kept as nanoseconds since the Unix epoch (0
+// for never; a column's int64 or a record's tidemq.Stamp) as a time.Time.
+func timeOf[S ~int64](n S) time.Time { return tidemq.Stamp(n).Time() }
 
 // sweepLoop applies retention to every queue periodically until the
 // broker closes.

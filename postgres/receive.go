@@ -112,10 +112,10 @@ type received struct {
 
 // attemptEntry remembers one message of a FIFO receive attempt.
 type attemptEntry struct {
-	Seq       int64  `json:"s"`
-	Count     int    `json:"c"`
-	VisibleAt int64  `json:"v"`
-	Handle    string `json:"h"`
+	Seq       int64        `json:"s"`
+	Count     int          `json:"c"`
+	VisibleAt tidemq.Stamp `json:"v"`
+	Handle    string       `json:"h"`
 }
 
 // receiveOnce takes up to max messages from the queue: a standard queue's
@@ -236,7 +236,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
-				if q.DeadLetterDue(m.receiveCount) {
+				if q.DeadLetterDue(m.ReceiveCount) {
 					if !dlqLooked {
 						dlqLooked = true
 						if dlq, err = b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN); err != nil {
@@ -244,22 +244,22 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						}
 					}
 					if dlq != nil && dlq.id != q.id {
-						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now)); err != nil {
+						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now)); err != nil {
 							return err
 						}
 						moved++
 						continue
 					}
 				}
-				m.receiveCount++
-				if m.firstReceive == 0 {
-					m.firstReceive = stampOf(now)
+				m.ReceiveCount++
+				if m.FirstReceive == 0 {
+					m.FirstReceive = tidemq.StampOf(now)
 				}
-				m.receivedAt = stampOf(now)
+				m.ReceivedAt = tidemq.StampOf(now)
 				m.held = true
-				m.visibleAt = stampOf(now.Add(vt))
-				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
-					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+				m.VisibleAt = tidemq.StampOf(now.Add(vt))
+				m.AddHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
+					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.ReceiveCount, vt)})
 				recv = append(recv, m)
 			}
 			if len(recv) > 0 {
@@ -324,7 +324,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		for i, m := range taken {
 			handle := b.handle(q, m)
 			r.msgs[i] = m.snapshot(q, handle)
-			entries[i] = attemptEntry{Seq: m.seq, Count: m.receiveCount, VisibleAt: m.visibleAt, Handle: handle}
+			entries[i] = attemptEntry{Seq: m.seq, Count: m.ReceiveCount, VisibleAt: m.VisibleAt, Handle: handle}
 		}
 		if q.fifo && p.ReceiveRequestAttemptID != "" {
 			js, _ := json.Marshal(entries)
@@ -485,7 +485,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 			return nil, err
 		}
 		ms, err := collectMessages(rows)
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].ReceiveCount > 0 && ms[j].ReceiveCount == 0 })
 		return ms, err
 	}
 	rows, err := tx.Query(ctx, fifoLineSQL, q.id, stampOf(now), n, cutoff)
@@ -521,7 +521,7 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 		if err != nil {
 			return nil, err
 		}
-		if m.receiveCount != a.Count || m.visibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
+		if m.ReceiveCount != a.Count || m.VisibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
 			return nil, nil
 		}
 		msgs[i] = m
@@ -529,8 +529,8 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 	out := make([]*tidemq.Message, len(msgs))
 	batch := &pgx.Batch{}
 	for i, m := range msgs {
-		m.visibleAt = stampOf(now.Add(vt))
-		entries[i].VisibleAt = m.visibleAt
+		m.VisibleAt = tidemq.StampOf(now.Add(vt))
+		entries[i].VisibleAt = m.VisibleAt
 		batch.Queue(updateStateSQL, m.stateArgs()...)
 		out[i] = m.snapshot(q, entries[i].Handle)
 	}
