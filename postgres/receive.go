@@ -56,17 +56,13 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		now := r.now
 		if first {
-			wait := r.q.WaitTime
-			if p.WaitTimeSeconds != nil {
-				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
-			}
-			deadline = now.Add(wait)
+			deadline = r.q.PollDeadline(p, now)
 		}
 		b.wake(r.wake...)
 		if r.deadLettered > 0 {
 			b.stat(r.q.id, func(s *tidemq.QueueStats) { s.DeadLettered += uint64(r.deadLettered) })
 		}
-		if len(r.msgs) > 0 || !now.Before(deadline) || b.isDraining() {
+		if len(r.msgs) > 0 || !now.Before(deadline) || b.draining.Draining() {
 			b.waiters.remove(p.Queue, w)
 			b.stat(r.q.id, func(s *tidemq.QueueStats) {
 				s.Received += uint64(len(r.msgs))
@@ -76,22 +72,11 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			})
 			return r.msgs, nil
 		}
-		wakeAt := deadline
-		if r.next != 0 && timeOf(r.next).Before(wakeAt) {
-			wakeAt = timeOf(r.next)
-		}
-		timer := b.clock.NewTimer(wakeAt.Sub(now))
-		select {
-		case <-w.ch:
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
-			b.waiters.remove(p.Queue, w)
-			return nil, nil
-		case <-b.draining:
-		}
-		timer.Stop()
+		ok := tidemq.PollWait(ctx, b.clock, now, deadline, timeOf(r.next), w.ch, b.draining.Done(), nil)
 		b.waiters.remove(p.Queue, w)
+		if !ok {
+			return nil, nil
+		}
 	}
 }
 
