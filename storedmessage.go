@@ -93,6 +93,19 @@ func (m *StoredMessage) Snapshot(queue string, fifo bool, seq uint64, handle str
 	return out
 }
 
+// Received records a receive of m from queue by client at now, for a
+// visibility timeout of vt: one more receive (the first one's time kept),
+// in flight until now+vt, and the receive in its story.
+func (m *StoredMessage) Received(queue string, client ClientInfo, vt time.Duration, now time.Time) {
+	m.ReceiveCount++
+	if m.FirstReceive == 0 {
+		m.FirstReceive = StampOf(now)
+	}
+	m.ReceivedAt = StampOf(now)
+	m.VisibleAt = StampOf(now.Add(vt))
+	m.AddHistory(ReceivedEvent(queue, client, m.ReceiveCount, vt, now))
+}
+
 // Moved returns the record of m moved into another queue by a move whose
 // event is ev, at now, under r (MoveRuleOf): a copy with its own history,
 // r applied and ev appended. DLQSource is r's: only a dead-letter move

@@ -41,3 +41,17 @@ func TestStoredMessageMoved(t *testing.T) {
 		t.Fatalf("redriven: %+v", back)
 	}
 }
+
+func TestStoredMessageReceived(t *testing.T) {
+	var m StoredMessage
+	t1, t2 := time.Unix(100, 0), time.Unix(200, 0)
+	m.Received("q", ClientInfo{AccessKey: "A"}, 30*time.Second, t1)
+	m.Received("q", ClientInfo{AccessKey: "B"}, time.Minute, t2)
+	if m.ReceiveCount != 2 || m.FirstReceive != StampOf(t1) || m.ReceivedAt != StampOf(t2) || m.VisibleAt != StampOf(t2.Add(time.Minute)) {
+		t.Fatalf("after two receives: %+v", m)
+	}
+	if len(m.History) != 2 || m.History[1].Kind != HistoryReceived || m.History[1].Client.AccessKey != "B" ||
+		m.History[1].Detail != "receive 2, visibility timeout 1m0s" {
+		t.Fatalf("story: %+v", m.History)
+	}
+}

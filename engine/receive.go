@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -164,14 +163,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 
 // markReceived puts m in flight for vt and records the receive.
 func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.Time, client tidemq.ClientInfo, t *txn) {
-	m.ReceiveCount++
-	if m.FirstReceive == 0 {
-		m.FirstReceive = stampOf(now)
-	}
-	m.ReceivedAt = stampOf(now)
-	m.VisibleAt = stampOf(now.Add(vt))
-	m.AddHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
-		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.ReceiveCount, vt)})
+	m.Received(q.name, client, vt, now)
 	q.setState(m, stateInflight)
 	t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -236,15 +235,8 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						continue
 					}
 				}
-				m.ReceiveCount++
-				if m.FirstReceive == 0 {
-					m.FirstReceive = tidemq.StampOf(now)
-				}
-				m.ReceivedAt = tidemq.StampOf(now)
+				m.Received(q.name, p.Client, vt, now)
 				m.held = true
-				m.VisibleAt = tidemq.StampOf(now.Add(vt))
-				m.AddHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
-					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.ReceiveCount, vt)})
 				recv = append(recv, m)
 			}
 			if len(recv) > 0 {
