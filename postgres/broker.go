@@ -352,6 +352,20 @@ func stampOf(t time.Time) int64 {
 // for never; a column's int64 or a record's tidemq.Stamp) as a time.Time.
 func timeOf[S ~int64](n S) time.Time { return tidemq.Stamp(n).Time() }
 
+// closingContext returns a context of parent's that also ends when the
+// broker begins to close, for the work of its background loops.
+func (b *Broker) closingContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // sweepLoop applies retention to every queue periodically until the
 // broker closes.
 func (b *Broker) sweepLoop(interval time.Duration) {
@@ -360,15 +374,10 @@ func (b *Broker) sweepLoop(interval time.Duration) {
 		// A sweep may take longer than a short interval on a busy
 		// database (the ticks it misses are dropped, so sweeps never pile
 		// up); Close cuts it short.
-		ctx, cancel := context.WithTimeout(context.Background(), max(interval, minSweepTime))
+		ctx, cancel := b.closingContext(context.Background())
 		defer cancel()
-		go func() {
-			select {
-			case <-b.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancelTimeout := context.WithTimeout(ctx, max(interval, minSweepTime))
+		defer cancelTimeout()
 		if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
 			b.log.Warn("postgres: sweep failed", "err", err)
 		}
