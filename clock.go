@@ -35,3 +35,20 @@ type systemTimer struct{ t *time.Timer }
 
 func (t systemTimer) C() <-chan time.Time { return t.t.C }
 func (t systemTimer) Stop() bool          { return t.t.Stop() }
+
+// Every runs fn every interval of real time until stop closes: a broker's
+// sweep, which applies retention on queues nobody reads. The ticks missed
+// while fn runs are dropped, so runs never pile up; the interval is the
+// operator's, not a deadline of the Clock's.
+func Every(interval time.Duration, stop <-chan struct{}, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}

@@ -33,6 +33,15 @@ func DeadLetterEvent(queue string, maxReceives, receives int, now time.Time) His
 		Detail: fmt.Sprintf("maxReceiveCount %d reached: received %d times without being deleted", maxReceives, receives)}
 }
 
+// ReceivedEvent is a receive from queue by client at now, the message's
+// count-th, for a visibility timeout of vt. (PostgreSQL's receive SQL
+// writes the same detail: "receive " || count || ", visibility timeout "
+// || vt.String().)
+func ReceivedEvent(queue string, client ClientInfo, count int, vt time.Duration, now time.Time) HistoryEvent {
+	return HistoryEvent{Time: now, Kind: HistoryReceived, Queue: queue, Client: client,
+		Detail: fmt.Sprintf("receive %d, visibility timeout %s", count, vt)}
+}
+
 // MovedEvent is a move (a redrive or MoveMessages) from queue to dst.
 func MovedEvent(queue, dst string, now time.Time) HistoryEvent {
 	return HistoryEvent{Time: now, Kind: HistoryMoved, Queue: queue, Detail: "moved to " + dst}

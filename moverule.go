@@ -5,8 +5,9 @@ package tidemq
 // body, attributes and history (the move's event appended); the message
 // gets a new sequence in its new queue.
 type MoveRule struct {
-	// DLQSource, when set, becomes the message's DeadLetterQueueSourceArn:
-	// a dead-letter move records where the message came from.
+	// DLQSource becomes the message's DeadLetterQueueSourceArn: a
+	// dead-letter move records where the message came from; any other move
+	// clears it (StoredMessage.Moved).
 	DLQSource string
 	// ResetReceives starts the receive count, the first and the latest
 	// receive again. A redrive gives the message a fresh start: with the

@@ -143,6 +143,14 @@ func moveTaskChecks() []check {
 			if got := sortedBodies(e.peek("src2", 10, true)); !equalStrings(got, []string{"c", "d"}) {
 				e.t.Errorf("src2 got back %v, want [c d]", got)
 			}
+			// Back in its source a message is no dead letter: no
+			// DeadLetterQueueSourceArn, its receives counted afresh.
+			for _, m := range append(e.peek("src1", 10, true), e.peek("src2", 10, true)...) {
+				if m.DeadLetterQueueSourceARN != "" || m.ApproximateReceiveCount != 0 {
+					e.t.Errorf("redriven %q: DeadLetterQueueSourceARN %q, receive count %d; want none and 0", m.Body,
+						m.DeadLetterQueueSourceARN, m.ApproximateReceiveCount)
+				}
+			}
 		}},
 		{"RedrivesToADestination", func(e *env) {
 			e.create("dlq", nil)
@@ -159,6 +167,9 @@ func moveTaskChecks() []check {
 			e.wantCounts("dlq", 0, 0, 0, "the DLQ")
 			e.wantCounts("src", 0, 0, 0, "the source")
 			e.wantCounts("elsewhere", 1, 0, 0, "the destination")
+			if m := e.receiveOne("elsewhere"); m.DeadLetterQueueSourceARN != "" {
+				e.t.Errorf("moved to a destination: DeadLetterQueueSourceARN %q, want none", m.DeadLetterQueueSourceARN)
+			}
 		}},
 		{"OneActiveTaskPerSourceAndCancel", func(e *env) {
 			e.create("dlq", nil)

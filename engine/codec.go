@@ -155,21 +155,21 @@ const recordVersion = 1
 func encodeMessage(m *message) []byte {
 	// Sized for the whole record, so that it is written without growing
 	// (a grown copy of a large body costs as much as the body).
-	n := 80 + len(m.id) + len(m.body) + len(m.group) + len(m.dedupID) + len(m.sender) + len(m.dlqSource) +
-		attrsSize(m.attrs) + attrsSize(m.sysAttrs)
+	n := 80 + len(m.ID) + len(m.Body) + len(m.Group) + len(m.DedupID) + len(m.Sender) + len(m.DLQSource) +
+		attrsSize(m.Attrs) + attrsSize(m.SysAttrs)
 	e := encoder{b: make([]byte, 0, n)}
 	e.b = append(e.b, recordVersion)
-	e.str(m.id)
-	e.str(m.body)
-	e.attrs(m.attrs)
-	e.attrs(m.sysAttrs)
-	e.str(m.group)
-	e.str(m.dedupID)
-	e.str(m.sender)
-	e.int(int64(m.sent))
-	e.int(int64(m.enqueued))
+	e.str(m.ID)
+	e.str(m.Body)
+	e.attrs(m.Attrs)
+	e.attrs(m.SysAttrs)
+	e.str(m.Group)
+	e.str(m.DedupID)
+	e.str(m.Sender)
+	e.int(int64(m.Sent))
+	e.int(int64(m.Enqueued))
 	e.int(int64(m.availableAt))
-	e.str(m.dlqSource)
+	e.str(m.DLQSource)
 	e.uint(m.fifoSeq)
 	return e.b
 }
@@ -180,17 +180,17 @@ func decodeMessage(seq uint64, b []byte) (*message, error) {
 	}
 	d := decoder{b: b[1:]}
 	m := &message{seq: seq}
-	m.id = d.str()
-	m.body = d.str()
-	m.attrs = d.attrs()
-	m.sysAttrs = d.attrs()
-	m.group = d.str()
-	m.dedupID = d.str()
-	m.sender = d.str()
-	m.sent = stamp(d.int())
-	m.enqueued = stamp(d.int())
+	m.ID = d.str()
+	m.Body = d.str()
+	m.Attrs = d.attrs()
+	m.SysAttrs = d.attrs()
+	m.Group = d.str()
+	m.DedupID = d.str()
+	m.Sender = d.str()
+	m.Sent = stamp(d.int())
+	m.Enqueued = stamp(d.int())
 	m.availableAt = stamp(d.int())
-	m.dlqSource = d.str()
+	m.DLQSource = d.str()
 	m.fifoSeq = d.uint()
 	return m, d.err
 }
@@ -199,11 +199,11 @@ func decodeMessage(seq uint64, b []byte) (*message, error) {
 func encodeState(m *message) []byte {
 	e := encoder{b: make([]byte, 0, 64)}
 	e.b = append(e.b, recordVersion)
-	e.uint(uint64(m.receiveCount))
-	e.int(int64(m.firstReceive))
-	e.int(int64(m.receivedAt))
-	e.int(int64(m.visibleAt))
-	e.history(m.history)
+	e.uint(uint64(m.ReceiveCount))
+	e.int(int64(m.FirstReceive))
+	e.int(int64(m.ReceivedAt))
+	e.int(int64(m.VisibleAt))
+	e.history(m.History)
 	return e.b
 }
 
@@ -212,7 +212,7 @@ func decodeState(m *message, b []byte) error {
 	if err != nil {
 		return err
 	}
-	m.history = d.history()
+	m.History = d.history()
 	return d.err
 }
 
@@ -223,9 +223,9 @@ func decodeStateHead(m *message, b []byte) (*decoder, error) {
 		return nil, errCorrupt
 	}
 	d := &decoder{b: b[1:]}
-	m.receiveCount = int(d.uint())
-	m.firstReceive = stamp(d.int())
-	m.receivedAt = stamp(d.int())
-	m.visibleAt = stamp(d.int())
+	m.ReceiveCount = int(d.uint())
+	m.FirstReceive = stamp(d.int())
+	m.ReceivedAt = stamp(d.int())
+	m.VisibleAt = stamp(d.int())
 	return d, nil
 }

@@ -142,7 +142,7 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 			t.Errorf("round %d: %d messages from %s, %d after the crash", round, len(again), how, len(present))
 		}
 		for body, m := range present {
-			if a := again[body]; a == nil || a.receiveCount != m.receiveCount || a.state != m.state || a.visibleAt != m.visibleAt {
+			if a := again[body]; a == nil || a.ReceiveCount != m.ReceiveCount || a.state != m.state || a.VisibleAt != m.VisibleAt {
 				t.Errorf("round %d: message %s differs from %s: %+v, after the crash %+v", round, body, how, a, m)
 			}
 		}
@@ -168,8 +168,8 @@ func verifyCrashState(t *testing.T, dir string, round int, sent, deleting, delet
 		if m == nil {
 			continue
 		}
-		if m.receiveCount < n {
-			t.Errorf("round %d: %s receive count %d, acknowledged %d", round, body, m.receiveCount, n)
+		if m.ReceiveCount < n {
+			t.Errorf("round %d: %s receive count %d, acknowledged %d", round, body, m.ReceiveCount, n)
 		}
 		if m.state != stateInflight {
 			t.Errorf("round %d: %s was received with an hour's visibility but is %v after restart", round, body, m.state)
@@ -197,15 +197,15 @@ func presentMessages(t *testing.T, e *Engine, round int) map[string]*message {
 	for _, q := range e.queues {
 		for _, m := range q.msgs {
 			if m.state == statePending {
-				t.Errorf("round %d: message %s still pending after load", round, m.body)
+				t.Errorf("round %d: message %s still pending after load", round, m.Body)
 			}
-			present[m.body] = m
+			present[m.Body] = m
 		}
 		for _, p := range q.cold.pages {
 			n := 0
 			q.readRun(p.lo, p.hi, func(m *message) {
 				m.state = stateReady
-				present[m.body] = m
+				present[m.Body] = m
 				n++
 			})
 			if n != p.n {

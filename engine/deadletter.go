@@ -11,16 +11,16 @@ import (
 // receives; it reports whether it did. A receive reaches the message first:
 // the move happens on the receive attempt after maxReceiveCount, as on SQS.
 func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
-	if !q.DeadLetterDue(m.receiveCount) {
+	if !q.DeadLetterDue(m.ReceiveCount) {
 		return false
 	}
 	dlq := e.queueByARN(q.Redrive.DeadLetterTargetARN)
 	if dlq == nil || dlq == q {
 		return false // the target was deleted: keep delivering rather than lose it
 	}
-	e.move(q, m, dlq, now, t, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now))
+	e.move(q, m, dlq, now, t, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now))
 	q.count().DeadLettered++
-	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.id, "receives", m.receiveCount)
+	e.log.Debug("message dead-lettered", "queue", q.name, "dlq", dlq.name, "message_id", m.ID, "receives", m.ReceiveCount)
 	return true
 }
 
@@ -30,15 +30,9 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 // the message is tidemq.MoveRuleOf's.
 func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn, ev tidemq.HistoryEvent) *message {
 	n := &message{
-		id: m.id, body: m.body, attrs: m.attrs, sysAttrs: m.sysAttrs,
-		group: m.group, dedupID: m.dedupID, sender: m.sender, sent: m.sent,
-		enqueued: m.enqueued, availableAt: stampOf(now),
-		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
-		history: append([]tidemq.HistoryEvent(nil), m.history...),
+		StoredMessage: m.Moved(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now), ev),
+		availableAt:   stampOf(now),
 	}
-	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now),
-		&n.dlqSource, &n.group, &n.receiveCount, &n.firstReceive, &n.receivedAt, &n.enqueued)
-	n.addHistory(ev)
 	n.seq = dst.nextSeq
 	dst.nextSeq++
 	if dst.fifo {

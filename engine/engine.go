@@ -101,9 +101,8 @@ type Engine struct {
 	failure atomic.Pointer[failure]
 	closed  atomic.Bool
 
-	closing  chan struct{} // closed by Close: the sweep stops
-	draining chan struct{} // closed by Drain (and Close): long polls return at once
-	drain    sync.Once
+	closing  chan struct{}  // closed by Close: the sweep stops
+	draining tidemq.Drainer // by Drain (and Close): long polls return at once
 	wg       sync.WaitGroup
 }
 
@@ -125,7 +124,6 @@ func Open(o Options) (*Engine, error) {
 		checkpointEvery: max(o.CheckpointInterval, 0),
 		broken:          make(chan struct{}),
 		closing:         make(chan struct{}),
-		draining:        make(chan struct{}),
 	}
 	if o.CheckpointInterval == 0 {
 		e.checkpointEvery = DefaultCheckpointInterval
@@ -176,7 +174,7 @@ func (e *Engine) resumeTasks() {
 // return without waiting. A server calls it when it begins to shut down, so
 // that open long polls do not hold the shutdown up for 20 seconds.
 func (e *Engine) Drain() {
-	e.drain.Do(func() { close(e.draining) })
+	e.draining.Drain()
 }
 
 // Close answers every waiting long poll, stops the sweep and closes the
@@ -282,16 +280,7 @@ func (e *Engine) queue(name string) (*queue, error) {
 // happens (and is counted and logged) even on queues nobody reads.
 func (e *Engine) sweepLoop(interval time.Duration) {
 	defer e.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.closing:
-			return
-		case <-t.C:
-			e.Sweep()
-		}
-	}
+	tidemq.Every(interval, e.closing, func() { e.Sweep() })
 }
 
 // Sweep advances every queue to now: due delays and visibility timeouts

@@ -40,7 +40,7 @@ func (e *Engine) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 		case !q.handled(r, m).Latest():
 			errs[i] = tidemq.ExpiredReceiptHandle(h)
 		default:
-			m.addHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
+			m.AddHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
 			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 		}
 	}

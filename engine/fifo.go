@@ -111,8 +111,8 @@ func (h *groupHeap) Pop() any {
 
 // head is m's place in the line of groups when it is its group's head.
 func (m *message) head() tidemq.GroupHead {
-	if m.receiveCount > 0 {
-		return tidemq.GroupHead{Since: int64(m.visibleAt), Returned: true, Seq: m.seq}
+	if m.ReceiveCount > 0 {
+		return tidemq.GroupHead{Since: int64(m.VisibleAt), Returned: true, Seq: m.seq}
 	}
 	return tidemq.GroupHead{Since: int64(m.availableAt), Seq: m.seq}
 }

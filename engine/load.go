@@ -116,10 +116,10 @@ func (e *Engine) load() (err error) {
 			if err := peekState(&m, v); err != nil {
 				return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
 			}
-			if m.receiveCount == 0 || m.visibleAt == 0 {
+			if m.ReceiveCount == 0 || m.VisibleAt == 0 {
 				return nil
 			}
-			if m.visibleAt <= stampOf(now) {
+			if m.VisibleAt <= stampOf(now) {
 				if err := decodeState(&m, v); err != nil {
 					return fmt.Errorf("message state %d/%d: %w", qid, seq, err)
 				}
@@ -291,7 +291,7 @@ func (e *Engine) load() (err error) {
 			if m.expiredWhileDown(now) {
 				// The visibility timeout ran out while the server was down:
 				// record it as the timer would have.
-				m.addHistory(tidemq.ExpiredEvent(q.name, m.visibleAt.time()))
+				m.AddHistory(tidemq.ExpiredEvent(q.name, m.VisibleAt.Time()))
 				cleanup.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 			}
 			q.activate(m, now)

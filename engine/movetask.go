@@ -281,11 +281,11 @@ func (e *Engine) moveSome(src, dst *queue, max int, now time.Time, t *txn, skipM
 		}
 		to := dst
 		if to == nil {
-			to = e.queueByARN(m.dlqSource)
+			to = e.queueByARN(m.DLQSource)
 		}
 		if to == nil || to == src {
 			if !skipMissing {
-				if dst == nil && m.dlqSource == "" {
+				if dst == nil && m.DLQSource == "" {
 					return moved, tidemq.ErrNoMoveSource
 				}
 				return moved, tidemq.NonExistentQueue()

@@ -129,7 +129,7 @@ func (b *backlog) reset() {
 // disk: it is ready now, and the queue already has a backlog on disk or a
 // full page of ready messages in memory.
 func (q *queue) pagesOut(m *message, now time.Time) bool {
-	if q.cold.size == 0 || m.availableAt > stampOf(now) || (m.receiveCount > 0 && m.visibleAt > stampOf(now)) {
+	if q.cold.size == 0 || m.availableAt > stampOf(now) || (m.ReceiveCount > 0 && m.VisibleAt > stampOf(now)) {
 		return false
 	}
 	return q.cold.n > 0 || q.nReady-q.cold.n >= q.cold.size
@@ -142,7 +142,7 @@ func (q *queue) pageOut(m *message) {
 	q.byAge.Delete(m)
 	m.state = stateGone
 	q.nReady++
-	q.cold.push(m.seq, m.enqueued, m.size(), m.dlqSource != "")
+	q.cold.push(m.seq, m.Enqueued, m.size(), m.DLQSource != "")
 	q.wakeOne()
 }
 
@@ -225,25 +225,25 @@ func (q *queue) recount(i int) {
 // reads only the pages whose oldest message is due.
 func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 	b := &q.cold
-	if b.n == 0 || b.oldest.time().Add(q.Retention).After(now) {
+	if b.n == 0 || b.oldest.Time().Add(q.Retention).After(now) {
 		return
 	}
 	for i := range b.pages {
 		p := &b.pages[i]
-		if p.oldest.time().Add(q.Retention).After(now) {
+		if p.oldest.Time().Add(q.Retention).After(now) {
 			continue
 		}
 		b.dropped(*p)
 		p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 		var due []*message
 		q.readRun(p.lo, p.hi, func(m *message) {
-			if m.enqueued.time().Add(q.Retention).After(now) {
-				if p.n == 0 || m.enqueued < p.oldest {
-					p.oldest = m.enqueued
+			if m.Enqueued.Time().Add(q.Retention).After(now) {
+				if p.n == 0 || m.Enqueued < p.oldest {
+					p.oldest = m.Enqueued
 				}
 				p.n++
 				p.bytes += int64(m.size())
-				if m.dlqSource != "" {
+				if m.DLQSource != "" {
 					p.dead++
 				}
 				return
@@ -271,7 +271,7 @@ func (q *queue) peekPaged(max int) []*message {
 	var out []*message
 	for _, i := range order {
 		p := q.cold.pages[i]
-		if len(out) >= max && out[max-1].enqueued < p.oldest {
+		if len(out) >= max && out[max-1].Enqueued < p.oldest {
 			break
 		}
 		q.readRun(p.lo, p.hi, func(m *message) { out = append(out, m) })

@@ -41,9 +41,9 @@ func (e *Engine) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		s := m.snapshot(q, "")
 		switch m.state {
 		case stateDelayed:
-			s.DelayedUntil = m.availableAt.time()
+			s.DelayedUntil = m.availableAt.Time()
 		case stateInflight:
-			s.InvisibleUntil = m.visibleAt.time()
+			s.InvisibleUntil = m.VisibleAt.Time()
 		}
 		out = append(out, s)
 	}

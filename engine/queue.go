@@ -68,8 +68,8 @@ type queue struct {
 }
 
 func olderFirst(a, b *message) bool {
-	if a.enqueued != b.enqueued {
-		return a.enqueued < b.enqueued
+	if a.Enqueued != b.Enqueued {
+		return a.Enqueued < b.Enqueued
 	}
 	return a.seq < b.seq
 }
@@ -202,7 +202,7 @@ func (q *queue) applyAttributes(attrs map[string]string) {
 func (q *queue) setState(m *message, s msgState) {
 	var g *group
 	if q.fifo {
-		g = q.groups.group(m.group)
+		g = q.groups.group(m.Group)
 	}
 	switch m.state {
 	case stateReady:
@@ -232,7 +232,7 @@ func (q *queue) setState(m *message, s msgState) {
 		if g != nil {
 			g.inflight++
 		}
-		q.addTimer(timerEntry{at: m.visibleAt, seq: m.seq, gen: m.gen, kind: timerVisible})
+		q.addTimer(timerEntry{at: m.VisibleAt, seq: m.seq, gen: m.gen, kind: timerVisible})
 	}
 	if g != nil {
 		q.groups.refresh(g)
@@ -259,13 +259,13 @@ func (q *queue) add(m *message) {
 	m.state = statePending
 	q.putMsg(m)
 	q.bytes += int64(m.size())
-	if m.dlqSource != "" {
+	if m.DLQSource != "" {
 		q.nDeadLettered++
 	}
 	q.byAge.ReplaceOrInsert(m)
 	q.pending = append(q.pending, m)
 	if q.fifo {
-		q.groups.group(m.group).insert(m)
+		q.groups.group(m.Group).insert(m)
 	}
 }
 
@@ -304,7 +304,7 @@ func (q *queue) publish(now time.Time) {
 // state), according to its deadlines.
 func (q *queue) activate(m *message, now time.Time) {
 	switch {
-	case m.receiveCount > 0 && m.visibleAt > stampOf(now):
+	case m.ReceiveCount > 0 && m.VisibleAt > stampOf(now):
 		q.setState(m, stateInflight)
 	case m.availableAt > stampOf(now):
 		q.setState(m, stateDelayed)
@@ -321,7 +321,7 @@ func (q *queue) remove(m *message, t *txn) {
 	q.setState(m, stateGone)
 	delete(q.msgs, m.seq)
 	q.bytes -= int64(m.size())
-	if m.dlqSource != "" {
+	if m.DLQSource != "" {
 		q.nDeadLettered--
 	}
 	q.byAge.Delete(m)
@@ -329,7 +329,7 @@ func (q *queue) remove(m *message, t *txn) {
 	// A FIFO group's list (until the group's head passes it) or a
 	// remembered receive attempt (5 minutes) may keep m reachable for a
 	// while: drop what is big. Ready and timer entries name m by sequence.
-	m.body, m.attrs, m.sysAttrs, m.history = "", nil, nil, nil
+	m.Body, m.Attrs, m.SysAttrs, m.History = "", nil, nil, nil
 	t.b.SingleDelete(seqKey(prefixMessage, q.id, m.seq))
 	t.b.Delete(seqKey(prefixState, q.id, m.seq))
 }
@@ -348,7 +348,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 			continue
 		}
 		if te.kind == timerVisible {
-			m.addHistory(tidemq.ExpiredEvent(q.name, te.at.time()))
+			m.AddHistory(tidemq.ExpiredEvent(q.name, te.at.Time()))
 			// Written now: nothing else rewrites the state before the next
 			// receive, and a restart does not derive the event again.
 			t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
@@ -358,7 +358,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 	capture := e.captureTarget(q)
 	for {
 		m, ok := q.byAge.Min()
-		if !ok || m.enqueued.time().Add(q.Retention).After(now) {
+		if !ok || m.Enqueued.Time().Add(q.Retention).After(now) {
 			break
 		}
 		e.expire(q, m, capture, now, t)

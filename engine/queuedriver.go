@@ -69,7 +69,7 @@ func (d queueDriver) QueueView(ctx context.Context, name string) (_ tidemq.Queue
 	if err != nil {
 		return tidemq.QueueView{}, err
 	}
-	v := tidemq.QueueView{Attrs: q.attrs, ARN: q.arn, Created: q.created.time(), Modified: q.modified.time(),
+	v := tidemq.QueueView{Attrs: q.attrs, ARN: q.arn, Created: q.created.Time(), Modified: q.modified.Time(),
 		Visible: q.nReady, Inflight: q.nInflight, Delayed: q.nDelayed}
 	return v, e.finish(&h, t)
 }

@@ -24,7 +24,7 @@ type queueRecord struct {
 func (q *queue) record() []byte {
 	b, _ := json.Marshal(queueRecord{
 		ID: q.id, Name: q.name, FIFO: q.fifo, Attributes: q.attrs, Tags: q.tags,
-		Created: q.created.time(), Modified: q.modified.time(), Purged: q.purged.time(),
+		Created: q.created.Time(), Modified: q.modified.Time(), Purged: q.purged.Time(),
 	})
 	return b
 }
@@ -182,7 +182,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 		return err
 	}
 	now := e.clock.Now()
-	if q.purged != 0 && now.Sub(q.purged.time()) < tidemq.PurgeCooldown {
+	if q.purged != 0 && now.Sub(q.purged.Time()) < tidemq.PurgeCooldown {
 		h.unlock()
 		return tidemq.PurgeInProgress(q.name)
 	}

@@ -16,7 +16,7 @@ func (q *queue) receipts() tidemq.ReceiptCodec {
 
 // handle returns the receipt handle of m's latest receive.
 func (q *queue) handle(m *message) string {
-	return q.receipts().Encode(tidemq.Receipt{Queue: q.id, Seq: m.seq, Count: m.receiveCount})
+	return q.receipts().Encode(tidemq.Receipt{Queue: q.id, Seq: m.seq, Count: m.ReceiveCount})
 }
 
 // lookupReceipt resolves a handle for queue q. It returns the message (nil
@@ -34,7 +34,7 @@ func (q *queue) lookupReceipt(handle string) (tidemq.Receipt, *message, error) {
 	if m == nil {
 		m = q.pageInOne(r.Seq)
 	}
-	if m != nil && r.Count > m.receiveCount {
+	if m != nil && r.Count > m.ReceiveCount {
 		return r, nil, tidemq.InvalidReceiptHandle(handle)
 	}
 	return r, m, nil
@@ -46,6 +46,6 @@ func (q *queue) handled(r tidemq.Receipt, m *message) tidemq.Handled {
 	if m == nil {
 		return tidemq.Handled{Gone: true, FIFO: q.fifo, Receipt: r}
 	}
-	return tidemq.Handled{FIFO: q.fifo, Receipt: r, ReceiveCount: m.receiveCount,
-		Inflight: m.state == stateInflight, Ready: m.state == stateReady, ReceivedAt: m.receivedAt.time()}
+	return tidemq.Handled{FIFO: q.fifo, Receipt: r, ReceiveCount: m.ReceiveCount,
+		Inflight: m.state == stateInflight, Ready: m.state == stateReady, ReceivedAt: m.ReceivedAt.Time()}
 }

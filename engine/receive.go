@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -58,17 +57,13 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		now := e.clock.Now()
 		if first {
-			wait := q.WaitTime
-			if p.WaitTimeSeconds != nil {
-				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
-			}
-			deadline = now.Add(wait)
+			deadline = q.PollDeadline(p, now)
 		}
 		t := e.begin()
 		e.advance(q, now, t)
 		q.lastReceive = stampOf(now)
 		msgs, err := e.receiveLocked(q, p, max, now, t)
-		if err != nil || len(msgs) > 0 || !now.Before(deadline) || e.isDraining() {
+		if err != nil || len(msgs) > 0 || !now.Before(deadline) || e.draining.Draining() {
 			if err == nil && len(msgs) == 0 {
 				q.count().EmptyReceives++
 			}
@@ -84,27 +79,16 @@ func (e *Engine) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		// deadline of this queue (a delay or visibility timeout ending).
 		w, wq = q.addWaiter(), q
 		broken := e.broken
-		wakeAt := deadline
-		if next, ok := q.timers.nextDeadline(); ok && next.Before(wakeAt) {
-			wakeAt = next
-		}
+		next, _ := q.timers.nextDeadline()
 		if err := e.finish(&h, t); err != nil {
 			return nil, err
 		}
-		timer := e.clock.NewTimer(wakeAt.Sub(now))
-		select {
-		case <-w.ch:
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
+		if !tidemq.PollWait(ctx, e.clock, now, deadline, next, w.ch, e.draining.Done(), broken) {
 			h.relock()
 			wq.leave(w, false) // a wake it got goes to the next waiter
 			h.unlock()
 			return nil, nil
-		case <-e.draining:
-		case <-broken:
 		}
-		timer.Stop()
 	}
 }
 
@@ -179,14 +163,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 
 // markReceived puts m in flight for vt and records the receive.
 func (e *Engine) markReceived(q *queue, m *message, vt time.Duration, now time.Time, client tidemq.ClientInfo, t *txn) {
-	m.receiveCount++
-	if m.firstReceive == 0 {
-		m.firstReceive = stampOf(now)
-	}
-	m.receivedAt = stampOf(now)
-	m.visibleAt = stampOf(now.Add(vt))
-	m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: client,
-		Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
+	m.Received(q.name, client, vt, now)
 	q.setState(m, stateInflight)
 	t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 }
@@ -209,20 +186,11 @@ func (e *Engine) retryAttempt(q *queue, id string, vt time.Duration, now time.Ti
 	}
 	out := make([]*tidemq.Message, len(a.msgs))
 	for i, m := range a.msgs {
-		m.visibleAt = stampOf(now.Add(vt))
+		m.VisibleAt = stampOf(now.Add(vt))
 		q.setState(m, stateInflight)
 		a.gens[i] = m.gen
 		t.b.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 		out[i] = m.snapshot(q, a.handles[i])
 	}
 	return out
-}
-
-func (e *Engine) isDraining() bool {
-	select {
-	case <-e.draining:
-		return true
-	default:
-		return false
-	}
 }

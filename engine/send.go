@@ -92,15 +92,15 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		if res.Err != nil {
 			continue
 		}
-		m := &message{
-			body: entry.Body, attrs: entry.Attributes, sysAttrs: entry.SystemAttributes,
-			group: entry.MessageGroupID, sender: sender, sent: stampOf(now), enqueued: stampOf(now),
-		}
+		m := &message{StoredMessage: tidemq.StoredMessage{
+			Body: entry.Body, Attrs: entry.Attributes, SysAttrs: entry.SystemAttributes,
+			Group: entry.MessageGroupID, Sender: sender, Sent: stampOf(now), Enqueued: stampOf(now),
+		}}
 		m.availableAt = stampOf(now.Add(q.SendDelay(entry, q.fifo)))
 		var key string
 		if q.fifo {
-			m.dedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
-			key = q.DedupKey(m.group, m.dedupID)
+			m.DedupID = tidemq.DeduplicationID(entry.MessageDeduplicationID, entry.Body)
+			key = q.DedupKey(m.Group, m.DedupID)
 			if d := q.dedupEntry(key); d != nil && d.expires.After(now) {
 				res.MessageID, res.SequenceNumber = d.messageID, tidemq.FormatSequenceNumber(d.seq)
 				q.count().Duplicates++
@@ -110,10 +110,10 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 				continue
 			}
 		}
-		m.id = uuid.NewString()
+		m.ID = uuid.NewString()
 		m.seq = q.nextSeq
 		q.nextSeq++
-		res.MessageID = m.id
+		res.MessageID = m.ID
 		if q.fifo {
 			m.fifoSeq = m.seq
 			res.SequenceNumber = tidemq.FormatSequenceNumber(m.seq)
@@ -133,7 +133,7 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 
 // remember opens the deduplication window for a new FIFO message.
 func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Time) {
-	d := &dedupEntry{key: key, messageID: m.id, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
+	d := &dedupEntry{key: key, messageID: m.ID, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
 	q.win().addDedup(d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
 	t.b.Set(dedupKey(q.id, key), rec)

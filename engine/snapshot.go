@@ -59,7 +59,7 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		s.MaxReceiveCount = q.Redrive.MaxReceiveCount
 	}
 	if q.lastReceive != 0 {
-		s.LastReceiveUnixMilli = q.lastReceive.time().UnixMilli()
+		s.LastReceiveUnixMilli = q.lastReceive.Time().UnixMilli()
 	}
 	return s
 }
@@ -67,10 +67,10 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 // oldestAge is the age of q's oldest message in seconds, 0 when empty
 // (ApproximateAgeOfOldestMessage).
 func (q *queue) oldestAge(now time.Time) float64 {
-	if m, ok := q.byAge.Min(); ok && m.state != statePending && (q.cold.n == 0 || m.enqueued < q.cold.oldest) {
-		return now.Sub(m.enqueued.time()).Seconds()
+	if m, ok := q.byAge.Min(); ok && m.state != statePending && (q.cold.n == 0 || m.Enqueued < q.cold.oldest) {
+		return now.Sub(m.Enqueued.Time()).Seconds()
 	} else if q.cold.n > 0 {
-		return now.Sub(q.cold.oldest.time()).Seconds()
+		return now.Sub(q.cold.oldest.Time()).Seconds()
 	}
 	return 0
 }

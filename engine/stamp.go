@@ -1,25 +1,13 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/tidemq/tidemq"
+)
 
 // stamp is an instant as nanoseconds since the Unix epoch, 0 meaning
-// never. Messages keep their instants as stamps, 8 bytes each instead of
-// time.Time's 24: with six per message that is about 100 MB of heap at a
-// million queued messages. Stamps compare by wall clock, as instants read
-// back from the store always did.
-type stamp int64
+// never (tidemq.Stamp, the instants of the stored record).
+type stamp = tidemq.Stamp
 
-func stampOf(t time.Time) stamp {
-	if t.IsZero() {
-		return 0
-	}
-	return stamp(t.UnixNano())
-}
-
-// time returns the instant as a time.Time (the zero Time for 0).
-func (s stamp) time() time.Time {
-	if s == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, int64(s))
-}
+func stampOf(t time.Time) stamp { return tidemq.StampOf(t) }

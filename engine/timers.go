@@ -78,7 +78,7 @@ func (h timerHeap) nextDeadline() (time.Time, bool) {
 	if len(h) == 0 {
 		return time.Time{}, false
 	}
-	return h[0].at.time(), true
+	return h[0].at.Time(), true
 }
 
 // compactTimers drops the stale timer entries.

@@ -38,12 +38,12 @@ func (e *Engine) changeVisibility(q *queue, entry *tidemq.ChangeVisibilityEntry,
 	if err != nil {
 		return err
 	}
-	m.visibleAt = stampOf(c.VisibleAt)
+	m.VisibleAt = stampOf(c.VisibleAt)
 	if !c.Write {
 		return nil
 	}
 	if c.Release {
-		m.addHistory(tidemq.ReleasedEvent(q.name, now))
+		m.AddHistory(tidemq.ReleasedEvent(q.name, now))
 		q.setState(m, stateReady)
 	} else {
 		q.setState(m, stateInflight) // a new deadline; the old timer entry goes stale

@@ -80,8 +80,7 @@ type Broker struct {
 	listenErr atomic.Pointer[errBox]
 
 	closing  chan struct{}
-	draining chan struct{}
-	drain    sync.Once
+	draining tidemq.Drainer
 	closed   atomic.Bool
 	wg       sync.WaitGroup
 	tasksMu  sync.Mutex
@@ -102,7 +101,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	b := &Broker{
 		pool: o.Pool, clock: o.Clock, region: o.Region, acct: o.AccountID, log: o.Logger,
 		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
-		closing: make(chan struct{}), draining: make(chan struct{}), running: map[string]bool{},
+		closing: make(chan struct{}), running: map[string]bool{},
 	}
 	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}
@@ -195,16 +194,7 @@ func (b *Broker) loadHandleKey(ctx context.Context) ([]byte, error) {
 // Drain answers every waiting long poll (empty) and makes later receives
 // return without waiting.
 func (b *Broker) Drain() {
-	b.drain.Do(func() { close(b.draining) })
-}
-
-func (b *Broker) isDraining() bool {
-	select {
-	case <-b.draining:
-		return true
-	default:
-		return false
-	}
+	b.draining.Drain()
 }
 
 // Close drains, stops the listener and the move tasks this node runs, and
@@ -358,41 +348,40 @@ func stampOf(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func timeOf(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
+// timeOf returns an instant kept as nanoseconds since the Unix epoch (0
+// for never; a column's int64 or a record's tidemq.Stamp) as a time.Time.
+func timeOf[S ~int64](n S) time.Time { return tidemq.Stamp(n).Time() }
+
+// closingContext returns a context of parent's that also ends when the
+// broker begins to close, for the work of its background loops.
+func (b *Broker) closingContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // sweepLoop applies retention to every queue periodically until the
 // broker closes.
 func (b *Broker) sweepLoop(interval time.Duration) {
 	defer b.wg.Done()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.closing:
-			return
-		case <-t.C:
-			// A sweep may take longer than a short interval on a busy
-			// database (the ticker drops the ticks it misses, so sweeps
-			// never pile up); Close cuts it short.
-			ctx, cancel := context.WithTimeout(context.Background(), max(interval, minSweepTime))
-			go func() {
-				select {
-				case <-b.closing:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
-				b.log.Warn("postgres: sweep failed", "err", err)
-			}
-			cancel()
+	tidemq.Every(interval, b.closing, func() {
+		// A sweep may take longer than a short interval on a busy
+		// database (the ticks it misses are dropped, so sweeps never pile
+		// up); Close cuts it short.
+		ctx, cancel := b.closingContext(context.Background())
+		defer cancel()
+		ctx, cancelTimeout := context.WithTimeout(ctx, max(interval, minSweepTime))
+		defer cancelTimeout()
+		if err := b.Sweep(ctx); err != nil && !b.closed.Load() {
+			b.log.Warn("postgres: sweep failed", "err", err)
 		}
-	}
+	})
 }
 
 // minSweepTime bounds a periodic sweep from below: its deadline is its

@@ -151,10 +151,10 @@ func (b *Broker) changeVisibility(ctx context.Context, tx pgx.Tx, q *queue, entr
 	}
 	m.settle(stampOf(now), q.name)
 	if c.Release {
-		m.addHistory(tidemq.ReleasedEvent(q.name, now))
+		m.AddHistory(tidemq.ReleasedEvent(q.name, now))
 		m.held = false
 	}
-	m.visibleAt = stampOf(c.VisibleAt)
+	m.VisibleAt = tidemq.StampOf(c.VisibleAt)
 	_, err = tx.Exec(ctx, updateStateSQL, m.stateArgs()...)
 	return true, err
 }
@@ -191,7 +191,7 @@ func (b *Broker) RecordFailure(ctx context.Context, p tidemq.RecordFailureParams
 				errs[i] = tidemq.ExpiredReceiptHandle(h)
 			default:
 				m.settle(stampOf(now), q.name)
-				m.addHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
+				m.AddHistory(tidemq.FailedEvent(q.name, p.Client, p.Detail, now))
 				if _, err := tx.Exec(ctx, updateStateSQL, m.stateArgs()...); err != nil {
 					return err
 				}
@@ -237,11 +237,11 @@ func (b *Broker) PeekMessages(ctx context.Context, p tidemq.PeekMessagesParams) 
 		for i, m := range ms {
 			m.settle(stampOf(now), q.name)
 			out[i] = m.snapshot(q, "")
-			if m.visibleAt > stampOf(now) {
-				if m.receiveCount == 0 {
-					out[i].DelayedUntil = timeOf(m.visibleAt)
+			if m.VisibleAt > tidemq.StampOf(now) {
+				if m.ReceiveCount == 0 {
+					out[i].DelayedUntil = timeOf(m.VisibleAt)
 				} else {
-					out[i].InvisibleUntil = timeOf(m.visibleAt)
+					out[i].InvisibleUntil = timeOf(m.VisibleAt)
 				}
 			}
 		}

@@ -10,27 +10,14 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// message is a row of messages.
+// message is a row of messages: the record every store keeps
+// (tidemq.StoredMessage; its VisibleAt is also the end of the send delay)
+// and the row's key. Its History is the story after the send: the history
+// column's events, then the events column's.
 type message struct {
-	queueID      int64
-	seq          int64
-	id           string
-	body         string
-	attrs        map[string]tidemq.MessageAttributeValue
-	sysAttrs     map[string]tidemq.MessageAttributeValue
-	group        string
-	dedupID      string
-	sender       string
-	sent         int64
-	enqueued     int64
-	visibleAt    int64
-	receiveCount int
-	firstReceive int64
-	receivedAt   int64
-	dlqSource    string
-	// history is the story after the send (story adds the send): the
-	// history column's events, then the events column's.
-	history []tidemq.HistoryEvent
+	tidemq.StoredMessage
+	queueID int64
+	seq     int64
 	// held: in flight under a receive whose end is not in history yet
 	// (migrations/0006_receive_writes.sql).
 	held bool
@@ -61,15 +48,15 @@ type storedEvent struct {
 func scanMessage(row pgx.Row) (*message, error) {
 	m := &message{}
 	var attrs, sys, hist, events []byte
-	if err := row.Scan(&m.queueID, &m.seq, &m.id, &m.body, &attrs, &sys, &m.group, &m.dedupID, &m.sender, &m.sent,
-		&m.enqueued, &m.visibleAt, &m.receiveCount, &m.firstReceive, &m.receivedAt, &m.dlqSource, &hist, &m.held, &events); err != nil {
+	if err := row.Scan(&m.queueID, &m.seq, &m.ID, &m.Body, &attrs, &sys, &m.Group, &m.DedupID, &m.Sender, &m.Sent,
+		&m.Enqueued, &m.VisibleAt, &m.ReceiveCount, &m.FirstReceive, &m.ReceivedAt, &m.DLQSource, &hist, &m.held, &events); err != nil {
 		return nil, err
 	}
 	var stored []storedEvent
 	for _, f := range []struct {
 		b []byte
 		v any
-	}{{attrs, &m.attrs}, {sys, &m.sysAttrs}, {hist, &m.history}, {events, &stored}} {
+	}{{attrs, &m.Attrs}, {sys, &m.SysAttrs}, {hist, &m.History}, {events, &stored}} {
 		if len(f.b) > 0 {
 			if err := json.Unmarshal(f.b, f.v); err != nil {
 				return nil, fmt.Errorf("message %d/%d: %w", m.queueID, m.seq, err)
@@ -81,7 +68,7 @@ func scanMessage(row pgx.Row) (*message, error) {
 		if e.C != nil {
 			ev.Client = *e.C
 		}
-		m.addHistory(ev)
+		m.AddHistory(ev)
 	}
 	return m, nil
 }
@@ -122,9 +109,9 @@ const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $19 AND seq
 	WHERE EXISTS (SELECT 1 FROM gone)`
 
 func (m *message) insertArgs() []any {
-	return []any{m.queueID, m.seq, m.id, m.body, jsonOrNil(m.attrs, len(m.attrs) == 0),
-		jsonOrNil(m.sysAttrs, len(m.sysAttrs) == 0), m.group, m.dedupID, m.sender, m.sent, m.enqueued, m.visibleAt,
-		m.receiveCount, m.firstReceive, m.receivedAt, m.dlqSource, jsonOrNil(m.history, len(m.history) == 0), m.held}
+	return []any{m.queueID, m.seq, m.ID, m.Body, jsonOrNil(m.Attrs, len(m.Attrs) == 0),
+		jsonOrNil(m.SysAttrs, len(m.SysAttrs) == 0), m.Group, m.DedupID, m.Sender, m.Sent, m.Enqueued, m.VisibleAt,
+		m.ReceiveCount, m.FirstReceive, m.ReceivedAt, m.DLQSource, jsonOrNil(m.History, len(m.History) == 0), m.held}
 }
 
 // updateStateSQL writes what a FIFO receive, a visibility change or a
@@ -133,8 +120,8 @@ const updateStateSQL = `UPDATE messages SET visible_at = $3, receive_count = $4,
 	received_at = $6, history = $7, held = $8, events = NULL WHERE queue_id = $1 AND seq = $2`
 
 func (m *message) stateArgs() []any {
-	return []any{m.queueID, m.seq, m.visibleAt, m.receiveCount, m.firstReceive, m.receivedAt,
-		jsonOrNil(m.history, len(m.history) == 0), m.held}
+	return []any{m.queueID, m.seq, m.VisibleAt, m.ReceiveCount, m.FirstReceive, m.ReceivedAt,
+		jsonOrNil(m.History, len(m.History) == 0), m.held}
 }
 
 // receivedManySQL writes what a FIFO receive changes in each of its
@@ -149,27 +136,29 @@ func receivedManyArgs(qid int64, ms []*message) []any {
 	seqs, vs, frs, ras := make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
 	rcs, hs := make([]int32, len(ms)), make([][]byte, len(ms))
 	for i, m := range ms {
-		seqs[i], vs[i], rcs[i], frs[i], ras[i] = m.seq, m.visibleAt, int32(m.receiveCount), m.firstReceive, m.receivedAt
-		hs[i] = jsonOrNil(m.history, len(m.history) == 0)
+		seqs[i], vs[i], rcs[i], frs[i], ras[i] = m.seq, int64(m.VisibleAt), int32(m.ReceiveCount), int64(m.FirstReceive), int64(m.ReceivedAt)
+		hs[i] = jsonOrNil(m.History, len(m.History) == 0)
 	}
 	return []any{qid, seqs, vs, rcs, frs, ras, hs}
 }
 
-// inflight reports whether m is in flight at now.
-func (m *message) inflight(now int64) bool { return m.receiveCount > 0 && m.visibleAt > now }
+// inflight reports whether m is in flight at now (nanoseconds).
+func (m *message) inflight(now int64) bool {
+	return m.ReceiveCount > 0 && m.VisibleAt > tidemq.Stamp(now)
+}
 
-// ready reports whether m is receivable at now.
-func (m *message) ready(now int64) bool { return m.visibleAt <= now }
+// ready reports whether m is receivable at now (nanoseconds).
+func (m *message) ready(now int64) bool { return m.VisibleAt <= tidemq.Stamp(now) }
 
 // settle records, if it is not recorded yet, that m's visibility timeout
 // ran out without a delete: the event the engine writes when the deadline
 // passes is written here, by the first operation that finds it passed
 // (its time is the deadline's).
 func (m *message) settle(now int64, queue string) bool {
-	if !m.held || m.visibleAt > now {
+	if !m.held || m.VisibleAt > tidemq.Stamp(now) {
 		return false
 	}
-	m.addHistory(tidemq.ExpiredEvent(queue, timeOf(m.visibleAt)))
+	m.AddHistory(tidemq.ExpiredEvent(queue, timeOf(m.VisibleAt)))
 	m.held = false
 	return true
 }
@@ -178,35 +167,7 @@ func (m *message) settle(now int64, queue string) bool {
 // receiveSQL writes too.
 const expiredDetail = tidemq.ExpiredDetail
 
-// addHistory appends an event to m's story (tidemq.AppendHistory).
-func (m *message) addHistory(ev tidemq.HistoryEvent) {
-	m.history = tidemq.AppendHistory(m.history, ev)
-}
-
 // snapshot returns the message as a Broker hands it out.
 func (m *message) snapshot(q *queue, handle string) *tidemq.Message {
-	out := &tidemq.Message{
-		MessageID:                m.id,
-		ReceiptHandle:            handle,
-		Body:                     m.body,
-		Attributes:               m.attrs,
-		SystemAttributes:         m.sysAttrs,
-		SenderID:                 m.sender,
-		SentTimestamp:            timeOf(m.sent),
-		ApproximateReceiveCount:  m.receiveCount,
-		FirstReceiveTimestamp:    timeOf(m.firstReceive),
-		MessageGroupID:           m.group,
-		DeadLetterQueueSourceARN: m.dlqSource,
-		History:                  m.story(q),
-	}
-	if q.fifo {
-		out.SequenceNumber = tidemq.FormatSequenceNumber(uint64(m.seq))
-		out.MessageDeduplicationID = m.dedupID
-	}
-	return out
-}
-
-// story is the message's history with its send first (tidemq.Story).
-func (m *message) story(q *queue) []tidemq.HistoryEvent {
-	return tidemq.Story(m.history, q.name, timeOf(m.sent), m.sender)
+	return m.Snapshot(q.name, q.fifo, uint64(m.seq), handle)
 }

@@ -14,14 +14,9 @@ import (
 // queues nor in neither. What the move does to the message is
 // tidemq.MoveRuleOf's. The caller announces dst (notify and wake).
 func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *queue, m *message, dst *queue, now time.Time, ev tidemq.HistoryEvent) error {
-	n := *m
-	n.queueID = dst.id
-	n.visibleAt = stampOf(now)
-	n.history = append([]tidemq.HistoryEvent(nil), m.history...)
-	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now),
-		&n.dlqSource, &n.group, &n.receiveCount, &n.firstReceive, &n.receivedAt, &n.enqueued)
-	n.held = false // its story is settled (the callers settle m first)
-	n.addHistory(ev)
+	n := message{StoredMessage: m.Moved(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), tidemq.StampOf(now), ev), queueID: dst.id}
+	n.VisibleAt = tidemq.StampOf(now)
+	// n is not held: its story is settled (the callers settle m first).
 	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
 		return err
 	}
@@ -104,11 +99,11 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 			to := dst
 			if to == nil {
 				var ok bool
-				if to, ok = byARN[m.dlqSource]; !ok {
-					if to, err = b.queueByARN(ctx, tx, m.dlqSource); err != nil {
+				if to, ok = byARN[m.DLQSource]; !ok {
+					if to, err = b.queueByARN(ctx, tx, m.DLQSource); err != nil {
 						return moved, nil, err
 					}
-					byARN[m.dlqSource] = to
+					byARN[m.DLQSource] = to
 				}
 			}
 			if to == nil || to.id == src.id {
@@ -116,7 +111,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 					if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 						return moved, nil, err
 					}
-					if dst == nil && m.dlqSource == "" {
+					if dst == nil && m.DLQSource == "" {
 						return moved, wake, tidemq.ErrNoMoveSource
 					}
 					return moved, wake, tidemq.NonExistentQueue()

@@ -217,15 +217,8 @@ func (b *Broker) runTask(id string, rate int) {
 		delete(b.running, id)
 		b.tasksMu.Unlock()
 	}()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := b.closingContext(context.Background())
 	defer cancel()
-	go func() {
-		select {
-		case <-b.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	retry := 100 * time.Millisecond
 	tidemq.PaceMoveTask(b.clock, b.closing, rate, moveChunk, func(n int) (bool, bool) {
 		ended, err := b.taskStep(ctx, id, n)

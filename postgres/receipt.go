@@ -22,7 +22,7 @@ func (b *Broker) receipts() tidemq.ReceiptCodec {
 
 // handle returns the receipt handle of m's latest receive in q.
 func (b *Broker) handle(q *queue, m *message) string {
-	return b.receipts().Encode(tidemq.Receipt{Queue: uint64(q.id), Seq: uint64(m.seq), Count: m.receiveCount})
+	return b.receipts().Encode(tidemq.Receipt{Queue: uint64(q.id), Seq: uint64(m.seq), Count: m.ReceiveCount})
 }
 
 // lookupReceipt resolves a handle for queue q and locks its message's row.
@@ -41,7 +41,7 @@ func (b *Broker) lookupReceipt(ctx context.Context, tx pgx.Tx, q *queue, handle 
 	if err != nil {
 		return r, nil, err
 	}
-	if r.Count > m.receiveCount {
+	if r.Count > m.ReceiveCount {
 		return r, nil, tidemq.InvalidReceiptHandle(handle)
 	}
 	return r, m, nil
@@ -54,6 +54,6 @@ func (q *queue) handled(r tidemq.Receipt, m *message, now time.Time) tidemq.Hand
 		return tidemq.Handled{Gone: true, FIFO: q.fifo, Receipt: r}
 	}
 	n := stampOf(now)
-	return tidemq.Handled{FIFO: q.fifo, Receipt: r, ReceiveCount: m.receiveCount,
-		Inflight: m.inflight(n), Ready: m.ready(n), ReceivedAt: timeOf(m.receivedAt)}
+	return tidemq.Handled{FIFO: q.fifo, Receipt: r, ReceiveCount: m.ReceiveCount,
+		Inflight: m.inflight(n), Ready: m.ready(n), ReceivedAt: timeOf(m.ReceivedAt)}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -56,17 +55,13 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 		}
 		now := r.now
 		if first {
-			wait := r.q.WaitTime
-			if p.WaitTimeSeconds != nil {
-				wait = time.Duration(*p.WaitTimeSeconds) * time.Second
-			}
-			deadline = now.Add(wait)
+			deadline = r.q.PollDeadline(p, now)
 		}
 		b.wake(r.wake...)
 		if r.deadLettered > 0 {
 			b.stat(r.q.id, func(s *tidemq.QueueStats) { s.DeadLettered += uint64(r.deadLettered) })
 		}
-		if len(r.msgs) > 0 || !now.Before(deadline) || b.isDraining() {
+		if len(r.msgs) > 0 || !now.Before(deadline) || b.draining.Draining() {
 			b.waiters.remove(p.Queue, w)
 			b.stat(r.q.id, func(s *tidemq.QueueStats) {
 				s.Received += uint64(len(r.msgs))
@@ -76,22 +71,11 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			})
 			return r.msgs, nil
 		}
-		wakeAt := deadline
-		if r.next != 0 && timeOf(r.next).Before(wakeAt) {
-			wakeAt = timeOf(r.next)
-		}
-		timer := b.clock.NewTimer(wakeAt.Sub(now))
-		select {
-		case <-w.ch:
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
-			b.waiters.remove(p.Queue, w)
-			return nil, nil
-		case <-b.draining:
-		}
-		timer.Stop()
+		ok := tidemq.PollWait(ctx, b.clock, now, deadline, timeOf(r.next), w.ch, b.draining.Done(), nil)
 		b.waiters.remove(p.Queue, w)
+		if !ok {
+			return nil, nil
+		}
 	}
 }
 
@@ -112,10 +96,10 @@ type received struct {
 
 // attemptEntry remembers one message of a FIFO receive attempt.
 type attemptEntry struct {
-	Seq       int64  `json:"s"`
-	Count     int    `json:"c"`
-	VisibleAt int64  `json:"v"`
-	Handle    string `json:"h"`
+	Seq       int64        `json:"s"`
+	Count     int          `json:"c"`
+	VisibleAt tidemq.Stamp `json:"v"`
+	Handle    string       `json:"h"`
 }
 
 // receiveOnce takes up to max messages from the queue: a standard queue's
@@ -236,7 +220,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			var recv []*message
 			for _, m := range cands {
 				m.settle(stampOf(now), q.name)
-				if q.DeadLetterDue(m.receiveCount) {
+				if q.DeadLetterDue(m.ReceiveCount) {
 					if !dlqLooked {
 						dlqLooked = true
 						if dlq, err = b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN); err != nil {
@@ -244,22 +228,15 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						}
 					}
 					if dlq != nil && dlq.id != q.id {
-						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now)); err != nil {
+						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now)); err != nil {
 							return err
 						}
 						moved++
 						continue
 					}
 				}
-				m.receiveCount++
-				if m.firstReceive == 0 {
-					m.firstReceive = stampOf(now)
-				}
-				m.receivedAt = stampOf(now)
+				m.Received(q.name, p.Client, vt, now)
 				m.held = true
-				m.visibleAt = stampOf(now.Add(vt))
-				m.addHistory(tidemq.HistoryEvent{Time: now, Kind: tidemq.HistoryReceived, Queue: q.name, Client: p.Client,
-					Detail: fmt.Sprintf("receive %d, visibility timeout %s", m.receiveCount, vt)})
 				recv = append(recv, m)
 			}
 			if len(recv) > 0 {
@@ -324,7 +301,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		for i, m := range taken {
 			handle := b.handle(q, m)
 			r.msgs[i] = m.snapshot(q, handle)
-			entries[i] = attemptEntry{Seq: m.seq, Count: m.receiveCount, VisibleAt: m.visibleAt, Handle: handle}
+			entries[i] = attemptEntry{Seq: m.seq, Count: m.ReceiveCount, VisibleAt: m.VisibleAt, Handle: handle}
 		}
 		if q.fifo && p.ReceiveRequestAttemptID != "" {
 			js, _ := json.Marshal(entries)
@@ -485,7 +462,7 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 			return nil, err
 		}
 		ms, err := collectMessages(rows)
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].receiveCount > 0 && ms[j].receiveCount == 0 })
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].ReceiveCount > 0 && ms[j].ReceiveCount == 0 })
 		return ms, err
 	}
 	rows, err := tx.Query(ctx, fifoLineSQL, q.id, stampOf(now), n, cutoff)
@@ -521,7 +498,7 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 		if err != nil {
 			return nil, err
 		}
-		if m.receiveCount != a.Count || m.visibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
+		if m.ReceiveCount != a.Count || m.VisibleAt != a.VisibleAt || !m.inflight(stampOf(now)) {
 			return nil, nil
 		}
 		msgs[i] = m
@@ -529,8 +506,8 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 	out := make([]*tidemq.Message, len(msgs))
 	batch := &pgx.Batch{}
 	for i, m := range msgs {
-		m.visibleAt = stampOf(now.Add(vt))
-		entries[i].VisibleAt = m.visibleAt
+		m.VisibleAt = tidemq.StampOf(now.Add(vt))
+		entries[i].VisibleAt = m.VisibleAt
 		batch.Queue(updateStateSQL, m.stateArgs()...)
 		out[i] = m.snapshot(q, entries[i].Handle)
 	}

@@ -224,7 +224,7 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 		batch := &pgx.Batch{}
 		for _, m := range ms {
 			m.settle(stampOf(now), q.name)
-			if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.receiveCount, now)); err != nil {
+			if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now)); err != nil {
 				return err
 			}
 		}

@@ -105,15 +105,8 @@ func (b *Broker) listen(ctx context.Context) (*pgx.Conn, error) {
 // reconnecting (with backoff, in real time) when the connection breaks.
 func (b *Broker) listenLoop(c *pgx.Conn) {
 	defer b.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := b.closingContext(context.Background())
 	defer cancel()
-	go func() {
-		select {
-		case <-b.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	delay := 100 * time.Millisecond
 	for {
 		for c != nil {
