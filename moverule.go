@@ -1,10 +1,21 @@
 package tidemq
 
 // MoveRule is what moving a message into another queue does to its
-// record, the same on every store. Every move keeps the message's id,
-// body, attributes and history (the move's event appended); the message
-// gets a new sequence in its new queue.
+// record, the same on every store. Every move keeps the message's body,
+// attributes and history (the move's event appended); the message gets a
+// new sequence in its new queue.
 type MoveRule struct {
+	// NewID gives the message a new MessageId. SQS's developer guide
+	// ("Learn how to configure a dead-letter queue redrive"): redriven
+	// messages are new messages, with a new message id and enqueue time.
+	// A dead-letter move keeps the id (the DLQ shows the MessageId the
+	// consumer failed on).
+	NewID bool
+	// DedupFromID makes the message's id its deduplication id: the same
+	// guide says a message moved into a FIFO dead-letter queue has its
+	// deduplication id replaced by its message id, so that two messages
+	// that shared a deduplication id stay two in the DLQ.
+	DedupFromID bool
 	// DLQSource becomes the message's DeadLetterQueueSourceArn: a
 	// dead-letter move records where the message came from; any other move
 	// clears it (StoredMessage.Moved).
@@ -51,11 +62,11 @@ func MoveRuleOf(kind, srcARN string, dstFIFO bool) MoveRule {
 	var r MoveRule
 	switch kind {
 	case HistoryDeadLetter:
-		r.DLQSource = srcARN
+		r.DLQSource, r.DedupFromID = srcARN, dstFIFO
 	case HistoryCaptured:
 		r.RestartRetention = true
 	default:
-		r.ResetReceives, r.RestartRetention = true, true
+		r.ResetReceives, r.RestartRetention, r.NewID = true, true, true
 	}
 	if dstFIFO {
 		r.RestartRetention = true

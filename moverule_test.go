@@ -9,9 +9,10 @@ func TestMoveRuleOf(t *testing.T) {
 		want MoveRule
 	}{
 		{HistoryDeadLetter, false, MoveRule{DLQSource: "src"}},
-		{HistoryDeadLetter, true, MoveRule{DLQSource: "src", RestartRetention: true, Group: "default"}},
+		{HistoryDeadLetter, true, MoveRule{DLQSource: "src", DedupFromID: true, RestartRetention: true, Group: "default"}},
 		{HistoryCaptured, false, MoveRule{RestartRetention: true}},
-		{HistoryMoved, false, MoveRule{ResetReceives: true, RestartRetention: true}},
+		{HistoryMoved, false, MoveRule{NewID: true, ResetReceives: true, RestartRetention: true}},
+		{HistoryMoved, true, MoveRule{NewID: true, ResetReceives: true, RestartRetention: true, Group: "default"}},
 	} {
 		if got := MoveRuleOf(c.kind, "src", c.fifo); got != c.want {
 			t.Errorf("%s fifo=%v: %+v, want %+v", c.kind, c.fifo, got, c.want)

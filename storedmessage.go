@@ -1,6 +1,10 @@
 package tidemq
 
-import "time"
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
 
 // Stamp is an instant as nanoseconds since the Unix epoch, 0 meaning
 // never. A stored message keeps its instants as stamps, 8 bytes each
@@ -108,7 +112,7 @@ func (m *StoredMessage) Received(queue string, client ClientInfo, vt time.Durati
 
 // Moved returns the record of m moved into another queue by a move whose
 // event is ev, at now, under r (MoveRuleOf): a copy with its own history,
-// r applied and ev appended. DLQSource is r's: only a dead-letter move
+// r applied and ev appended (a new id when r says so). DLQSource is r's: only a dead-letter move
 // leaves the message marked as a dead letter (a redriven or captured one
 // is not). VisibleAt is 0: the store sets when the copy becomes visible in
 // its queue. Everything else is kept.
@@ -117,6 +121,12 @@ func (m *StoredMessage) Moved(r MoveRule, now Stamp, ev HistoryEvent) StoredMess
 	n.VisibleAt, n.DLQSource = 0, ""
 	n.History = append([]HistoryEvent(nil), m.History...)
 	ApplyMove(r, now, &n.DLQSource, &n.Group, &n.ReceiveCount, &n.FirstReceive, &n.ReceivedAt, &n.Enqueued)
+	if r.DedupFromID {
+		n.DedupID = m.ID
+	}
+	if r.NewID {
+		n.ID = uuid.NewString()
+	}
 	n.AddHistory(ev)
 	return n
 }

@@ -205,7 +205,7 @@ func dlqChecks() []check {
 		{"FIFODeadLetterUnlocksTheGroup", func(e *env) {
 			e.create("dlq.fifo", nil)
 			src := e.create("src.fifo", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq.fifo", 1)})
-			e.sendFIFO("src.fifo", "g", "1", "m1")
+			sent := e.sendFIFO("src.fifo", "g", "1", "m1")
 			e.sendFIFO("src.fifo", "g", "2", "m2")
 			if m := e.receiveOne("src.fifo", withVisibility(10)); m.Body != "m1" {
 				e.t.Fatalf("first receive returned %q, want m1", m.Body)
@@ -218,10 +218,12 @@ func dlqChecks() []check {
 			if !equalStrings(got, []string{"m2"}) {
 				e.t.Fatalf("after m1 hit maxReceiveCount, the source returned %v, want [m2]", got)
 			}
+			// Its deduplication id is now its message id (SQS's developer
+			// guide: so that the DLQ keeps messages that shared one).
 			d := e.receiveOne("dlq.fifo")
-			if d.Body != "m1" || d.MessageGroupID != "g" || d.MessageDeduplicationID != "1" || d.DeadLetterQueueSourceARN != src.ARN {
-				e.t.Fatalf("FIFO dead letter: body %q group %q dedup %q source %q", d.Body, d.MessageGroupID, d.MessageDeduplicationID,
-					d.DeadLetterQueueSourceARN)
+			if d.Body != "m1" || d.MessageID != sent.MessageID || d.MessageGroupID != "g" || d.MessageDeduplicationID != sent.MessageID || d.DeadLetterQueueSourceARN != src.ARN {
+				e.t.Fatalf("FIFO dead letter: body %q id %q group %q dedup %q source %q; want m1, id and dedup %q", d.Body, d.MessageID, d.MessageGroupID,
+					d.MessageDeduplicationID, d.DeadLetterQueueSourceARN, sent.MessageID)
 			}
 			if d.ApproximateReceiveCount != 2 || d.SequenceNumber == "" {
 				e.t.Fatalf("FIFO dead letter: count %d, SequenceNumber %q", d.ApproximateReceiveCount, d.SequenceNumber)

@@ -156,7 +156,7 @@ func moveTaskChecks() []check {
 			e.create("dlq", nil)
 			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})
 			e.create("elsewhere", nil)
-			e.sendBody("src", "a")
+			sent := e.sendBody("src", "a")
 			e.deadLetter("src", 1)
 			_, err := e.b.StartMessageMoveTask(e.ctx, tidemq.StartMoveTaskParams{SourceARN: e.arn("dlq"), DestinationARN: e.arn("elsewhere")})
 			e.ok(err, "StartMessageMoveTask to elsewhere")
@@ -167,8 +167,11 @@ func moveTaskChecks() []check {
 			e.wantCounts("dlq", 0, 0, 0, "the DLQ")
 			e.wantCounts("src", 0, 0, 0, "the source")
 			e.wantCounts("elsewhere", 1, 0, 0, "the destination")
-			if m := e.receiveOne("elsewhere"); m.DeadLetterQueueSourceARN != "" {
-				e.t.Errorf("moved to a destination: DeadLetterQueueSourceARN %q, want none", m.DeadLetterQueueSourceARN)
+			// A redriven message is a new message (SQS's developer guide):
+			// a new MessageId, no DeadLetterQueueSourceArn.
+			if m := e.receiveOne("elsewhere"); m.DeadLetterQueueSourceARN != "" || m.MessageID == sent.MessageID || m.MessageID == "" || m.Body != "a" {
+				e.t.Errorf("moved to a destination: DeadLetterQueueSourceARN %q, MessageId %q (sent as %q); want none and a new id",
+					m.DeadLetterQueueSourceARN, m.MessageID, sent.MessageID)
 			}
 		}},
 		{"OneActiveTaskPerSourceAndCancel", func(e *env) {
