@@ -24,10 +24,10 @@ import (
 func TestFIFOConcurrentNodesKeepGroupOrder(t *testing.T) {
 	const (
 		nodes     = 3
-		groups    = 6
-		senders   = 3 // per group
+		groups    = 4
+		senders   = 6 // per group
 		perSender = 40
-		receivers = 6
+		receivers = 8
 		shared    = 30 // deduplication ids sent to two groups each
 	)
 	dsn, _ := pgtest.Schema(t)
@@ -176,5 +176,74 @@ func TestFIFOConcurrentNodesKeepGroupOrder(t *testing.T) {
 	}
 	if received != want {
 		t.Errorf("received %d messages, want %d", received, want)
+	}
+}
+
+// One deduplication id sent at the same instant to four groups of a queue
+// (DeduplicationScope queue) through three nodes makes one message, and
+// every send is answered with its id.
+func TestFIFOConcurrentDedupAcrossGroups(t *testing.T) {
+	const (
+		nodes  = 3
+		racers = 4
+		rounds = 40
+	)
+	dsn, _ := pgtest.Schema(t)
+	ctx := context.Background()
+	var bs []tidemq.Broker
+	for i := 0; i < nodes; i++ {
+		b := open(t, dsn, tidemq.SystemClock{})
+		t.Cleanup(func() { b.Close() })
+		bs = append(bs, b)
+	}
+	if _, err := bs[0].CreateQueue(ctx, tidemq.CreateQueueParams{Name: "d.fifo", Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < rounds; k++ {
+		start := make(chan struct{})
+		ids := make([]string, racers)
+		var wg sync.WaitGroup
+		for i := 0; i < racers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				<-start
+				res, err := bs[i%nodes].SendMessages(ctx, tidemq.SendMessagesParams{Queue: "d.fifo", Entries: []tidemq.SendEntry{{
+					Body: fmt.Sprintf("%d-%d", k, i), MessageGroupID: fmt.Sprintf("g%d", i), MessageDeduplicationID: fmt.Sprintf("d-%d", k)}}})
+				if err != nil || res[0].Err != nil {
+					t.Errorf("send: %v %v", err, res)
+					return
+				}
+				ids[i] = res[0].MessageID
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		for i := range ids {
+			if ids[i] != ids[0] {
+				t.Fatalf("round %d: one deduplication id answered with message ids %v", k, ids)
+			}
+		}
+	}
+	got := 0
+	for {
+		ms, err := bs[0].ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "d.fifo", MaxNumberOfMessages: ptr(10), WaitTimeSeconds: ptr(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) == 0 {
+			break
+		}
+		got += len(ms)
+		var del []tidemq.DeleteEntry
+		for i, m := range ms {
+			del = append(del, tidemq.DeleteEntry{ID: fmt.Sprint(i), ReceiptHandle: m.ReceiptHandle})
+		}
+		if _, err := bs[0].DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "d.fifo", Entries: del}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != rounds {
+		t.Errorf("%d messages for %d deduplication ids", got, rounds)
 	}
 }

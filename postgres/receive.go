@@ -203,8 +203,10 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 }
 
 // receiveFIFO takes up to max messages from a FIFO queue in one
-// transaction, which locks the queue's row: FIFO receives of a queue take
-// turns, so that the group rules are decided on what the previous one
+// transaction, which locks the queue's row (such receives, with a
+// ReceiveRequestAttemptId or a dead-letter queue, take turns, so that an
+// attempt is recorded once) and the groups it serves (candidates), so
+// that the group rules are decided on what their previous holders
 // committed.
 func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
@@ -357,14 +359,15 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 // that did not at the same instant, then by sequence. That is the order
 // of the two receive indexes (migrations/0005_receive_order.sql:
 // messages never received, and messages back from in flight, each by
-// visible_at and seq), so fifoLineSQL walks each from its start, keeps the
+// visible_at and seq), so fifoPick walks each from its start, keeps the
 // rows that are their group's head (one probe of messages_group each),
 // merges the two walks and expands the first heads into their groups'
 // ready runs, stopping as soon as it has $3 messages: its cost follows
 // what it returns, not the queue's depth. (The query it replaces read the
 // first 1,000 ready messages in sequence order, sorted them by their
 // group's keys and joined them back to their rows: 12 ms a receive at
-// 2,000 queued, all of it under the queue's lock.)
+// 2,000 queued, all of it under the queue's lock, as receives then took
+// turns on the queue's row.)
 //
 // Each walk looks at no more than fifoScanBound rows (1,000). When they
 // found fewer heads than asked for and one of them stopped at its bound
@@ -464,10 +467,10 @@ const fifoRunSQL = `SELECT * FROM (
 //     its own in flight (the group rule is decided per group, on what the
 //     previous holder of that group committed).
 //
-// Nothing else a receive reads needs the lock. A FIFO send still takes
-// the queue's row lock (sendFIFO), so its messages' sequence numbers
-// follow commit order: any snapshot sees a prefix of each group. A
-// delete only takes a message in flight away, and a visibility change
+// Nothing else a receive reads needs the lock. A FIFO send takes its
+// groups' locks too, waiting for them (fifoSendLockSQL, send.go), so
+// within a group its messages' sequence numbers follow commit order: any
+// snapshot sees a prefix of each group. A delete only takes a message in flight away, and a visibility change
 // only makes one in flight ready: a receive that saw either before it
 // happened serves less than it could, never out of turn. Retention only
 // leaves out what the receive leaves out too (enqueued_at > $4). The
@@ -559,8 +562,9 @@ const nextDeadlineSQL = `SELECT least(
 		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at > $2))`
 
 // candidates returns up to n receivable messages of q, locked. A standard
-// queue's come as standardSQL takes them; a FIFO queue's (its receives
-// take turns on the queue's row) group by group, in the line of groups
+// queue's come as standardSQL takes them; a FIFO queue's from the groups
+// whose locks it takes first (fifoLockSQL: the caller's transaction
+// holds them to its end), group by group, in the line of groups
 // (tidemq.GroupHead), each group's in order (AWS returns a group's
 // messages together).
 //
