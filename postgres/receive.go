@@ -403,8 +403,13 @@ func fifoReadyAtBound(received string) string {
 }
 
 // fifoPick returns the common table expressions that find the ready
-// heads to serve, in the line: hh, at most limit of them (an SQL
-// expression). h holds the walks' first heads, g the loose walk over the
+// heads to serve, in the line but for its ties: hh, at most limit of them
+// (an SQL expression), in the order of their visible_at and seq, each
+// walk's heads as its index gives them, merged (a receive index read
+// only as far as it is used: ordering by whether they came back too would
+// sort, and read, 32 heads at least where one is enough). Heads that
+// became receivable at the same instant are in the line's order only
+// once they are sorted as fifoLockedHeads sorts them. h holds the walks' first heads, g the loose walk over the
 // groups; hh is read as far as the caller's LIMIT needs (a head gives one
 // message at least). (The range on group_id, rather than an equality,
 // keeps the planner on the group index: with an equality it may walk the
@@ -421,12 +426,12 @@ func fifoPick(limit string) string {
 	h AS MATERIALIZED (
 		SELECT * FROM (` + fifoHeadWalk("receive_count = 0", "false", limit) + `
 			UNION ALL ` + fifoHeadWalk("receive_count > 0", "true", limit) + `) u
-		ORDER BY visible_at, returned, seq LIMIT ` + limit + `),
+		ORDER BY visible_at, seq LIMIT ` + limit + `),
 	hh AS (
-		SELECT seq, group_id FROM h
+		SELECT seq, group_id, visible_at FROM h
 		UNION ALL
-		SELECT seq, group_id FROM (
-			SELECT seq, group_id FROM g
+		SELECT seq, group_id, visible_at FROM (
+			SELECT seq, group_id, visible_at FROM g
 			WHERE visible_at <= $2 AND group_id NOT IN (SELECT group_id FROM h)
 			  AND (SELECT count(*) FROM h) < ` + limit + `
 			  AND (` + fifoReadyAtBound("receive_count = 0") + ` OR ` + fifoReadyAtBound("receive_count > 0") + `)
@@ -498,32 +503,37 @@ func fifoGroupKey(expr string) string {
 // fifoLockSQL locks groups of the queue for a receive of up to $3
 // messages and names them in fifoGroupsSetting (see above). $5 is how
 // many heads it looks at. A group's run is counted only once its lock is
-// held.
+// held. It reads the heads by visible_at and seq, so once it has enough
+// it goes on through the heads of the same instant as its last (the line
+// puts one that came back behind one that did not), and
+// fifoLockedHeads puts them in the line's order. The heads are walked
+// lazily: only as far as the locks it needed.
 var fifoLockSQL = fifoPick("$5") + `,
-	c AS MATERIALIZED (SELECT seq, group_id, row_number() OVER () AS i FROM hh),
+	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
 	r AS (
-		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked
+		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked, 0::bigint AS last
 		UNION ALL
 		SELECT h.i,
 			r.got + CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRunSQL + `) x) ELSE 0 END,
-			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END
-		FROM r JOIN c h ON h.i = r.i + 1
+			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
+			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
+		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
 			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
-		WHERE r.got < $3)
+		WHERE r.got < $3 OR h.visible_at <= r.last)
 	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
 
 // fifoLockedHeads are the common table expressions of fifoLockedLineSQL
 // and fifoLockedReceiveSQL: hh, the heads of the groups fifoLockSQL
-// locked, in its order.
+// locked, in the line (tidemq.GroupHead).
 const fifoLockedHeads = `WITH l AS (
 		SELECT grp, i FROM unnest(coalesce(nullif(current_setting('` + fifoGroupsSetting + `', true), ''), '{}')::text[])
 			WITH ORDINALITY AS l(grp, i)),
 	hh AS MATERIALIZED (
 		SELECT hd.seq, l.grp AS group_id FROM l CROSS JOIN LATERAL (
-			SELECT seq FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id >= l.grp AND group_id <= l.grp
+			SELECT seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id >= l.grp AND group_id <= l.grp
 			  AND enqueued_at > $4
 			ORDER BY group_id, seq LIMIT 1) hd
-		ORDER BY l.i)`
+		ORDER BY hd.visible_at, hd.receive_count > 0, hd.seq)`
 
 // fifoLockedLineSQL picks up to $3 receivable messages of the groups
 // fifoLockSQL locked, group by group in the line, each group's ready run
