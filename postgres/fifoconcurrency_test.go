@@ -30,14 +30,8 @@ func TestFIFOConcurrentNodesKeepGroupOrder(t *testing.T) {
 		receivers = 8
 		shared    = 30 // deduplication ids sent to two groups each
 	)
-	dsn, _ := pgtest.Schema(t)
 	ctx := context.Background()
-	var bs []tidemq.Broker
-	for i := 0; i < nodes; i++ {
-		b := open(t, dsn, tidemq.SystemClock{})
-		t.Cleanup(func() { b.Close() })
-		bs = append(bs, b)
-	}
+	bs := openNodes(t, nodes)
 	if _, err := bs[0].CreateQueue(ctx, tidemq.CreateQueueParams{Name: "c.fifo", Attributes: map[string]string{
 		tidemq.AttrFifoQueue: "true", tidemq.AttrVisibilityTimeout: "60"}}); err != nil {
 		t.Fatal(err)
@@ -188,14 +182,8 @@ func TestFIFOConcurrentDedupAcrossGroups(t *testing.T) {
 		racers = 4
 		rounds = 40
 	)
-	dsn, _ := pgtest.Schema(t)
 	ctx := context.Background()
-	var bs []tidemq.Broker
-	for i := 0; i < nodes; i++ {
-		b := open(t, dsn, tidemq.SystemClock{})
-		t.Cleanup(func() { b.Close() })
-		bs = append(bs, b)
-	}
+	bs := openNodes(t, nodes)
 	if _, err := bs[0].CreateQueue(ctx, tidemq.CreateQueueParams{Name: "d.fifo", Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,4 +234,17 @@ func TestFIFOConcurrentDedupAcrossGroups(t *testing.T) {
 	if got != rounds {
 		t.Errorf("%d messages for %d deduplication ids", got, rounds)
 	}
+}
+
+// openNodes opens n brokers (nodes, each its own pool) on one fresh
+// schema, on the system clock.
+func openNodes(t *testing.T, n int) []tidemq.Broker {
+	dsn, _ := pgtest.Schema(t)
+	var bs []tidemq.Broker
+	for i := 0; i < n; i++ {
+		b := open(t, dsn, tidemq.SystemClock{})
+		t.Cleanup(func() { b.Close() })
+		bs = append(bs, b)
+	}
+	return bs
 }
