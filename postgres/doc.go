@@ -33,8 +33,8 @@
 // arrays (deleteSQL). A receive writes what it changes (receive count,
 // times, deadline) and appends its event to a small jsonb array (events),
 // never the whole story. FIFO sends and receives run in a transaction that
-// locks the queue's row, sent as one pipeline (the lock, then one
-// statement: fifoSendSQL, fifoReceiveSQL), so the lock is never held
+// locks the groups they touch, sent as one pipeline (the locks, then one
+// statement: fifoSendSQL, fifoLockedReceiveSQL), so a lock is never held
 // across a round trip to the node, nor across the commit's WAL flush,
 // which a second transaction of the same pipeline waits for
 // (queuelock.go).
@@ -44,8 +44,9 @@
 // A standard receive takes messages that came back from in flight first,
 // then the others, each kind in the order it became receivable, with FOR
 // UPDATE SKIP LOCKED, so concurrent receives on any node take different
-// messages without waiting for each other. A FIFO receive locks its
-// queue's row (FIFO sends do too), and takes messages that are receivable
+// messages without waiting for each other. A FIFO receive locks the
+// groups it serves, skipping those another receive holds (FIFO sends lock
+// their groups too, waiting), and takes messages that are receivable
 // and have no earlier message of their group that is not (a message waits
 // while an earlier one of its group is in flight or delayed, not a later
 // one): AWS's group rule, decided on what the previous receive committed;

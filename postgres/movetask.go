@@ -271,7 +271,8 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 		}
 		if t.StepCheck(src != nil, fixed != nil) {
 			if src.fifo {
-				// FIFO receives of src take turns on its row; so do moves.
+				// Moves of src take turns on its row; the groups they
+				// take from are locked as receives lock them (candidates).
 				if src, err = b.getQueue(ctx, tx, src.name, true); err != nil {
 					return err
 				}

@@ -19,7 +19,7 @@ import (
 //   - idle_in_transaction_session_timeout (DefaultIdleInTransaction): the
 //     server ends the session of a node that stops in the middle of a
 //     transaction (paused, frozen, cut off), which releases its locks: a
-//     FIFO queue's row, or a lease row locked by a fence check, cannot be
+//     FIFO group's lock, or a lease row locked by a fence check, cannot be
 //     held longer than that, so another node can take over. It is below
 //     the shortest lease (--lease-ttl 3s), and far above the gaps between
 //     the statements of a transaction of a running node (microseconds).

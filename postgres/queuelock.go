@@ -9,11 +9,14 @@ import (
 	"github.com/tidemq/tidemq"
 )
 
-// The FIFO queue's lock. A FIFO queue's sends and receives take turns on
-// its row (SELECT … FOR NO KEY UPDATE): its sequence numbers follow commit
-// order, the deduplication check and the insert are one step, and the
-// group rules are decided on what the previous request committed. A row
-// lock is held until its transaction ends, and a transaction that commits
+// The FIFO groups' locks. A FIFO queue's sends and receives take turns on
+// the locks of the groups they touch (transaction-scoped advisory locks,
+// fifoGroupKey: receive.go, send.go): a group's sequence numbers follow
+// commit order and its group rules are decided on what the previous
+// request of that group committed. (Until this was per group, they took
+// turns on the queue's row, SELECT … FOR NO KEY UPDATE, and every request
+// of a queue waited for the one before it; the figures below are from
+// then.) A lock is held until its transaction ends, and a transaction that commits
 // synchronously ends only once PostgreSQL has flushed its commit record
 // to the WAL (a disk's fsync, milliseconds): so every request of a FIFO
 // queue waited for the previous one's flush, one after the other, where
@@ -45,8 +48,8 @@ import (
 // before the flush), and the message is the smallest write that counts,
 // allowed to every role.
 
-// lockedPipeline runs the statements fill queues (the first of them locks
-// a FIFO queue's row) on conn as one transaction that commits without
+// lockedPipeline runs the statements fill queues (they lock FIFO groups)
+// on conn as one transaction that commits without
 // waiting for the WAL, then the flush as above, in one round trip, and
 // hands their results to read (one result per statement fill queued, in
 // order). A leader's request, whose context carries a fence, runs them in

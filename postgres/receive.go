@@ -131,15 +131,16 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // receiveFIFOPipelined is receiveFIFO for a receive without a
 // ReceiveRequestAttemptId from a queue without a dead-letter queue (q as
 // read before), in one round trip: one pipeline, which PostgreSQL runs as
-// one transaction, locks the queue's row, then receives with
-// fifoReceiveSQL (which sees what every receive that held the lock before
-// committed); only an empty receive reads the queue's next deadline,
-// afterwards. So the lock FIFO
-// receives and sends take turns on is held for the database's work alone,
-// never across a round trip to this node (under load, each round trip
-// while holding it cost every waiting request a scheduler's delay). The
-// queue's visibility timeout and retention are q's: a change of them made
-// while this receive waited for the lock applies from the next one.
+// one transaction, reads the queue's row (a queue deleted since q was
+// read is not found), locks the groups it will serve (fifoLockSQL, which
+// skips the groups other receives hold), then receives from them with
+// fifoLockedReceiveSQL (which sees what every receive that held those
+// groups before committed); only an empty receive reads the queue's next
+// deadline, afterwards. So the groups' locks are held for the database's
+// work alone, never across a round trip to this node, and receives of
+// different groups never wait for each other. The queue's visibility
+// timeout and retention are q's: a change of them made meanwhile applies
+// from the next receive.
 func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
 	now := r.now
@@ -148,11 +149,15 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 	client, _ := json.Marshal(p.Client)
 	var taken []*message
 	err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
-		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, q.name)
-		batch.Queue(fifoReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
+		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
+		batch.Queue(fifoLockSQL, q.id, stampOf(now), max, q.cutoff(now), max+fifoLockExtra)
+		batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
 			client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
 	}, func(br pgx.BatchResults) error {
 		if _, err := b.scanQueue(br.QueryRow()); err != nil {
+			return err
+		}
+		if _, err := br.Exec(); err != nil {
 			return err
 		}
 		rows, err := br.Query()
@@ -182,8 +187,10 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 }
 
 // receiveFIFO takes up to max messages from a FIFO queue in one
-// transaction, which locks the queue's row: FIFO receives of a queue take
-// turns, so that the group rules are decided on what the previous one
+// transaction, which locks the queue's row (such receives, with a
+// ReceiveRequestAttemptId or a dead-letter queue, take turns, so that an
+// attempt is recorded once) and the groups it serves (candidates), so
+// that the group rules are decided on what their previous holders
 // committed.
 func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
@@ -329,14 +336,15 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 // that did not at the same instant, then by sequence. That is the order
 // of the two receive indexes (migrations/0005_receive_order.sql:
 // messages never received, and messages back from in flight, each by
-// visible_at and seq), so fifoLineSQL walks each from its start, keeps the
+// visible_at and seq), so fifoPick walks each from its start, keeps the
 // rows that are their group's head (one probe of messages_group each),
 // merges the two walks and expands the first heads into their groups'
 // ready runs, stopping as soon as it has $3 messages: its cost follows
 // what it returns, not the queue's depth. (The query it replaces read the
 // first 1,000 ready messages in sequence order, sorted them by their
 // group's keys and joined them back to their rows: 12 ms a receive at
-// 2,000 queued, all of it under the queue's lock.)
+// 2,000 queued, all of it under the queue's lock, as receives then took
+// turns on the queue's row.)
 //
 // Each walk looks at no more than fifoScanBound rows (1,000). When they
 // found fewer heads than asked for and one of them stopped at its bound
@@ -351,8 +359,9 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 const fifoScanBound = 1000
 
 // fifoHeadWalk is one walk over a receive index: the receive count's
-// condition picks the index, returned says which.
-func fifoHeadWalk(received, returned string) string {
+// condition picks the index, returned says which; limit is how many heads
+// it finds at most.
+func fifoHeadWalk(received, returned, limit string) string {
 	return `(SELECT seq, group_id, visible_at, ` + returned + ` AS returned FROM (
 			SELECT seq, group_id, visible_at FROM messages
 			WHERE queue_id = $1 AND ` + received + ` AND visible_at <= $2 AND enqueued_at > $4 AND group_id <> ''
@@ -360,7 +369,7 @@ func fifoHeadWalk(received, returned string) string {
 		WHERE f.seq = (SELECT o.seq FROM messages o WHERE o.queue_id = $1 AND o.group_id <> ''
 			AND o.group_id >= f.group_id AND o.group_id <= f.group_id AND o.enqueued_at > $4
 			ORDER BY o.group_id, o.seq LIMIT 1)
-		ORDER BY visible_at, seq LIMIT $3)`
+		ORDER BY visible_at, seq LIMIT ` + limit + `)`
 }
 
 // fifoReadyAtBound is true when a receive index holds fifoScanBound ready
@@ -370,14 +379,20 @@ func fifoReadyAtBound(received string) string {
 			AND visible_at <= $2 AND enqueued_at > $4 LIMIT 1000) x) >= 1000`
 }
 
-// fifoPickCTEs are the common table expressions of fifoLineSQL and
-// fifoReceiveSQL: hh, the ready heads to serve, in the line. h holds the
-// walks' first $3 heads, g the loose walk over the groups; hh is read as
-// far as the caller's LIMIT needs (a head gives one message at least).
-// (The range on group_id, rather than an equality, keeps the planner on
-// the group index: with an equality it may walk the queue in sequence
-// order instead.)
-var fifoPickCTEs = `WITH RECURSIVE g AS (
+// fifoPick returns the common table expressions that find the ready
+// heads to serve, in the line but for its ties: hh, at most limit of them
+// (an SQL expression), in the order of their visible_at and seq, each
+// walk's heads as its index gives them, merged (a receive index read
+// only as far as it is used: ordering by whether they came back too would
+// sort, and read, 32 heads at least where one is enough). Heads that
+// became receivable at the same instant are in the line's order only
+// once they are sorted as fifoLockedHeads sorts them. h holds the walks' first heads, g the loose walk over the
+// groups; hh is read as far as the caller's LIMIT needs (a head gives one
+// message at least). (The range on group_id, rather than an equality,
+// keeps the planner on the group index: with an equality it may walk the
+// queue in sequence order instead.)
+func fifoPick(limit string) string {
+	return `WITH RECURSIVE g AS (
 		(SELECT group_id, seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND enqueued_at > $4
 		 ORDER BY group_id, seq LIMIT 1)
 		UNION ALL
@@ -386,18 +401,19 @@ var fifoPickCTEs = `WITH RECURSIVE g AS (
 			  AND enqueued_at > $4
 			ORDER BY group_id, seq LIMIT 1) n),
 	h AS MATERIALIZED (
-		SELECT * FROM (` + fifoHeadWalk("receive_count = 0", "false") + `
-			UNION ALL ` + fifoHeadWalk("receive_count > 0", "true") + `) u
-		ORDER BY visible_at, returned, seq LIMIT $3),
+		SELECT * FROM (` + fifoHeadWalk("receive_count = 0", "false", limit) + `
+			UNION ALL ` + fifoHeadWalk("receive_count > 0", "true", limit) + `) u
+		ORDER BY visible_at, seq LIMIT ` + limit + `),
 	hh AS (
-		SELECT seq, group_id FROM h
+		SELECT seq, group_id, visible_at FROM h
 		UNION ALL
-		SELECT seq, group_id FROM (
-			SELECT seq, group_id FROM g
+		SELECT seq, group_id, visible_at FROM (
+			SELECT seq, group_id, visible_at FROM g
 			WHERE visible_at <= $2 AND group_id NOT IN (SELECT group_id FROM h)
-			  AND (SELECT count(*) FROM h) < $3
+			  AND (SELECT count(*) FROM h) < ` + limit + `
 			  AND (` + fifoReadyAtBound("receive_count = 0") + ` OR ` + fifoReadyAtBound("receive_count > 0") + `)
-			ORDER BY visible_at, receive_count > 0, seq LIMIT $3) l)`
+			ORDER BY visible_at, receive_count > 0, seq LIMIT ` + limit + `) l)`
+}
 
 // fifoRunSQL is the ready run of head h's group: its first $3 messages
 // from the head on, up to the first one not ready.
@@ -409,18 +425,104 @@ const fifoRunSQL = `SELECT * FROM (
 			ORDER BY m.group_id, m.seq LIMIT $3) r) w
 	WHERE w.run`
 
-// fifoLineSQL picks up to $3 receivable messages of a FIFO queue, group by
-// group in the line, each group's ready run in sequence order, stopping as
-// soon as it has them (so the heads after those it needed are never
-// read).
-var fifoLineSQL = fifoPickCTEs + `
+// The groups' locks. A FIFO receive serves a group only while it holds
+// the group's lock, a transaction-scoped advisory lock keyed by the queue
+// and a hash of the group id (fifoGroupKey; two groups that share a hash
+// share a lock, which only makes them take turns), and it decides what
+// the group has to give on a snapshot taken after it got the lock. It
+// runs as two statements of one transaction (one pipeline):
+//
+//   - fifoLockSQL walks the line of ready heads on its own snapshot and
+//     tries the groups' locks in the line's order, never waiting
+//     (pg_try_advisory_xact_lock): a group another receive holds is
+//     skipped, as SKIP LOCKED skips a row, so two receives never wait for
+//     each other, and it stops once the groups it holds have (by that
+//     snapshot) the messages asked for. It names them, in the line's
+//     order, in a transaction-local setting (fifoGroupsSetting).
+//   - fifoLockedReceiveSQL (fifoLockedLineSQL, to read without
+//     receiving) then takes each named group's ready run on a new
+//     snapshot, the statement's own. PostgreSQL releases a transaction's
+//     locks only after its commit is visible to every new snapshot, so
+//     that snapshot sees whatever the group's previous holder wrote: the
+//     messages it received are in flight there, and its run is empty. A
+//     group is never served twice at once, nor past an earlier message of
+//     its own in flight (the group rule is decided per group, on what the
+//     previous holder of that group committed).
+//
+// Nothing else a receive reads needs the lock. A FIFO send takes its
+// groups' locks too, waiting for them (fifoSendLockSQL, send.go), so
+// within a group its messages' sequence numbers follow commit order: any
+// snapshot sees a prefix of each group. A delete only takes a message in flight away, and a visibility change
+// only makes one in flight ready: a receive that saw either before it
+// happened serves less than it could, never out of turn. Retention only
+// leaves out what the receive leaves out too (enqueued_at > $4). The
+// queue's other writers that take messages out of a group (a redrive or
+// MoveMessages from it, the dead-letter moves of receiveFIFO) pick their
+// messages through candidates, under the same locks.
+//
+// The pick is the line's as before when nothing competes: the groups
+// named are the line's first, in its order, until their runs make up $3.
+// Under competition a receive takes the next free groups, as AWS serves
+// different groups to concurrent consumers.
+const fifoGroupsSetting = "tidemq.fifo_groups"
+
+// fifoLockExtra is how many heads past $3 the lock statement looks at, for
+// the groups other receives hold.
+const fifoLockExtra = 32
+
+// fifoGroupKey is the advisory lock of the queue $1 and the group id
+// expr: the two-key form, apart from the one-key locks of KV and the
+// migrations.
+func fifoGroupKey(expr string) string {
+	return `($1 % 2147483648)::integer, hashtext(` + expr + `)`
+}
+
+// fifoLockSQL locks groups of the queue for a receive of up to $3
+// messages and names them in fifoGroupsSetting (see above). $5 is how
+// many heads it looks at. A group's run is counted only once its lock is
+// held. It reads the heads by visible_at and seq, so once it has enough
+// it goes on through the heads of the same instant as its last (the line
+// puts one that came back behind one that did not), and
+// fifoLockedHeads puts them in the line's order. The heads are walked
+// lazily: only as far as the locks it needed.
+var fifoLockSQL = fifoPick("$5") + `,
+	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
+	r AS (
+		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked, 0::bigint AS last
+		UNION ALL
+		SELECT h.i,
+			r.got + CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRunSQL + `) x) ELSE 0 END,
+			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
+			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
+		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
+			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
+		WHERE r.got < $3 OR h.visible_at <= r.last)
+	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
+
+// fifoLockedHeads are the common table expressions of fifoLockedLineSQL
+// and fifoLockedReceiveSQL: hh, the heads of the groups fifoLockSQL
+// locked, in the line (tidemq.GroupHead).
+const fifoLockedHeads = `WITH l AS (
+		SELECT grp, i FROM unnest(coalesce(nullif(current_setting('` + fifoGroupsSetting + `', true), ''), '{}')::text[])
+			WITH ORDINALITY AS l(grp, i)),
+	hh AS MATERIALIZED (
+		SELECT hd.seq, l.grp AS group_id FROM l CROSS JOIN LATERAL (
+			SELECT seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id >= l.grp AND group_id <= l.grp
+			  AND enqueued_at > $4
+			ORDER BY group_id, seq LIMIT 1) hd
+		ORDER BY hd.visible_at, hd.receive_count > 0, hd.seq)`
+
+// fifoLockedLineSQL picks up to $3 receivable messages of the groups
+// fifoLockSQL locked, group by group in the line, each group's ready run
+// in sequence order.
+var fifoLockedLineSQL = fifoLockedHeads + `
 	SELECT ` + qualified("r", messageCols) + ` FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r
 	LIMIT $3`
 
-// fifoReceiveSQL receives what fifoLineSQL picks, in one statement (the
-// write and the parameters are receiveSQL's: receiveWriteSQL); ord is the
-// line's order.
-var fifoReceiveSQL = fifoPickCTEs + `,
+// fifoLockedReceiveSQL receives what fifoLockedLineSQL picks, in one
+// statement (the write and the parameters are receiveSQL's:
+// receiveWriteSQL); ord is the line's order.
+const fifoLockedReceiveSQL = fifoLockedHeads + `,
 	c AS MATERIALIZED (
 		SELECT seq AS c_seq, visible_at AS old_visible, row_number() OVER () AS ord, receive_count >= $9 AS over FROM (
 			SELECT r.seq, r.visible_at, r.receive_count FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r LIMIT $3) x)
@@ -447,8 +549,9 @@ const nextDeadlineSQL = `SELECT least(
 		(SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND receive_count = 0 AND visible_at > $2))`
 
 // candidates returns up to n receivable messages of q, locked. A standard
-// queue's come as standardSQL takes them; a FIFO queue's (its receives
-// take turns on the queue's row) group by group, in the line of groups
+// queue's come as standardSQL takes them; a FIFO queue's from the groups
+// whose locks it takes first (fifoLockSQL: the caller's transaction
+// holds them to its end), group by group, in the line of groups
 // (tidemq.GroupHead), each group's in order (AWS returns a group's
 // messages together).
 //
@@ -465,7 +568,10 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].ReceiveCount > 0 && ms[j].ReceiveCount == 0 })
 		return ms, err
 	}
-	rows, err := tx.Query(ctx, fifoLineSQL, q.id, stampOf(now), n, cutoff)
+	if _, err := tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, fifoLockedLineSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,9 @@ import (
 
 // SendMessages enqueues messages, all of a request at once: on a standard
 // queue in one statement (sendStandard), on a FIFO queue in one
-// transaction that locks the queue's row, so that its sequence numbers
-// follow commit order and the deduplication check and the insert are one
-// step.
+// transaction that locks its messages' groups, so that their sequence
+// numbers follow commit order, and claims their deduplication keys
+// (sendFIFO).
 func (b *Broker) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -103,17 +103,16 @@ func (b *Broker) sentStandard(q *queue, rows *sendRows) {
 }
 
 // sendFIFO sends to a FIFO queue on conn, q as read before, in one round
-// trip: one pipeline, which PostgreSQL runs as one transaction, locks the
-// queue's row and then runs fifoSendSQL, which sees every send that held
-// the lock before it (each statement of a pipeline reads what was
-// committed when it starts). So the queue's lock, which FIFO sends and
-// receives of the queue take turns on, is held for the database's work
-// alone, never across a round trip to this node; its sequence numbers
-// follow commit order and the deduplication check and the insert are one
-// step. The messages are validated against q; if the lock finds the queue
-// changed since (its attributes set, or deleted and made again), the
-// statement wrote nothing and the send is done again on what the lock
-// read. A leader's send is fenced in a transaction of its own (onConn).
+// trip: one pipeline, which PostgreSQL runs as one transaction, reads the
+// queue's row, locks the groups of the messages (fifoSendLockSQL), runs
+// fifoSendSQL, which sees every send that held those groups before it
+// (each statement of a pipeline reads what was committed when it starts),
+// and reads the answers (fifoSentSQL). So the groups' locks are held for
+// the database's work alone, never across a round trip to this node. The
+// messages are validated against q; if the queue's row shows it changed
+// since (its attributes set, or deleted and made again), the statement
+// wrote nothing and the send is done again on what was read. A leader's
+// send is fenced in a transaction of its own (onConn).
 func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.SendMessagesParams) ([]tidemq.SendResult, error) {
 	sender := p.SenderID(b.acct)
 	for attempt := 0; ; attempt++ {
@@ -154,19 +153,27 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			return results, nil
 		}
 		var locked *queue
-		var outIDs []string
+		var applied bool
+		var claimed, outIDs []string
 		var outSeqs []int64
-		var outNew []bool
 		err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
-			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1 FOR NO KEY UPDATE`, b.canonical(p.Queue))
+			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, b.canonical(p.Queue))
+			batch.Queue(fifoSendLockSQL, q.id, groups)
 			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
 				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs)
+			batch.Queue(fifoSentSQL, q.id, keys)
 		}, func(br pgx.BatchResults) error {
 			var err error
 			if locked, err = b.scanQueue(br.QueryRow()); err != nil {
 				return err
 			}
-			return br.QueryRow().Scan(&outIDs, &outSeqs, &outNew)
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			if err := br.QueryRow().Scan(&applied, &claimed); err != nil {
+				return err
+			}
+			return br.QueryRow().Scan(&outIDs, &outSeqs)
 		})
 		if retryable(err) && attempt < 4 {
 			continue
@@ -177,12 +184,16 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			}
 			return nil, b.failure(ctx, err)
 		}
-		if locked.id != q.id || locked.modified != q.modified || len(outIDs) != len(keys) {
+		if !applied || locked.id != q.id || locked.modified != q.modified || len(outIDs) != len(keys) {
 			if attempt >= 4 {
 				return nil, tidemq.Errorf(tidemq.ErrInternalFailure, "The queue kept changing during the send; try again.")
 			}
 			q = locked
 			continue
+		}
+		isNew := make(map[string]bool, len(claimed))
+		for _, k := range claimed {
+			isNew[k] = true
 		}
 		var sent, dups uint64
 		for i := range results {
@@ -192,7 +203,7 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			}
 			n := at[i]
 			res.MessageID, res.SequenceNumber = outIDs[n], tidemq.FormatSequenceNumber(uint64(outSeqs[n]))
-			if outNew[n] && !dup[i] {
+			if isNew[keys[n]] && !dup[i] {
 				sent++
 			} else {
 				dups++
@@ -211,38 +222,69 @@ type batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
+// A FIFO send takes the locks of its messages' groups (fifoSendLockSQL),
+// the same advisory locks the receives take (fifoGroupKey, receive.go),
+// waiting for them, in the order of their keys (so two sends never wait
+// for each other in a circle), and holds them until its commit. Its
+// messages take their sequence numbers (nextval) while it holds them, so
+// within a group sequence numbers follow commit order, and every snapshot
+// sees a prefix of each group's messages: a receive never serves a
+// message while an earlier one of its group is still to come. SQS asks no
+// more: a SequenceNumber increases within its MessageGroupId. Sends to
+// different groups of a queue do not wait for each other.
+//
+// The deduplication window stays exact without a lock of the whole queue
+// (with DeduplicationScope queue one id spans the groups): the window's
+// primary key (queue_id, key) decides. fifoSendSQL inserts a key unless a
+// live row holds it, and takes over an expired one (ON CONFLICT ... DO
+// UPDATE ... WHERE the row expired); a send that meets a key another
+// send is inserting waits for that send's end, then finds the row live
+// and leaves it. Only the keys it wrote (claimed) get messages, in the
+// same statement. fifoSentSQL, the next statement (a new snapshot, after
+// every send it waited for committed), reads each key's message from the
+// window: the send's own, or the one it is a duplicate of. The keys are
+// inserted in their order, so two sends never wait for each other's keys
+// in a circle either.
+const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + "($1 % 2147483648)::integer" + `, k)
+	FROM (SELECT DISTINCT hashtext(g) AS k FROM unnest($2::text[]) AS g ORDER BY k) x`
+
 // fifoSendSQL sends a FIFO request's messages in one statement, once the
-// queue's row is locked: $1 the queue, $2 its modified as the request was
-// validated against (a queue changed since gets nothing), $3 the send's
-// instant, $4 the deduplication window's end, $5 when the messages become
-// receivable (the queue's delay), $6 the sender, $7-$13 each message's
-// deduplication key (distinct), id, body, attributes, system attributes,
-// group and deduplication id. A key sent within the window keeps the message it names;
-// the others get sequence numbers in the request's order and are written
-// with their window rows (so the depth counters' trigger runs once a
+// groups' locks are held: $1 the queue, $2 its modified as the request
+// was validated against (a queue changed since gets nothing), $3 the
+// send's instant, $4 the deduplication window's end, $5 when the messages
+// become receivable (the queue's delay), $6 the sender, $7-$13 each
+// message's deduplication key (distinct), id, body, attributes, system
+// attributes, group and deduplication id. A key sent within the window
+// keeps the message it names; the others get sequence numbers in the
+// request's order and are written with their window rows, those whose
+// key it claimed (see above; so the depth counters' trigger runs once a
 // request). The window is probed key by key, on its primary key (w: with
 // key = ANY($7) AND expires > $3 a generic plan may scan every unexpired
-// key of the queue instead). It returns, in
-// the request's order, each key's message id and
-// sequence number and whether it was sent now; the caller wakes the
-// queue's polls after the commit when one was.
+// key of the queue instead). It returns whether the queue was as
+// validated and the keys it claimed; the caller wakes the queue's polls
+// after the commit when it claimed one.
 const fifoSendSQL = `WITH e AS (
 		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
 			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
 		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),
 	w AS (
-		SELECT e.k AS key, d.message_id, d.seq FROM e CROSS JOIN LATERAL (
-			SELECT message_id, seq, expires FROM dedup WHERE queue_id = $1 AND key = e.k LIMIT 1) d
+		SELECT e.k AS key FROM e CROSS JOIN LATERAL (
+			SELECT expires FROM dedup WHERE queue_id = $1 AND key = e.k LIMIT 1) d
 		WHERE d.expires > $3),
 	f AS MATERIALIZED (
 		SELECT x.*, nextval('message_seq') AS seq FROM (
 			SELECT * FROM e WHERE NOT EXISTS (SELECT 1 FROM w WHERE w.key = e.k) ORDER BY n OFFSET 0) x),
 	d AS (
-		INSERT INTO dedup (queue_id, key, message_id, seq, expires) SELECT $1, k, id, seq, $4 FROM f
-		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires),
+		INSERT INTO dedup AS o (queue_id, key, message_id, seq, expires) SELECT $1, k, id, seq, $4 FROM f ORDER BY k
+		ON CONFLICT (queue_id, key) DO UPDATE SET message_id = excluded.message_id, seq = excluded.seq, expires = excluded.expires
+			WHERE o.expires <= $3
+		RETURNING key),
 	m AS (
 		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
-		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f)
-	SELECT coalesce(array_agg(coalesce(f.id, w.message_id) ORDER BY e.n), '{}'), coalesce(array_agg(coalesce(f.seq, w.seq) ORDER BY e.n), '{}'),
-		coalesce(array_agg(f.seq IS NOT NULL ORDER BY e.n), '{}')
-	FROM e LEFT JOIN f ON f.n = e.n LEFT JOIN w ON w.key = e.k`
+		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f WHERE k IN (SELECT key FROM d) ORDER BY n)
+	SELECT EXISTS (SELECT 1 FROM e), coalesce((SELECT array_agg(key) FROM d), '{}')`
+
+// fifoSentSQL returns, in the request's order, each key's message id and
+// sequence number, from the window (see above).
+const fifoSentSQL = `SELECT coalesce(array_agg(d.message_id ORDER BY e.n), '{}'), coalesce(array_agg(d.seq ORDER BY e.n), '{}')
+	FROM unnest($2::text[]) WITH ORDINALITY AS e(k, n) JOIN dedup d ON d.queue_id = $1 AND d.key = e.k`
