@@ -36,7 +36,7 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 		receiveCount: m.receiveCount, firstReceive: m.firstReceive, receivedAt: m.receivedAt,
 		history: append([]tidemq.HistoryEvent(nil), m.history...),
 	}
-	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now),
+	tidemq.ApplyMove(tidemq.MoveRuleOf(ev.Kind, src.arn(), dst.fifo), stampOf(now),
 		&n.dlqSource, &n.group, &n.receiveCount, &n.firstReceive, &n.receivedAt, &n.enqueued)
 	n.addHistory(ev)
 	n.seq = dst.nextSeq
@@ -77,7 +77,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 		}
 		if fixed == src {
 			h.unlock()
-			return nil, tidemq.MoveToSource(fixed.arn)
+			return nil, tidemq.MoveToSource(fixed.arn())
 		}
 	}
 	now := e.clock.Now()

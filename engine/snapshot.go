@@ -32,12 +32,15 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 	return out
 }
 
-// deadLetterTargets returns the ARNs that some queue's RedrivePolicy names.
+// deadLetterTargets returns the names of this engine's queues that some
+// queue's RedrivePolicy names (by name: a queue keeps no ARN).
 func (e *Engine) deadLetterTargets() map[string]bool {
 	dlqs := make(map[string]bool)
 	for _, q := range e.queues {
 		if q.Redrive != nil {
-			dlqs[q.Redrive.DeadLetterTargetARN] = true
+			if name, ok := tidemq.QueueNameOfARN(q.Redrive.DeadLetterTargetARN, e.region, e.acct); ok {
+				dlqs[name] = true
+			}
 		}
 	}
 	return dlqs
@@ -46,10 +49,10 @@ func (e *Engine) deadLetterTargets() map[string]bool {
 // snapshotOf returns q's snapshot, its deadlines applied up to now.
 func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidemq.QueueSnapshot {
 	s := tidemq.QueueSnapshot{
-		Name: q.name, ARN: q.arn, FIFO: q.fifo,
+		Name: q.name, ARN: q.arn(), FIFO: q.fifo,
 		Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
 		RetentionSeconds:  int(q.Retention.Seconds()),
-		IsDeadLetterQueue: dlqs[q.arn] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
+		IsDeadLetterQueue: dlqs[q.name] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
 		Stats:             q.counts(),
 		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}

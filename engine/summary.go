@@ -36,7 +36,7 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 		tot.Visible += q.nReady
 		tot.InFlight += q.nInflight
 		tot.Delayed += q.nDelayed
-		if (len(dlqs) > 0 && dlqs[q.arn]) || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name) {
+		if (len(dlqs) > 0 && dlqs[q.name]) || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name) {
 			tot.DeadLetterQueues++
 			tot.DeadLetterVisible += q.nReady
 		}
