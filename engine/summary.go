@@ -58,6 +58,7 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	out := make([]tidemq.QueueSnapshot, len(top))
 	for i, q := range top {
 		out[i] = e.snapshotOf(q, now, dlqs)
+		out[i].ARN = q.arn()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return tot, out
