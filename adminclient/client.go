@@ -171,13 +171,30 @@ func (c *Client) Queues(ctx context.Context) ([]tidemq.QueueSnapshot, error) {
 	}
 }
 
-// Alarms is GET /tidemq/alarms: every alarm the server evaluates.
+// Alarms reads every page of GET /tidemq/alarms: every alarm the server
+// evaluates (a server from before pages answers all in one, without a
+// nextToken).
 func (c *Client) Alarms(ctx context.Context) (*alarms.List, error) {
-	var l alarms.List
-	if err := c.Do(ctx, http.MethodGet, "/tidemq/alarms", nil, &l); err != nil {
-		return nil, err
+	var all alarms.List
+	token := ""
+	for {
+		var l alarms.List
+		path := "/tidemq/alarms?limit=" + strconv.Itoa(alarms.MaxPageSize)
+		if token != "" {
+			path += "&nextToken=" + url.QueryEscape(token)
+		}
+		if err := c.Do(ctx, http.MethodGet, path, nil, &l); err != nil {
+			return nil, err
+		}
+		all.Alarms = append(all.Alarms, l.Alarms...)
+		if l.NextToken == "" || l.NextToken == token {
+			if all.Alarms == nil {
+				all.Alarms = []alarms.Alarm{}
+			}
+			return &all, nil
+		}
+		token = l.NextToken
 	}
-	return &l, nil
 }
 
 // Backup is POST /tidemq/backup: a checkpoint of the server's store into

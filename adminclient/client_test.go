@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/adminclient"
+	"github.com/tidemq/tidemq/alarms"
 	"github.com/tidemq/tidemq/api/adminjson"
 	"github.com/tidemq/tidemq/internal/server"
 )
@@ -28,6 +29,29 @@ func TestQueuesPages(t *testing.T) {
 	}
 	if len(got) != len(snaps) || got[len(got)-1].Visible != len(snaps)-1 {
 		t.Fatalf("%d queues, want %d", len(got), len(snaps))
+	}
+}
+
+// Alarms follows the pages of the server's own /tidemq/alarms handler.
+func TestAlarmsPages(t *testing.T) {
+	snaps := make([]tidemq.QueueSnapshot, alarms.MaxPageSize/2+10)
+	for i := range snaps {
+		snaps[i] = tidemq.QueueSnapshot{Name: fmt.Sprintf("q%06d", i), RetentionSeconds: 345600}
+	}
+	ev := alarms.New(alarms.Options{Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
+	ev.Evaluate()
+	want := ev.Alarms()
+	if len(want) <= 2*alarms.MaxPageSize {
+		t.Fatalf("%d alarms: fewer than three pages", len(want))
+	}
+	srv := httptest.NewServer(server.Alarms(ev))
+	defer srv.Close()
+	got, err := adminclient.New(srv.URL, nil).Alarms(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Alarms) != len(want) || got.Alarms[len(want)-1].Queue != want[len(want)-1].Queue {
+		t.Fatalf("%d alarms, want %d", len(got.Alarms), len(want))
 	}
 }
 

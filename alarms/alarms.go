@@ -403,18 +403,22 @@ func (e *Evaluator) Shown(queues []string) []Alarm {
 // the alarms it always returns (the states change only in Evaluate).
 type shownIndex struct {
 	firing []Alarm
-	names  map[string]Alarm // one alarm of each name
-	// byQueue holds the trigger alarms by queue.
+	// firingInOrder: firing is sorted (Page sorts it when first asked).
+	firingInOrder bool
+	names         map[string]Alarm // one alarm of each name
+	// byQueue holds the trigger alarms by queue, and the server's own
+	// (the marks) under "".
 	byQueue map[string][]Alarm
+	// order is what Page walks: the names of the queues with alarms, and
+	// "", sorted; nil until Page first asks for it (pageOrder).
+	order []string
 }
 
 // index rebuilds e.shown. Called with e.mu held.
 func (e *Evaluator) index() {
 	x := shownIndex{names: make(map[string]Alarm), byQueue: make(map[string][]Alarm)}
 	for _, a := range e.alarms {
-		if a.Queue != "" {
-			x.byQueue[a.Queue] = append(x.byQueue[a.Queue], *a)
-		}
+		x.byQueue[a.Queue] = append(x.byQueue[a.Queue], *a)
 		if a.State == StateFiring {
 			x.firing = append(x.firing, *a)
 		}
