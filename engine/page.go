@@ -93,6 +93,7 @@ func (q *queue) push(seq uint64, enqueued stamp, size int, dead bool) {
 	b.n++
 	b.changed = true
 	q.e.ck.changes++
+	q.markBusy()
 }
 
 // dropped records that page p of q's backlog, its numbers or messages,

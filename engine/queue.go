@@ -17,10 +17,12 @@ import (
 // asked for (arn), and the parsed settings are shared, like attrs, by the
 // queues whose attributes are the same.
 type queue struct {
-	e     *Engine
-	id    uint64
-	name  string
-	fifo  bool
+	e    *Engine
+	id   uint64
+	name string
+	fifo bool
+	// busy: q is in e.busy, the queues the sweep visits (markBusy).
+	busy  bool
 	attrs map[string]string // settable attributes, normalised
 	tags  map[string]string
 	// Instants as stamps (8 bytes each, not 24: they are in every queue).
@@ -132,6 +134,7 @@ func (w *fifoWindows) addAttempt(a *receiveAttempt) {
 func (q *queue) win() *fifoWindows {
 	if q.windows == nil {
 		q.windows = &fifoWindows{}
+		q.markBusy()
 	}
 	return q.windows
 }
@@ -287,6 +290,28 @@ func (q *queue) putMsg(m *message) {
 		q.msgs = make(map[uint64]*message)
 	}
 	q.msgs[m.seq] = m
+	q.markBusy()
+}
+
+// markBusy puts q in the set of queues the sweep visits (Engine.busy).
+// Invariant: a queue that has a message (in memory or paged), a timer, a
+// FIFO window or an expiry not yet logged is in the set; advance on a
+// queue with none of these does nothing, so the sweep leaves such a queue
+// out (idle) and visits only the busy ones. Everything that gives a
+// queue one of them goes through putMsg, push, install or win, which mark
+// it.
+func (q *queue) markBusy() {
+	if !q.busy && q.e != nil {
+		q.busy = true
+		q.e.busy[q] = struct{}{}
+	}
+}
+
+// idle reports whether q holds nothing that a deadline can change, nor an
+// expiry to log: the sweep may leave it out until markBusy.
+func (q *queue) idle() bool {
+	return len(q.msgs) == 0 && len(q.pending) == 0 && len(q.timers) == 0 && q.cold.n == 0 &&
+		len(q.cold.pages) == 0 && q.windows == nil && q.expiredUnlogged == 0
 }
 
 // publish makes durable pending messages receivable, in sequence order: a
