@@ -7,8 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/tidemq/tidemq"
-	"github.com/tidemq/tidemq/clocktest"
-	"github.com/tidemq/tidemq/storage/mem"
 )
 
 // An empty queue is most of what a server with 100,000 queues holds
@@ -25,12 +23,7 @@ func TestQueueStructSize(t *testing.T) {
 // one queue's attributes gives it its own and leaves the others' alone.
 func TestSharedSettingsStayPerQueue(t *testing.T) {
 	ctx := context.Background()
-	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, clk := openMem(t)
 	for _, name := range []string{"a", "b"} {
 		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name}); err != nil {
 			t.Fatal(err)

@@ -16,23 +16,16 @@ import (
 // that ends, a message past retention, a FIFO deduplication window.
 func TestSweepVisitsOnlyBusyQueues(t *testing.T) {
 	ctx := context.Background()
-	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, clk := openMem(t)
 	must := func(err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t)(nil, err)
 	}
 	for i := range 1000 {
 		_, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: fmt.Sprintf("q%03d", i)})
 		must(err)
 	}
-	_, err = e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "short", Attributes: map[string]string{"MessageRetentionPeriod": "60"}})
+	_, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "short", Attributes: map[string]string{"MessageRetentionPeriod": "60"}})
 	must(err)
 	_, err = e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}})
 	must(err)
@@ -119,12 +112,7 @@ func TestSweepVisitsOnlyBusyQueues(t *testing.T) {
 // logged and counted by the next sweep.
 func TestSweepLogsExpiryAppliedByReceive(t *testing.T) {
 	ctx := context.Background()
-	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, clk := openMem(t)
 	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "short", Attributes: map[string]string{"MessageRetentionPeriod": "60"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -138,4 +126,17 @@ func TestSweepLogsExpiryAppliedByReceive(t *testing.T) {
 	if got := e.Sweep(); got["short"] != 1 {
 		t.Fatalf("sweep logged %v, want short: 1", got)
 	}
+}
+
+// openMem opens an engine on a memory store with a fake clock and no
+// sweep of its own.
+func openMem(t *testing.T) (*Engine, *clocktest.Clock) {
+	t.Helper()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, clk
 }

@@ -11,17 +11,7 @@ import (
 // the fill, not the 70 MiB Pebble preallocates (110% of MemTableSize):
 // every WAL the store keeps, live or kept to recycle, took that much.
 func TestWALIsNotPreallocated(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	commit(t, s, 0, 10)
-	ws := wals(t, dir)
-	if len(ws) == 0 {
-		t.Fatal("no WAL")
-	}
+	ws := tenCommits(t)
 	for _, w := range ws {
 		var st syscall.Stat_t
 		if err := syscall.Stat(w, &st); err != nil {
