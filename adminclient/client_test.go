@@ -38,20 +38,37 @@ func TestAlarmsPages(t *testing.T) {
 	for i := range snaps {
 		snaps[i] = tidemq.QueueSnapshot{Name: fmt.Sprintf("q%06d", i), RetentionSeconds: 345600}
 	}
+	for _, i := range []int{7, 4000, 5001} { // three dead-letter queues not empty: firing
+		snaps[i].IsDeadLetterQueue, snaps[i].Visible = true, 1
+	}
 	ev := alarms.New(alarms.Options{Snapshots: func() []tidemq.QueueSnapshot { return snaps }})
 	ev.Evaluate()
 	want := ev.Alarms()
 	if len(want) <= 2*alarms.MaxPageSize {
 		t.Fatalf("%d alarms: fewer than three pages", len(want))
 	}
-	srv := httptest.NewServer(server.Alarms(ev))
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		server.Alarms(ev).ServeHTTP(w, r)
+	}))
 	defer srv.Close()
-	got, err := adminclient.New(srv.URL, nil).Alarms(context.Background())
+	c := adminclient.New(srv.URL, nil)
+	got, err := c.Alarms(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Alarms) != len(want) || got.Alarms[len(want)-1].Queue != want[len(want)-1].Queue {
 		t.Fatalf("%d alarms, want %d", len(got.Alarms), len(want))
+	}
+	// The firing ones come first: reading them takes one page.
+	requests = 0
+	firing, err := c.FiringAlarms(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(firing.Alarms) != 3 || firing.Alarms[0].State != alarms.StateFiring || requests != 1 {
+		t.Fatalf("%d firing alarms in %d requests, want 3 in 1", len(firing.Alarms), requests)
 	}
 }
 
