@@ -171,13 +171,43 @@ func (c *Client) Queues(ctx context.Context) ([]tidemq.QueueSnapshot, error) {
 	}
 }
 
-// Alarms is GET /tidemq/alarms: every alarm the server evaluates.
+// Alarms reads every page of GET /tidemq/alarms: every alarm the server
+// evaluates (a server from before pages answers all in one, without a
+// nextToken).
 func (c *Client) Alarms(ctx context.Context) (*alarms.List, error) {
-	var l alarms.List
-	if err := c.Do(ctx, http.MethodGet, "/tidemq/alarms", nil, &l); err != nil {
-		return nil, err
+	return c.alarmPages(ctx, false)
+}
+
+// FiringAlarms reads the pages of GET /tidemq/alarms up to the first alarm
+// that does not fire (the firing ones come first) and returns the firing
+// ones: at 100,000 queues, one page instead of some 40.
+func (c *Client) FiringAlarms(ctx context.Context) (*alarms.List, error) {
+	return c.alarmPages(ctx, true)
+}
+
+func (c *Client) alarmPages(ctx context.Context, firingOnly bool) (*alarms.List, error) {
+	all := alarms.List{Alarms: []alarms.Alarm{}}
+	token := ""
+	for {
+		var l alarms.List
+		path := "/tidemq/alarms?limit=" + strconv.Itoa(alarms.MaxPageSize)
+		if token != "" {
+			path += "&nextToken=" + url.QueryEscape(token)
+		}
+		if err := c.Do(ctx, http.MethodGet, path, nil, &l); err != nil {
+			return nil, err
+		}
+		for _, a := range l.Alarms {
+			if firingOnly && a.State != alarms.StateFiring {
+				return &all, nil
+			}
+			all.Alarms = append(all.Alarms, a)
+		}
+		if l.NextToken == "" || l.NextToken == token {
+			return &all, nil
+		}
+		token = l.NextToken
 	}
-	return &l, nil
 }
 
 // Backup is POST /tidemq/backup: a checkpoint of the server's store into

@@ -293,6 +293,7 @@ func decodePage(lo uint64, b []byte) (*ckPage, error) {
 // install makes p, from a checkpoint, the next page of q's backlog: its
 // messages count as ready, with their bytes.
 func (q *queue) install(p page) {
+	q.markBusy()
 	q.cold.pages = append(q.cold.pages, p)
 	q.cold.n += p.n
 	q.nReady += p.n

@@ -30,7 +30,7 @@ func (e *Engine) deadLetter(q *queue, m *message, now time.Time, t *txn) bool {
 // the message is tidemq.MoveRuleOf's.
 func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn, ev tidemq.HistoryEvent) *message {
 	n := &message{
-		StoredMessage: m.Moved(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), stampOf(now), ev),
+		StoredMessage: m.Moved(tidemq.MoveRuleOf(ev.Kind, src.arn(), dst.fifo), stampOf(now), ev),
 		availableAt:   stampOf(now),
 	}
 	n.seq = dst.nextSeq
@@ -71,7 +71,7 @@ func (e *Engine) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 		}
 		if fixed == src {
 			h.unlock()
-			return nil, tidemq.MoveToSource(fixed.arn)
+			return nil, tidemq.MoveToSource(fixed.arn())
 		}
 	}
 	now := e.clock.Now()

@@ -10,6 +10,9 @@
 // that can deliver now. Deadlines (delay, visibility, retention) sit in one
 // timer heap per queue and are applied lazily, before any operation on the
 // queue reads it, and by a periodic sweep; nothing ever scans all messages.
+// The sweep visits only the queues that hold something a deadline can
+// change (Engine.busy, queue.markBusy), not every queue: a server with
+// 100,000 idle queues does no work per queue each second.
 //
 // The store holds every message as records (see keys.go); memory holds the
 // working set, and with paging (Options.PageSize) a standard queue's

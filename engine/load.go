@@ -85,7 +85,7 @@ func (e *Engine) load() (err error) {
 		return err
 	}
 	for qid := range ck {
-		if q := e.byID[qid]; q == nil || q.cold.size == 0 {
+		if q := e.byID[qid]; q == nil || q.pageSize() == 0 {
 			delete(ck, qid)
 		}
 	}
@@ -109,7 +109,7 @@ func (e *Engine) load() (err error) {
 			// their page.
 			return nil
 		}
-		if q.cold.size > 0 {
+		if q.pageSize() > 0 {
 			// The history is decoded only when it decides (a dead-letter
 			// queue's messages have a state but no visibility deadline).
 			var m message
@@ -155,7 +155,7 @@ func (e *Engine) load() (err error) {
 		// A ready message of a paged queue is paged again, in sequence
 		// order; a hot one lies within a checkpoint page, so it is built
 		// in memory instead.
-		paged := q.cold.size > 0
+		paged := q.pageSize() > 0
 		if seq >= q.nextSeq {
 			q.nextSeq = seq + 1
 		}
@@ -177,7 +177,7 @@ func (e *Engine) load() (err error) {
 				if dl {
 					q.nDeadLettered++
 				}
-				q.cold.push(seq, enq, size, dl)
+				q.push(seq, enq, size, dl)
 				return nil
 			}
 		}

@@ -62,8 +62,9 @@ func taskFromRecord(b []byte) (*moveTask, error) {
 
 // isDeadLetterQueue reports whether some queue's RedrivePolicy targets q.
 func (e *Engine) isDeadLetterQueue(q *queue) bool {
+	arn := q.arn()
 	for _, src := range e.queues {
-		if src.Redrive != nil && src.Redrive.DeadLetterTargetARN == q.arn {
+		if src.Redrive != nil && src.Redrive.DeadLetterTargetARN == arn {
 			return true
 		}
 	}
@@ -84,7 +85,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	src := e.queueByARN(p.SourceARN)
 	running := false
 	if src != nil {
-		for _, t := range e.tasksBySource[src.arn] {
+		for _, t := range e.tasksBySource[src.arn()] {
 			running = running || t.Active()
 		}
 	}
@@ -96,7 +97,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p tidemq.StartMoveTas
 	tx := e.begin()
 	e.advance(src, now, tx)
 	task := &moveTask{id: uuid.NewString(), MessageMoveTask: tidemq.MessageMoveTask{
-		Status: tidemq.MoveTaskRunning, SourceARN: src.arn, DestinationARN: p.DestinationARN,
+		Status: tidemq.MoveTaskRunning, SourceARN: src.arn(), DestinationARN: p.DestinationARN,
 		MaxNumberOfMessagesPerSecond:      rate,
 		ApproximateNumberOfMessagesToMove: int64(src.nReady),
 		StartedTimestamp:                  now,

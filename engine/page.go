@@ -31,9 +31,10 @@ type page struct {
 
 // backlog is a standard queue's paged messages. They are ready messages
 // (they count in queue.nReady) that are in no in-memory index.
+//
+// The store, the page size and the checkpoint bookkeeping are the
+// engine's (queue.e, queue.pageSize): a queue keeps only its pages.
 type backlog struct {
-	st   storage.Store
-	size int // messages per page; 0: the queue is not paged
 	// pages are in sequence order, disjoint: pages[0] is paged in next.
 	pages  []page
 	n      int   // messages in pages
@@ -42,11 +43,6 @@ type backlog struct {
 	// way: the batch that deletes their records is not committed yet, so a
 	// read would still find them. finish clears it once the batch commits.
 	gone map[uint64]struct{}
-	// ck is the engine's checkpoint bookkeeping (checkpoint.go): a page
-	// whose messages are read into memory, or whose numbers change, is
-	// dropped from the last checkpoint. Nil in a queue that is not paged.
-	ck  *checkpointState
-	qid uint64
 	// changed: pages were added, extended or dropped since the last
 	// checkpoint, which rewrites this queue's pages (and only then).
 	changed bool
@@ -71,9 +67,11 @@ func (b *backlog) find(seq uint64) int {
 	return -1
 }
 
-// push adds a message to the last page, or starts a new one.
-func (b *backlog) push(seq uint64, enqueued stamp, size int, dead bool) {
-	if n := len(b.pages); n > 0 && b.pages[n-1].n < b.size {
+// push adds a message to the last page of q's backlog, or starts a new
+// one.
+func (q *queue) push(seq uint64, enqueued stamp, size int, dead bool) {
+	b := &q.cold
+	if n := len(b.pages); n > 0 && b.pages[n-1].n < q.pageSize() {
 		p := &b.pages[n-1]
 		p.hi = seq + 1
 		p.n++
@@ -94,18 +92,15 @@ func (b *backlog) push(seq uint64, enqueued stamp, size int, dead bool) {
 	}
 	b.n++
 	b.changed = true
-	if b.ck != nil {
-		b.ck.changes++
-	}
+	q.e.ck.changes++
+	q.markBusy()
 }
 
-// dropped records that page p's numbers or messages are no longer what
-// the last checkpoint says of them (checkpoint.go).
-func (b *backlog) dropped(p page) {
-	b.changed = true
-	if b.ck != nil {
-		b.ck.drop(b.qid, p)
-	}
+// dropped records that page p of q's backlog, its numbers or messages,
+// are no longer what the last checkpoint says of them (checkpoint.go).
+func (q *queue) dropped(p page) {
+	q.cold.changed = true
+	q.e.ck.drop(q.id, p)
 }
 
 // drop removes the empty pages and recomputes oldest.
@@ -129,10 +124,11 @@ func (b *backlog) reset() {
 // disk: it is ready now, and the queue already has a backlog on disk or a
 // full page of ready messages in memory.
 func (q *queue) pagesOut(m *message, now time.Time) bool {
-	if q.cold.size == 0 || m.availableAt > stampOf(now) || (m.ReceiveCount > 0 && m.VisibleAt > stampOf(now)) {
+	size := q.pageSize()
+	if size == 0 || m.availableAt > stampOf(now) || (m.ReceiveCount > 0 && m.VisibleAt > stampOf(now)) {
 		return false
 	}
-	return q.cold.n > 0 || q.nReady-q.cold.n >= q.cold.size
+	return q.cold.n > 0 || q.nReady-q.cold.n >= size
 }
 
 // pageOut leaves m, pending, on disk: it counts as ready, and the memory
@@ -142,7 +138,7 @@ func (q *queue) pageOut(m *message) {
 	q.byAge.Delete(m)
 	m.state = stateGone
 	q.nReady++
-	q.cold.push(m.seq, m.Enqueued, m.size(), m.DLQSource != "")
+	q.push(m.seq, m.Enqueued, m.size(), m.DLQSource != "")
 	q.wakeOne()
 }
 
@@ -153,7 +149,7 @@ func (q *queue) nextReady() *message {
 	m := q.ready.top(q.msgs)
 	if q.cold.n > 0 && (m == nil || q.cold.pages[0].lo < m.seq) {
 		p := q.cold.pages[0]
-		q.cold.dropped(p)
+		q.dropped(p)
 		q.cold.pages = slices.Delete(q.cold.pages, 0, 1)
 		q.cold.n -= p.n
 		got := 0
@@ -194,7 +190,7 @@ func (q *queue) pageInOne(seq uint64) *message {
 		return nil
 	}
 	q.cold.n--
-	q.cold.dropped(q.cold.pages[i])
+	q.dropped(q.cold.pages[i])
 	q.warm(m)
 	q.recount(i)
 	return m
@@ -233,7 +229,7 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 		if p.oldest.Time().Add(q.Retention).After(now) {
 			continue
 		}
-		b.dropped(*p)
+		q.dropped(*p)
 		p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 		var due []*message
 		q.readRun(p.lo, p.hi, func(m *message) {
@@ -309,7 +305,7 @@ func (q *queue) readRun(lo, hi uint64, fn func(m *message)) {
 // scanRun visits the records under prefix in [lo, hi) of the paged
 // messages: those not in memory nor removed by the operation under way.
 func (q *queue) scanRun(prefix string, lo, hi uint64, fn func(seq uint64, v []byte)) {
-	err := storage.ScanRange(q.cold.st, seqKey(prefix, q.id, lo), seqKey(prefix, q.id, hi), func(k, v []byte) error {
+	err := storage.ScanRange(q.e.store, seqKey(prefix, q.id, lo), seqKey(prefix, q.id, hi), func(k, v []byte) error {
 		_, seq, ok := parseSeqKey(prefix, k)
 		if !ok {
 			return errCorrupt

@@ -9,11 +9,20 @@ import (
 )
 
 // queue is one queue's state. Everything here is guarded by Engine.mu.
+//
+// An empty queue is most of what a server with many queues holds (issue
+// 25: 100,000 of them), so what every queue of an engine shares is not
+// copied into each: the engine (its store, receipt secret, page size and
+// checkpoint state) is one pointer, the ARN is made from the name when
+// asked for (arn), and the parsed settings are shared, like attrs, by the
+// queues whose attributes are the same.
 type queue struct {
-	id    uint64
-	name  string
-	arn   string
-	fifo  bool
+	e    *Engine
+	id   uint64
+	name string
+	fifo bool
+	// busy: q is in e.busy, the queues the sweep visits (markBusy).
+	busy  bool
 	attrs map[string]string // settable attributes, normalised
 	tags  map[string]string
 	// Instants as stamps (8 bytes each, not 24: they are in every queue).
@@ -21,10 +30,9 @@ type queue struct {
 	modified stamp
 	purged   stamp // the last purge, for the 60-second cooldown
 
-	// Parsed from attrs by applyAttributes.
-	tidemq.QueueSettings
-
-	handleKey []byte // seals receipt handles (the engine's secret)
+	// Parsed from attrs by applyAttributes; shared by the queues whose
+	// attrs are the same (attrSets), so never written through.
+	*tidemq.QueueSettings
 
 	// msgs, tags, dedup and attempts are nil until their first entry
 	// (readable as empty; written through q.put... or after a nil check):
@@ -126,6 +134,7 @@ func (w *fifoWindows) addAttempt(a *receiveAttempt) {
 func (q *queue) win() *fifoWindows {
 	if q.windows == nil {
 		q.windows = &fifoWindows{}
+		q.markBusy()
 	}
 	return q.windows
 }
@@ -166,10 +175,16 @@ func (a *ageIndex) Clear(addNodesToFreelist bool) {
 	}
 }
 
-func newQueue(id uint64, name, arn string, fifo bool) *queue {
+// noSettings are the settings of a queue before applyAttributes.
+var noSettings tidemq.QueueSettings
+
+// newQueue returns a new queue of e (paged when it is a standard queue
+// and e pages), its settings zero until applyAttributes.
+func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 	q := &queue{
-		id: id, name: name, arn: arn, fifo: fifo,
-		nextSeq: 1,
+		e: e, id: id, name: name, fifo: fifo,
+		nextSeq:       1,
+		QueueSettings: &noSettings,
 	}
 	if fifo {
 		q.groups = newFIFOIndex()
@@ -177,24 +192,24 @@ func newQueue(id uint64, name, arn string, fifo bool) *queue {
 	return q
 }
 
-// newQueue returns a new queue of this engine, paged when it is a
-// standard queue and the engine pages.
-func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
-	q := newQueue(id, name, e.arn(name), fifo)
-	q.handleKey = e.handleKey
-	q.cold.st = e.store
-	if !fifo && e.pageSize > 0 {
-		q.cold.size = e.pageSize
-		q.cold.ck, q.cold.qid = &e.ck, id
+// arn is q's ARN, made from its name and the engine's region and account:
+// keeping it took 96 bytes of every queue.
+func (q *queue) arn() string { return q.e.arn(q.name) }
+
+// pageSize is how many ready messages q keeps in memory before the later
+// ones stay on disk, and a page's size; 0 when q is not paged (a FIFO
+// queue, or an engine that does not page).
+func (q *queue) pageSize() int {
+	if q.fifo {
+		return 0
 	}
-	return q
+	return q.e.pageSize
 }
 
 // applyAttributes stores attrs (already validated and merged with the
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
-	q.attrs = attrSets.intern(attrs)
-	q.QueueSettings = tidemq.ParseQueueSettings(attrs)
+	q.attrs, q.QueueSettings = attrSets.intern(attrs)
 }
 
 // setState moves m to state s, keeping the counters and indexes right. It
@@ -275,6 +290,28 @@ func (q *queue) putMsg(m *message) {
 		q.msgs = make(map[uint64]*message)
 	}
 	q.msgs[m.seq] = m
+	q.markBusy()
+}
+
+// markBusy puts q in the set of queues the sweep visits (Engine.busy).
+// Invariant: a queue that has a message (in memory or paged), a timer, a
+// FIFO window or an expiry not yet logged is in the set; advance on a
+// queue with none of these does nothing, so the sweep leaves such a queue
+// out (idle) and visits only the busy ones. Everything that gives a
+// queue one of them goes through putMsg, push, install or win, which mark
+// it.
+func (q *queue) markBusy() {
+	if !q.busy && q.e != nil {
+		q.busy = true
+		q.e.busy[q] = struct{}{}
+	}
+}
+
+// idle reports whether q holds nothing that a deadline can change, nor an
+// expiry to log: the sweep may leave it out until markBusy.
+func (q *queue) idle() bool {
+	return len(q.msgs) == 0 && len(q.pending) == 0 && len(q.timers) == 0 && q.cold.n == 0 &&
+		len(q.cold.pages) == 0 && q.windows == nil && q.expiredUnlogged == 0
 }
 
 // publish makes durable pending messages receivable, in sequence order: a

@@ -25,7 +25,7 @@ func (d queueDriver) EditQueue(ctx context.Context, name string, edit func(*tide
 		if q.tags == nil {
 			q.tags = make(map[string]string) // the edit may tag in place
 		}
-		r := tidemq.QueueRecord{Name: q.name, ARN: q.arn, Tags: q.tags, Attrs: q.attrs}
+		r := tidemq.QueueRecord{Name: q.name, ARN: q.arn(), Tags: q.tags, Attrs: q.attrs}
 		if err = edit(&r); err == nil && r.AttrsChanged {
 			q.applyAttributes(r.Attrs)
 		}
@@ -69,7 +69,7 @@ func (d queueDriver) QueueView(ctx context.Context, name string) (_ tidemq.Queue
 	if err != nil {
 		return tidemq.QueueView{}, err
 	}
-	v := tidemq.QueueView{Attrs: q.attrs, ARN: q.arn, Created: q.created.Time(), Modified: q.modified.Time(),
+	v := tidemq.QueueView{Attrs: q.attrs, ARN: q.arn(), Created: q.created.Time(), Modified: q.modified.Time(),
 		Visible: q.nReady, Inflight: q.nInflight, Delayed: q.nDelayed}
 	return v, e.finish(&h, t)
 }

@@ -30,7 +30,7 @@ func (q *queue) record() []byte {
 }
 
 func (q *queue) info() *tidemq.QueueInfo {
-	return &tidemq.QueueInfo{Name: q.name, ARN: q.arn, FIFO: q.fifo}
+	return &tidemq.QueueInfo{Name: q.name, ARN: q.arn(), FIFO: q.fifo}
 }
 
 // CreateQueue creates a queue, or returns the existing one when every given
@@ -85,7 +85,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 func (e *Engine) checkRedrive(name string, fifo bool, attrs map[string]string) error {
 	return tidemq.CheckRedrive(attrs, e.region, name, e.arn(name), fifo, func(arn string) (*tidemq.RedriveTarget, error) {
 		if dlq := e.queueByARN(arn); dlq != nil {
-			return &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn, FIFO: dlq.fifo, Allow: dlq.Allow}, nil
+			return &tidemq.RedriveTarget{Name: dlq.name, ARN: dlq.arn(), FIFO: dlq.fifo, Allow: dlq.Allow}, nil
 		}
 		return nil, nil
 	})
@@ -241,8 +241,9 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, p tidemq.ListDe
 		return nil, err
 	}
 	var names []string
+	arn := dlq.arn()
 	for name, q := range e.queues {
-		if q.Redrive != nil && q.Redrive.DeadLetterTargetARN == dlq.arn {
+		if q.Redrive != nil && q.Redrive.DeadLetterTargetARN == arn {
 			names = append(names, name)
 		}
 	}

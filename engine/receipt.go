@@ -11,7 +11,7 @@ const receiptVersion = 1
 
 // receipts is q's receipt codec.
 func (q *queue) receipts() tidemq.ReceiptCodec {
-	return tidemq.ReceiptCodec{Version: receiptVersion, Key: q.handleKey}
+	return tidemq.ReceiptCodec{Version: receiptVersion, Key: q.e.handleKey}
 }
 
 // handle returns the receipt handle of m's latest receive.

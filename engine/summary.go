@@ -36,7 +36,7 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 		tot.Visible += q.nReady
 		tot.InFlight += q.nInflight
 		tot.Delayed += q.nDelayed
-		if (len(dlqs) > 0 && dlqs[q.arn]) || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name) {
+		if (len(dlqs) > 0 && dlqs[q.name]) || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name) {
 			tot.DeadLetterQueues++
 			tot.DeadLetterVisible += q.nReady
 		}
@@ -58,6 +58,7 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	out := make([]tidemq.QueueSnapshot, len(top))
 	for i, q := range top {
 		out[i] = e.snapshotOf(q, now, dlqs)
+		out[i].ARN = q.arn()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return tot, out

@@ -56,12 +56,8 @@ func (s *TidemqSource) Fetch(ctx context.Context) (Frame, error) {
 		return Frame{}, notTidemq(err)
 	}
 	f := Frame{At: s.now(), Queues: queues, Counters: true}
-	if l, err := s.admin().Alarms(ctx); err == nil {
-		for _, a := range l.Alarms {
-			if a.State == alarms.StateFiring {
-				f.Alarms = append(f.Alarms, a)
-			}
-		}
+	if l, err := s.admin().FiringAlarms(ctx); err == nil {
+		f.Alarms = l.Alarms
 	}
 	return f, nil
 }

@@ -40,18 +40,9 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
 			if err != nil {
 				return err
 			}
-			l, err := fetchAlarms(cmd.Context(), client)
+			l, err := fetchAlarms(cmd.Context(), client, all)
 			if err != nil {
 				return err
-			}
-			if !all {
-				firing := l.Alarms[:0]
-				for _, a := range l.Alarms {
-					if a.State == alarms.StateFiring {
-						firing = append(firing, a)
-					}
-				}
-				l.Alarms = firing
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -70,10 +61,17 @@ last hour), and, per trigger, trigger_errors (failed invocations in the last
 	return cmd
 }
 
-func fetchAlarms(ctx context.Context, client *adminclient.Client) (*alarms.List, error) {
+// fetchAlarms reads every alarm (all), or only the firing ones: those
+// come first, so the pages after the first alarm that does not fire are
+// not read.
+func fetchAlarms(ctx context.Context, client *adminclient.Client, all bool) (*alarms.List, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	l, err := client.Alarms(ctx)
+	fetch := client.FiringAlarms
+	if all {
+		fetch = client.Alarms
+	}
+	l, err := fetch(ctx)
 	return l, adminError(err)
 }
 

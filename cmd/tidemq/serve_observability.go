@@ -95,7 +95,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 				hook = obs.leaderHook
 			}
 		}
-		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
+		ev = alarms.New(alarms.Options{Snapshots: eng.Snapshot, Visit: visitOf(eng), Interval: o.alarms.interval, Config: &cfg, Webhook: hook, Logger: log})
 		obs.alarms = ev
 		go ev.Run(ctx)
 		mo.Alarms = func() []metrics.AlarmState { return alarmStates(ev.Alarms()) }
@@ -116,15 +116,38 @@ type summarizer interface {
 
 // summaryOf returns the Summary of b, or of the broker it wraps, or nil.
 func summaryOf(b any) func(int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
+	if s, ok := unwrapTo[summarizer](b); ok {
+		return s.Summary
+	}
+	return nil
+}
+
+// unwrapTo returns b, or the broker it wraps (and so on), as a T.
+func unwrapTo[T any](b any) (T, bool) {
 	for b != nil {
-		if s, ok := b.(summarizer); ok {
-			return s.Summary
+		if t, ok := b.(T); ok {
+			return t, true
 		}
 		u, ok := b.(interface{ Unwrap() tidemq.Broker })
 		if !ok {
-			return nil
+			break
 		}
 		b = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// visitor is a broker that hands out its queues' snapshots one at a time
+// (engine.Engine): the alarms evaluate them without a slice of them all.
+type visitor interface {
+	Visit(f func(*tidemq.QueueSnapshot)) bool
+}
+
+// visitOf returns the Visit of b, or of the broker it wraps, or nil.
+func visitOf(b any) func(func(*tidemq.QueueSnapshot)) bool {
+	if v, ok := unwrapTo[visitor](b); ok {
+		return v.Visit
 	}
 	return nil
 }

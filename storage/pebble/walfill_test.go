@@ -39,20 +39,28 @@ func wals(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestWALIsFilledAhead: the WAL on disk reaches past what was written, with
-// the fill, so that an fsync does not have to commit a new file size.
-func TestWALIsFilledAhead(t *testing.T) {
+// tenCommits opens a store in a new directory, makes 10 small commits and
+// returns its WALs (the store stays open until the test ends).
+func tenCommits(t *testing.T) []string {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	commit(t, s, 0, 10)
 	ws := wals(t, dir)
 	if len(ws) == 0 {
 		t.Fatal("no WAL")
 	}
+	return ws
+}
+
+// TestWALIsFilledAhead: the WAL on disk reaches past what was written, with
+// the fill, so that an fsync does not have to commit a new file size.
+func TestWALIsFilledAhead(t *testing.T) {
+	ws := tenCommits(t)
 	last := ws[len(ws)-1]
 	data, err := os.ReadFile(last)
 	if err != nil {
