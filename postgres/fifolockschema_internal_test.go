@@ -75,7 +75,7 @@ func TestFIFOGroupLocksAreTheSchemas(t *testing.T) {
 		}
 	case <-time.After(time.Second):
 		t.Errorf("deployment B's send to its group g waited for deployment A's lock of A's group g")
+		_ = tx.Rollback(ctx)
+		<-sent
 	}
-	_ = tx.Rollback(ctx)
-	<-sent
 }
