@@ -472,10 +472,15 @@ const fifoLockExtra = 32
 
 // fifoGroupKey is the advisory lock of the queue $1 and the group id
 // expr: the two-key form, apart from the one-key locks of KV and the
-// migrations.
+// migrations. An advisory lock is the database's, so the queue's key
+// names the schema too (fifoQueueKey): deployments in schemas of one
+// database number their queues alike.
 func fifoGroupKey(expr string) string {
-	return `($1 % 2147483648)::integer, hashtext(` + expr + `)`
+	return fifoQueueKey + `, hashtext(` + expr + `)`
 }
+
+// fifoQueueKey is the first key of the locks of queue $1's groups.
+const fifoQueueKey = `hashtext(current_schema() || ':' || $1::bigint::text)`
 
 // fifoLockSQL locks groups of the queue for a receive of up to $3
 // messages and names them in fifoGroupsSetting (see above). $5 is how

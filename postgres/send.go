@@ -245,7 +245,7 @@ type batcher interface {
 // window: the send's own, or the one it is a duplicate of. The keys are
 // inserted in their order, so two sends never wait for each other's keys
 // in a circle either.
-const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + "($1 % 2147483648)::integer" + `, k)
+const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + fifoQueueKey + `, k)
 	FROM (SELECT DISTINCT hashtext(g) AS k FROM unnest($2::text[]) AS g ORDER BY k) x`
 
 // fifoSendSQL sends a FIFO request's messages in one statement, once the
