@@ -71,7 +71,11 @@ func (b *Broker) ReceiveMessages(ctx context.Context, p tidemq.ReceiveMessagesPa
 			})
 			return r.msgs, nil
 		}
-		ok := tidemq.PollWait(ctx, b.clock, now, deadline, timeOf(r.next), w.ch, b.draining.Done(), nil)
+		next := timeOf(r.next)
+		if r.contended && (next.IsZero() || now.Add(contendedRetry).Before(next)) {
+			next = now.Add(contendedRetry)
+		}
+		ok := tidemq.PollWait(ctx, b.clock, now, deadline, next, w.ch, b.draining.Done(), nil)
 		b.waiters.remove(p.Queue, w)
 		if !ok {
 			return nil, nil
@@ -88,6 +92,13 @@ type received struct {
 	// next is the queue's next deadline after now (0: none), when nothing
 	// was received.
 	next int64
+	// contended is set when a FIFO receive got nothing while the queue had
+	// ready groups: other receives held their locks (or took them since).
+	// A long poll looks again soon (contendedRetry) rather than waiting
+	// for a wake: a receive's commit wakes nobody, and a receive may hold
+	// groups it does not serve (fifoLockSQL goes on through the heads of
+	// its last head's instant).
+	contended bool
 	// wake are queues that got messages (dead-letter moves).
 	wake []string
 	// deadLettered counts the dead-letter moves.
@@ -177,6 +188,9 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		}
 		if next != nil {
 			r.next = *next
+		}
+		if err := conn.QueryRow(ctx, fifoReadySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&r.contended); err != nil {
+			return nil, err
 		}
 	}
 	r.msgs = make([]*tidemq.Message, len(taken))
@@ -301,6 +315,9 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			if next != nil {
 				r.next = *next
 			}
+			if q.fifo {
+				return tx.QueryRow(ctx, fifoReadySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&r.contended)
+			}
 			return nil
 		}
 		r.msgs = make([]*tidemq.Message, len(taken))
@@ -414,6 +431,17 @@ func fifoPick(limit string) string {
 			  AND (` + fifoReadyAtBound("receive_count = 0") + ` OR ` + fifoReadyAtBound("receive_count > 0") + `)
 			ORDER BY visible_at, receive_count > 0, seq LIMIT ` + limit + `) l)`
 }
+
+// fifoReadySQL tells whether FIFO queue $1 has a group ready at $2 (a
+// ready head, fifoPick's hh; $3 is 1, $4 the retention cutoff). Asked by
+// a receive that got nothing, after its own locks: a ready group it did
+// not get is one another receive holds.
+var fifoReadySQL = fifoPick("$3") + ` SELECT EXISTS (SELECT 1 FROM hh)`
+
+// contendedRetry is how soon a long poll that found a FIFO queue's ready
+// groups held by other receives looks again (received.contended): a
+// receive holds its groups' locks for a round trip and a commit.
+const contendedRetry = 20 * time.Millisecond
 
 // fifoRunSQL is the ready run of head h's group: its first $3 messages
 // from the head on, up to the first one not ready.
