@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tidemq/tidemq"
 )
 
@@ -31,14 +33,7 @@ func TestFIFOGroupLockOrdersSendsAndSkipsReceives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := b.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, q.id, "g"); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdGroup(t, b, q, "g")
 	sentG := make(chan error, 1)
 	go func() { sentG <- send("g", "g-1") }()
 	// h is spelled with the punctuation an array literal quotes: the
@@ -71,4 +66,21 @@ func TestFIFOGroupLockOrdersSendsAndSkipsReceives(t *testing.T) {
 	if len(ms) != 2 || ms[0].Body != "g-0" || ms[1].Body != "g-1" {
 		t.Fatalf("once g's lock was free, a receive got %d messages, want g-0, g-1", len(ms))
 	}
+}
+
+// holdGroup begins a transaction on b that holds the lock of q's group,
+// as a FIFO send or receive does in the middle of its own; the test
+// commits or rolls it back (at its end at the latest).
+func holdGroup(t *testing.T, b *Broker, q *queue, group string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, q.id, group); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }

@@ -47,14 +47,7 @@ func TestFIFOGroupLocksAreTheSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Deployment A in the middle of a send to or a receive from its g.
-	tx, err := a.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, qa.id, "g"); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdGroup(t, a, qa, "g")
 	ten, zero := 10, 0
 	ms, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "x.fifo", MaxNumberOfMessages: &ten, WaitTimeSeconds: &zero})
 	if err != nil {
