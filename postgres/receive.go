@@ -183,14 +183,11 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 	}
 	if len(taken) == 0 { // after the lock: when the long poll looks again
 		var next *int64
-		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
+		if err := conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&next, &r.contended); err != nil {
 			return nil, err
 		}
 		if next != nil {
 			r.next = *next
-		}
-		if err := conn.QueryRow(ctx, fifoReadySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&r.contended); err != nil {
-			return nil, err
 		}
 	}
 	r.msgs = make([]*tidemq.Message, len(taken))
@@ -309,14 +306,17 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		}
 		if len(taken) == 0 {
 			var next *int64
-			if err := tx.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
+			var err error
+			if q.fifo {
+				err = tx.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&next, &r.contended)
+			} else {
+				err = tx.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next)
+			}
+			if err != nil {
 				return err
 			}
 			if next != nil {
 				r.next = *next
-			}
-			if q.fifo {
-				return tx.QueryRow(ctx, fifoReadySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&r.contended)
 			}
 			return nil
 		}
@@ -432,11 +432,12 @@ func fifoPick(limit string) string {
 			ORDER BY visible_at, receive_count > 0, seq LIMIT ` + limit + `) l)`
 }
 
-// fifoReadySQL tells whether FIFO queue $1 has a group ready at $2 (a
-// ready head, fifoPick's hh; $3 is 1, $4 the retention cutoff). Asked by
-// a receive that got nothing, after its own locks: a ready group it did
+// fifoEmptySQL is what a FIFO receive that got nothing asks, after its
+// own locks, in one statement: queue $1's next deadline after $2
+// (nextDeadlineSQL) and whether it has a group ready at $2 (a ready head,
+// fifoPick's hh; $3 is 1, $4 the retention cutoff). A ready group it did
 // not get is one another receive holds.
-var fifoReadySQL = fifoPick("$3") + ` SELECT EXISTS (SELECT 1 FROM hh)`
+var fifoEmptySQL = fifoPick("$3") + ` SELECT (` + nextDeadlineSQL + `), EXISTS (SELECT 1 FROM hh)`
 
 // contendedRetry is how soon a long poll that found a FIFO queue's ready
 // groups held by other receives looks again (received.contended): a
