@@ -208,7 +208,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	server.Mount(door, server.Routes{
 		Health:        server.Health(s.eng, false, log),
 		Metrics:       met.Handler(),
-		Queues:        server.Queues(s.eng.Snapshot),
+		Queues:        server.Queues(s.eng),
 		Alarms:        server.Alarms(s.Alarms),
 		Trigger:       s.Triggers.Handler(),
 		Backup:        backup.Handler(cp, backup.Options{Logger: log}), // off: a test has no --backup-dir
