@@ -86,5 +86,30 @@ func snapshotPageChecks() []check {
 				e.t.Errorf("SnapshotsAfter's alpha 6 s into a 5 s delay: %+v, want 1 visible, 0 delayed", a)
 			}
 		}},
+		{"SnapshotsAfterFollowsDeletesAndRestarts", func(e *env) {
+			for _, n := range []string{"c", "a", "b", "d"} {
+				e.create(n, nil)
+			}
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "b"}), "DeleteQueue(b)")
+			e.create("e", nil)
+			want := []string{"a", "c", "d", "e"}
+			names := func(when string) {
+				snaps, err := e.b.(tidemq.SnapshotPager).SnapshotsAfter("", 10)
+				e.ok(err, "SnapshotsAfter %s", when)
+				got := []string{}
+				for _, s := range snaps {
+					got = append(got, s.Name)
+				}
+				if !reflect.DeepEqual(got, want) {
+					e.t.Errorf("SnapshotsAfter %s: %q, want %q", when, got, want)
+				}
+			}
+			names("after a delete")
+			if e.h.Reopen == nil {
+				return
+			}
+			e.restart()
+			names("after a restart")
+		}},
 	}
 }
