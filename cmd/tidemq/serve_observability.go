@@ -57,6 +57,9 @@ type observability struct {
 	// holding the leader lease notifies. nil otherwise.
 	leaderHook *alarms.LeaderWebhook
 	stop       context.CancelFunc
+	// visit is the broker's Visit (the engine's), nil when it has none:
+	// the console's overview takes the queues one at a time through it.
+	visit func(func(*tidemq.QueueSnapshot)) bool
 	// The handlers of GET /tidemq/queues and GET /tidemq/alarms.
 	queuesHandler, alarmsHandler http.Handler
 }
@@ -104,6 +107,7 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 	}
 	obs.metrics = metrics.New(mo)
 	obs.queuesHandler = server.VisibleQueues(pagedSnapshots(eng), o.access.visible())
+	obs.visit = visitOf(eng)
 	obs.alarmsHandler = server.Alarms(ev)
 	return obs, nil
 }
