@@ -104,6 +104,12 @@ type Snapshotter interface {
 	Snapshot() []QueueSnapshot
 }
 
+// SnapshotFunc is a function as a Snapshotter.
+type SnapshotFunc func() []QueueSnapshot
+
+// Snapshot calls f.
+func (f SnapshotFunc) Snapshot() []QueueSnapshot { return f() }
+
 // SnapshotPager is a Snapshotter that snapshots a page of its queues
 // without the others (GET /tidemq/queues: at 100,000 queues, a page of
 // 1,000 cut from Snapshot copied and sorted all 100,000). The engine and
