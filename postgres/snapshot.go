@@ -63,8 +63,7 @@ func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil
 		now := b.clock.Now()
-		rows, err := tx.Query(ctx, `SELECT `+queueCols+` FROM queues WHERE name COLLATE "C" > $1
-			ORDER BY name COLLATE "C" LIMIT $2`, after, n)
+		rows, err := tx.Query(ctx, snapshotPageSQL, after, n)
 		if err != nil {
 			return err
 		}
@@ -118,6 +117,12 @@ func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 	}
 	return out, nil
 }
+
+// snapshotPageSQL reads the n ($2) queues after the name $1, in byte
+// order, through the queues_name_order index (COLLATE "C" on both the
+// comparison and the order, as the index is made).
+const snapshotPageSQL = `SELECT ` + queueCols + ` FROM queues WHERE name COLLATE "C" > $1
+	ORDER BY name COLLATE "C" LIMIT $2`
 
 // snapshotsOf snapshots qs, sorted by name; dlqs are the ARNs some
 // queue's RedrivePolicy names.
