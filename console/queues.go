@@ -100,10 +100,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 // the broker has one (no slice of every queue's snapshot; the snapshots
 // carry no ARN), else from Broker.Snapshot.
 func (c *Console) visit(f func(*tidemq.QueueSnapshot)) {
-	if c.o.Visit != nil && c.o.Visit(f) {
+	if c.o.Visit != nil {
+		// false: the engine failed or reloaded part way; its Snapshot
+		// would answer nothing either, so the overview shows what it got.
+		c.o.Visit(f)
 		return
-	} else if c.o.Visit != nil {
-		return // the broker cannot be read: Snapshot would find nothing either
 	}
 	snaps := c.o.Broker.Snapshot()
 	for i := range snaps {
