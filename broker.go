@@ -104,6 +104,24 @@ type Snapshotter interface {
 	Snapshot() []QueueSnapshot
 }
 
+// SnapshotFunc is a function as a Snapshotter.
+type SnapshotFunc func() []QueueSnapshot
+
+// Snapshot calls f.
+func (f SnapshotFunc) Snapshot() []QueueSnapshot { return f() }
+
+// SnapshotPager is a Snapshotter that snapshots a page of its queues
+// without the others (GET /tidemq/queues: at 100,000 queues, a page of
+// 1,000 cut from Snapshot copied and sorted all 100,000). The engine and
+// PostgreSQL are; SnapshotPage serves the others from Snapshot.
+type SnapshotPager interface {
+	// SnapshotsAfter returns the snapshots of the first n queues whose
+	// names sort after after (byte order; "" from the first), in name
+	// order, as Snapshot has them (ARN included); fewer than n only when
+	// no more queues follow.
+	SnapshotsAfter(after string, n int) ([]QueueSnapshot, error)
+}
+
 // HealthChecker is part of Broker: Healthy reports nil while the broker can
 // serve, or why it cannot (GET /health answers 503 with it).
 type HealthChecker interface {

@@ -15,12 +15,12 @@ import (
 func PageQueueNames(names []string, maxResults *int, token string) (*ListQueuesResult, error) {
 	sort.Strings(names)
 	if token != "" {
-		last, err := base64.RawURLEncoding.DecodeString(token)
+		last, err := PageAfter(token)
 		if err != nil {
-			return nil, InvalidParameter("NextToken", token, "Invalid or expired next token.")
+			return nil, err
 		}
-		i := sort.SearchStrings(names, string(last))
-		for i < len(names) && names[i] == string(last) {
+		i := sort.SearchStrings(names, last)
+		for i < len(names) && names[i] == last {
 			i++
 		}
 		names = names[i:]
@@ -42,6 +42,17 @@ func PageQueueNames(names []string, maxResults *int, token string) (*ListQueuesR
 // PageToken is the NextToken of a page of queue names that ends with last.
 func PageToken(last string) string { return base64.RawURLEncoding.EncodeToString([]byte(last)) }
 
+// PageAfter is the name a page token (PageToken) says the next page starts
+// after; a token that does not decode is an InvalidParameterValue on
+// NextToken.
+func PageAfter(token string) (string, error) {
+	last, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", InvalidParameter("NextToken", token, "Invalid or expired next token.")
+	}
+	return string(last), nil
+}
+
 // SnapshotPageSize and MaxSnapshotPageSize are the default and largest
 // page of GET /tidemq/queues.
 const (
@@ -56,15 +67,31 @@ const (
 // base64-encoded (unpadded, URL alphabet).
 func PageSnapshots(snaps []QueueSnapshot, limit int, token string) ([]QueueSnapshot, string, error) {
 	if token != "" {
-		last, err := base64.RawURLEncoding.DecodeString(token)
+		last, err := PageAfter(token)
 		if err != nil {
-			return nil, "", InvalidParameter("NextToken", token, "Invalid or expired next token.")
+			return nil, "", err
 		}
-		i := sort.Search(len(snaps), func(i int) bool { return snaps[i].Name > string(last) })
-		snaps = snaps[i:]
+		snaps = snapshotsAfter(snaps, last)
 	}
 	if len(snaps) <= limit {
 		return snaps, "", nil
 	}
-	return snaps[:limit], base64.RawURLEncoding.EncodeToString([]byte(snaps[limit-1].Name)), nil
+	return snaps[:limit], PageToken(snaps[limit-1].Name), nil
+}
+
+// SnapshotPage returns s's SnapshotsAfter(after, n) when s is a
+// SnapshotPager, else the same page cut from s.Snapshot() (every queue
+// snapshotted for one page).
+func SnapshotPage(s Snapshotter, after string, n int) ([]QueueSnapshot, error) {
+	if p, ok := s.(SnapshotPager); ok {
+		return p.SnapshotsAfter(after, n)
+	}
+	snaps := snapshotsAfter(s.Snapshot(), after)
+	return snaps[:min(max(n, 0), len(snaps))], nil
+}
+
+// snapshotsAfter is the snapshots (sorted by name) whose names sort after
+// after.
+func snapshotsAfter(snaps []QueueSnapshot, after string) []QueueSnapshot {
+	return snaps[sort.Search(len(snaps), func(i int) bool { return snaps[i].Name > after }):]
 }

@@ -21,7 +21,7 @@ func TestQueuesPages(t *testing.T) {
 		snaps[i].Name = fmt.Sprintf("q%06d", i)
 		snaps[i].Visible = i
 	}
-	srv := httptest.NewServer(server.Queues(func() []tidemq.QueueSnapshot { return snaps }))
+	srv := httptest.NewServer(server.Queues(tidemq.SnapshotFunc(func() []tidemq.QueueSnapshot { return snaps })))
 	defer srv.Close()
 	got, err := adminclient.New(srv.URL, nil).Queues(context.Background())
 	if err != nil {

@@ -17,9 +17,10 @@
 # store, durable, alarms on: the defaults), creates the queues through
 # the SQS API (32 clients), waits IDLE, then reads the server's RSS
 # (/proc/PID/status), scrapes /metrics three times, sends 20 scrapes at
-# once while sampling the RSS every 5 ms, and fetches /tidemq/queues and
-# the console's overview; the server is then stopped and its directory
-# removed. The load generator is always this worktree's binary.
+# once while sampling the RSS every 5 ms, fetches /tidemq/queues and the
+# console's overview three times each, reads the RSS again, and reads
+# every page of /tidemq/queues as tidemq queues does; the server is then
+# stopped and its directory removed. The load generator is always this worktree's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -91,6 +92,8 @@ rows = [
     ("/tidemq/queues time (ms)", lambda r: r["queues_page_ns"] / 1e6, "{:.0f}"),
     ("console overview bytes", lambda r: r["overview_bytes"], "{:,.0f}"),
     ("console overview time (ms)", lambda r: r["overview_ns"] / 1e6, "{:.0f}"),
+    ("RSS after the pages and overviews (MiB)", lambda r: r["rss_after_pages_bytes"] / MiB, "{:.1f}"),
+    ("every page of /tidemq/queues, 10,000 a page (ms)", lambda r: r["queues_walk_ns"] / 1e6, "{:.0f}"),
     ("creating the queues (s)", lambda r: r["create_ns"] / 1e9, "{:.1f}"),
 ]
 n = len([r for r in runs if r["config"] == configs[-1]])

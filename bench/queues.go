@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tidemq/tidemq"
 )
 
 // QueuesConfig describes a run of the queues scenario: a server holding
@@ -69,6 +73,15 @@ type QueuesResult struct {
 	QueuesPageTime      time.Duration `json:"queues_page_ns"`
 	OverviewBytes       int           `json:"overview_bytes"`
 	OverviewTime        time.Duration `json:"overview_ns"`
+	// RSSAfterPages is the RSS once the pages of /tidemq/queues and the
+	// overviews above were answered.
+	RSSAfterPages int64 `json:"rss_after_pages_bytes"`
+	// QueuesWalkTime is how long every page of /tidemq/queues took, read
+	// as tidemq queues and tidemq top read them (adminclient: pages of
+	// MaxSnapshotPageSize, each after the last one's nextToken), and
+	// QueuesWalked how many queues they listed.
+	QueuesWalkTime time.Duration `json:"queues_walk_ns"`
+	QueuesWalked   int           `json:"queues_walked"`
 }
 
 // RunQueues runs the queues scenario.
@@ -115,7 +128,43 @@ func RunQueues(ctx context.Context, client Client, cfg QueuesConfig) (QueuesResu
 	if res.OverviewBytes, res.OverviewTime, _, err = timeGets(ctx, cfg.Get, "/console/api/overview", cfg.Scrapes); err != nil {
 		return res, err
 	}
+	if res.RSSAfterPages, err = rss(); err != nil {
+		return res, err
+	}
+	start = time.Now()
+	if res.QueuesWalked, err = walkQueues(ctx, cfg.Get); err != nil {
+		return res, err
+	}
+	res.QueuesWalkTime = time.Since(start)
 	return res, nil
+}
+
+// walkQueues reads every page of /tidemq/queues, MaxSnapshotPageSize
+// queues a page, and returns how many queues they held.
+func walkQueues(ctx context.Context, fetch func(context.Context, string) (*http.Response, error)) (int, error) {
+	n, token := 0, ""
+	for {
+		path := "/tidemq/queues?limit=" + strconv.Itoa(tidemq.MaxSnapshotPageSize)
+		if token != "" {
+			path += "&nextToken=" + url.QueryEscape(token)
+		}
+		body, err := get(ctx, fetch, path)
+		if err != nil {
+			return n, err
+		}
+		var page struct {
+			Queues    []json.RawMessage `json:"queues"`
+			NextToken string            `json:"nextToken"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return n, fmt.Errorf("GET %s: %w", path, err)
+		}
+		n += len(page.Queues)
+		if page.NextToken == "" || page.NextToken == token {
+			return n, nil
+		}
+		token = page.NextToken
+	}
 }
 
 // createQueues creates the queues Prefix-000000 ... with Clients workers.

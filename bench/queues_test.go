@@ -73,10 +73,11 @@ func TestRunQueues(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	// The RSS is read from /metrics (no RSS function): once idle, once
-	// before the concurrent scrapes and twice after them; 3 timed scrapes,
-	// 5 concurrent ones, and 3 of each page.
-	if n := gets.Load(); n != 4+3+5+3+3 {
-		t.Errorf("%d GETs, want %d", n, 4+3+5+3+3)
+	// before the concurrent scrapes and twice after them, and once after
+	// the pages; 3 timed scrapes, 5 concurrent ones, 3 of each page, and
+	// the one page of the walk over /tidemq/queues.
+	if n := gets.Load(); n != 5+3+5+3+3+1 {
+		t.Errorf("%d GETs, want %d", n, 5+3+5+3+3+1)
 	}
 
 	// The RSS of a local process, read from /proc (Linux).

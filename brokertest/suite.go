@@ -112,6 +112,7 @@ func groups() []group {
 		{"Limits", limitChecks()},
 		{"Params", paramChecks()},
 		{"Operations", operationChecks()},
+		{"SnapshotPages", snapshotPageChecks()},
 		{"Scenarios", scenarioChecks()},
 	}
 }

@@ -114,18 +114,21 @@ type dlqSnapshot struct {
 	sources int
 }
 
-// snapshotOf finds the queue of arn in the broker's snapshot.
+// snapshotOf finds the queue of arn among the broker's queues, and counts
+// its sources, in one pass (visit) that copies no other queue's snapshot.
 func (c *Console) snapshotOf(arn string) (dlqSnapshot, bool) {
 	var out dlqSnapshot
 	found := false
-	for _, s := range c.o.Broker.Snapshot() {
-		if s.ARN == arn {
-			out.QueueSnapshot, found = s, true
+	name := c.queueName(arn)
+	c.visit(func(s *tidemq.QueueSnapshot) {
+		if s.Name == name && (s.ARN == "" || s.ARN == arn) {
+			out.QueueSnapshot, found = *s, true
+			out.ARN = arn
 		}
 		if s.DeadLetterTarget == arn {
 			out.sources++
 		}
-	}
+	})
 	return out, found
 }
 

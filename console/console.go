@@ -30,6 +30,11 @@ type Options struct {
 	// Broker is read (Snapshot, PeekMessages, ListMessageMoveTasks) and
 	// acted on (StartMessageMoveTask, PurgeQueue). Required.
 	Broker tidemq.Broker
+	// Visit, when set, hands every queue's snapshot to f, one at a time,
+	// and reports false when the broker cannot be read (engine.Engine's
+	// Visit): the overview then keeps copies of the queues it lists only.
+	// nil: Broker's own Visit, when it has one, else Broker.Snapshot.
+	Visit func(f func(*tidemq.QueueSnapshot)) bool
 	// Alarms returns the evaluated alarms; nil when alarms are off.
 	Alarms func() []alarms.Alarm
 	// AlarmsFor, if set, returns every firing alarm and those of the named
@@ -71,6 +76,11 @@ type Console struct {
 func New(o Options) *Console {
 	if o.Clock == nil {
 		o.Clock = tidemq.SystemClock{}
+	}
+	if v, ok := o.Broker.(interface {
+		Visit(func(*tidemq.QueueSnapshot)) bool
+	}); ok && o.Visit == nil {
+		o.Visit = v.Visit
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Console{o: o, ctx: ctx, cancel: cancel}

@@ -577,3 +577,100 @@ func TestTopicsVisibleOnly(t *testing.T) {
 		}
 	}
 }
+
+// The overview counts every queue in its totals, not only those it lists:
+// past OverviewLimit dead-letter queues, the page still says how many
+// there are and how many queues fire.
+func TestOverviewTotalsCountEveryQueue(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < OverviewLimit+5; i++ {
+		f.createQueue(fmt.Sprintf("dlq-%05d", i), nil)
+	}
+	f.createQueue("plain", nil)
+	f.firing["plain"] = true
+	f.firing["dlq-00001"] = false
+	var ov struct {
+		Total            int  `json:"total"`
+		Truncated        bool `json:"truncated"`
+		DeadLetterQueues int  `json:"deadLetterQueues"`
+		Firing           int  `json:"firing"`
+		Queues           []struct{ Name, ARN string }
+	}
+	f.get("/console/api/overview", http.StatusOK, &ov)
+	if ov.Total != OverviewLimit+6 || !ov.Truncated || len(ov.Queues) != OverviewLimit {
+		t.Fatalf("overview: total %d, truncated %v, %d queues", ov.Total, ov.Truncated, len(ov.Queues))
+	}
+	if ov.DeadLetterQueues != OverviewLimit+5 || ov.Firing != 1 {
+		t.Errorf("overview: %d dead-letter queues, %d firing; want %d and 1 (plain, not listed)", ov.DeadLetterQueues, ov.Firing, OverviewLimit+5)
+	}
+	if q := ov.Queues[0]; q.Name != "dlq-00000" || q.ARN != "arn:aws:sqs:us-east-1:000000000000:dlq-00000" {
+		t.Errorf("first queue %+v, want dlq-00000 with its ARN", q)
+	}
+}
+
+// An overview over many queues keeps copies of the queues it lists only:
+// at 20,000 queues (1,000 listed) it allocates far less than one object
+// per queue (the whole Snapshot, sorted and filtered, made an ARN and a
+// snapshot for each: 32 MB at 100,000 queues for every poll).
+func TestOverviewCostsItsQueues(t *testing.T) {
+	f := newFixture(t)
+	const n = 20 * OverviewLimit
+	for i := range n {
+		f.createQueue(fmt.Sprintf("q%05d", i), nil)
+	}
+	r := httptest.NewRequest("GET", APIPath+"/overview", nil)
+	h := f.con.API()
+	allocs := testing.AllocsPerRun(3, func() {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	})
+	if allocs > n/2 {
+		t.Errorf("an overview of %d queues: %.0f allocations, want under %d", n, allocs, n/2)
+	}
+	t.Logf("an overview of %d queues: %.0f allocations", n, allocs)
+}
+
+// snapshotOnly hides the engine's Visit: the overview reads Snapshot, as
+// over PostgreSQL.
+type snapshotOnly struct{ tidemq.Broker }
+
+// Under permissions the overview lists and counts only the queues Visible
+// lets the caller see, the same whether it visits the queues (the engine)
+// or reads their Snapshot (PostgreSQL).
+func TestOverviewVisibleOnly(t *testing.T) {
+	eng, err := engine.Open(engine.Options{Store: mem.New(), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	for _, n := range []string{"a-1", "a-2-dlq", "b-1", "b-dlq"} {
+		if _, err := eng.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	visible := func(r *http.Request, arn string) bool {
+		return strings.HasPrefix(arn, "arn:aws:sqs:us-east-1:000000000000:"+r.Header.Get("X-Team")+"-")
+	}
+	for _, b := range []tidemq.Broker{eng, snapshotOnly{eng}} {
+		c := New(Options{Broker: b, Region: "us-east-1", AccountID: "000000000000", Visible: visible})
+		t.Cleanup(c.Wait)
+		r := httptest.NewRequest("GET", APIPath+"/overview", nil)
+		r.Header.Set("X-Team", "a")
+		w := httptest.NewRecorder()
+		c.API().ServeHTTP(w, r)
+		var out struct {
+			Total, DeadLetterQueues int
+			Queues                  []struct{ Name, ARN string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, q := range out.Queues {
+			got = append(got, q.Name+" "+q.ARN)
+		}
+		want := "a-2-dlq arn:aws:sqs:us-east-1:000000000000:a-2-dlq,a-1 arn:aws:sqs:us-east-1:000000000000:a-1"
+		if strings.Join(got, ",") != want || out.Total != 2 || out.DeadLetterQueues != 1 {
+			t.Errorf("%T: team a sees %v (total %d, %d DLQs), want %q, 2, 1", b, got, out.Total, out.DeadLetterQueues, want)
+		}
+	}
+}

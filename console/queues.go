@@ -2,7 +2,6 @@ package console
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/tidemq/tidemq"
@@ -29,23 +28,22 @@ type overviewView struct {
 	// redrive policy names it (its sources), and Truncated is set.
 	Total     int  `json:"total"`
 	Truncated bool `json:"truncated,omitempty"`
+	// DeadLetterQueues and Firing count every queue (not only those
+	// listed): the dead-letter queues, and the queues with a firing
+	// alarm.
+	DeadLetterQueues int `json:"deadLetterQueues"`
+	Firing           int `json:"firing"`
 }
 
 // OverviewLimit is how many queues the overview lists at most: with
 // 100,000 queues the whole list was a 32 MB answer every poll.
 const OverviewLimit = 1000
 
+// overview answers GET /console/api/overview. It takes the queues one at
+// a time (visit) and keeps copies of those it lists only (pick), so that
+// at 100,000 queues an overview costs its 1,000 queues and one pass over
+// the others, not a snapshot of each.
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
-	snaps := c.o.Broker.Snapshot()
-	if c.o.Visible != nil {
-		mine := snaps[:0:0]
-		for _, s := range snaps {
-			if c.o.Visible(r, s.ARN) {
-				mine = append(mine, s)
-			}
-		}
-		snaps = mine
-	}
 	var as []alarms.Alarm
 	switch {
 	case c.o.AlarmsFor != nil:
@@ -53,20 +51,31 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	case c.o.Alarms != nil:
 		as = c.o.Alarms()
 	}
-	ordered(snaps, as)
-	ov := overviewView{
-		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
-		AlarmsOn: c.o.Alarms != nil, Queues: snaps, Total: len(snaps),
-	}
-	if len(snaps) > OverviewLimit {
-		ov.Queues, ov.Truncated = snaps[:OverviewLimit:OverviewLimit], true
-		if want := r.URL.Query().Get("queue"); want != "" {
-			ov.Queues = append(ov.Queues, asked(snaps, want)...)
+	firing := make(map[string]bool)
+	for _, a := range as {
+		if a.State == alarms.StateFiring {
+			firing[a.Queue] = true
 		}
 	}
+	want := r.URL.Query().Get("queue")
+	p := newPick(firing, want, c.arnOf(want))
+	c.visit(func(s *tidemq.QueueSnapshot) {
+		if c.o.Visible != nil && !c.o.Visible(r, c.snapshotARN(s)) {
+			return
+		}
+		p.offer(s)
+	})
+	ov := overviewView{
+		TimeMillis: c.o.Clock.Now().UnixMilli(), Region: c.o.Region, AccountID: c.o.AccountID,
+		AlarmsOn: c.o.Alarms != nil, Queues: p.queues(), Total: p.total, Truncated: p.total > OverviewLimit,
+		DeadLetterQueues: p.deadLetterQueues, Firing: p.firingQueues,
+	}
 	names := make(map[string]bool, len(ov.Queues))
-	for _, s := range ov.Queues {
-		names[s.Name] = true
+	for i := range ov.Queues {
+		if ov.Queues[i].ARN == "" {
+			ov.Queues[i].ARN = c.arnOf(ov.Queues[i].Name)
+		}
+		names[ov.Queues[i].Name] = true
 	}
 	if c.o.AlarmsFor != nil {
 		// Only the listed queues' alarms, asked for by name: with 100,000
@@ -87,45 +96,45 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ov)
 }
 
-// asked is what a truncated overview adds for the queue a page asked for,
-// when the first OverviewLimit do not hold it: the queue, and the queues
-// whose redrive policy names it (the page shows them as its sources). The
-// snapshots are in the overview's order.
-func asked(snaps []tidemq.QueueSnapshot, name string) []tidemq.QueueSnapshot {
-	var arn string
-	for _, s := range snaps {
-		if s.Name == name {
-			arn = s.ARN
-		}
+// visit calls f with every queue's snapshot: through Options.Visit when
+// the broker has one (no slice of every queue's snapshot; the snapshots
+// carry no ARN), else from Broker.Snapshot.
+func (c *Console) visit(f func(*tidemq.QueueSnapshot)) {
+	if c.o.Visit != nil {
+		// false: the engine failed or reloaded part way; its Snapshot
+		// would answer nothing either, so the overview shows what it got.
+		c.o.Visit(f)
+		return
 	}
-	var out []tidemq.QueueSnapshot
-	for i, s := range snaps {
-		if arn != "" && i >= OverviewLimit && (s.ARN == arn || s.DeadLetterTarget == arn) {
-			out = append(out, s)
-		}
+	snaps := c.o.Broker.Snapshot()
+	for i := range snaps {
+		f(&snaps[i])
 	}
-	return out
 }
 
-// ordered sorts snapshots in the overview's order: dead-letter queues
-// first, queues with a firing alarm first among their kind, then by name.
-func ordered(snaps []tidemq.QueueSnapshot, as []alarms.Alarm) {
-	firing := make(map[string]bool)
-	for _, a := range as {
-		if a.State == alarms.StateFiring {
-			firing[a.Queue] = true
-		}
+// snapshotARN is s's ARN, made from its name when the snapshot came
+// without one (Options.Visit).
+func (c *Console) snapshotARN(s *tidemq.QueueSnapshot) string {
+	if s.ARN != "" {
+		return s.ARN
 	}
-	sort.SliceStable(snaps, func(i, j int) bool {
-		a, b := &snaps[i], &snaps[j]
-		if a.IsDeadLetterQueue != b.IsDeadLetterQueue {
-			return a.IsDeadLetterQueue
-		}
-		if fa, fb := firing[a.Name], firing[b.Name]; fa != fb {
-			return fa
-		}
-		return a.Name < b.Name
-	})
+	return c.arnOf(s.Name)
+}
+
+// arnOf is the ARN of the queue the broker names name ("" for ""), in the
+// console's region and account (tidemq.RegionalQueueARN).
+func (c *Console) arnOf(name string) string {
+	if name == "" {
+		return ""
+	}
+	region, account := c.o.Region, c.o.AccountID
+	if region == "" {
+		region = tidemq.DefaultRegion
+	}
+	if account == "" {
+		account = tidemq.DefaultAccountID
+	}
+	return tidemq.RegionalQueueARN(region, account, name)
 }
 
 // queueName is the broker's name of the queue an ARN names: the plain name

@@ -73,6 +73,7 @@ type Engine struct {
 	mu     sync.Mutex
 	queues map[string]*queue // by name
 	byID   map[uint64]*queue
+	byName byName // e.queues in name order (queueorder.go)
 	// busy are the queues the sweep visits: every queue that is not idle
 	// (queue.markBusy), and some that became idle since the last sweep.
 	busy        map[*queue]struct{}
@@ -155,6 +156,7 @@ func Open(o Options) (*Engine, error) {
 func (e *Engine) resetState() {
 	e.queues = make(map[string]*queue)
 	e.byID = make(map[uint64]*queue)
+	e.byName = newByName()
 	e.busy = make(map[*queue]struct{})
 	e.nextQueueID = 0
 	e.handleKey = nil

@@ -59,8 +59,7 @@ func (e *Engine) load() (err error) {
 			q.tags = r.Tags
 		}
 		q.created, q.modified, q.purged = stampOf(r.Created), stampOf(r.Modified), stampOf(r.Purged)
-		e.queues[q.name] = q
-		e.byID[q.id] = q
+		e.addQueue(q)
 		if q.id > e.nextQueueID {
 			e.nextQueueID = q.id
 		}

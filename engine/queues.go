@@ -69,8 +69,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 		}
 	}
 	q.created, q.modified = stampOf(now), stampOf(now)
-	e.queues[q.name] = q
-	e.byID[q.id] = q
+	e.addQueue(q)
 	t := e.begin()
 	t.b.Set([]byte(keyNextQueue), uint64Value(e.nextQueueID))
 	t.b.Set(queueKey(q.name), q.record())
@@ -123,8 +122,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) (e
 	}
 	t := e.begin()
 	e.dropMessages(q, t)
-	delete(e.queues, q.name)
-	delete(e.byID, q.id)
+	e.removeQueue(q)
 	t.b.Delete(queueKey(q.name))
 	t.b.Delete(idKey(prefixCounter, q.id))
 	start, end := queueRange(prefixDedup, q.id)

@@ -339,6 +339,21 @@ func (r *Router) Snapshot() []tidemq.QueueSnapshot {
 	return out
 }
 
+// SnapshotsAfter is tidemq.SnapshotPager over every cluster: the first n
+// queues after after of each cluster, merged in name order and cut to n.
+func (r *Router) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, error) {
+	var out []tidemq.QueueSnapshot
+	for _, c := range r.clusters {
+		page, err := tidemq.SnapshotPage(c.Broker, after, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out[:min(max(n, 0), len(out))], nil
+}
+
 // Healthy reports nil while every cluster can serve; else the first that
 // cannot, named. One cluster down makes the node unhealthy although the
 // other clusters' queues still serve: every node is given the same

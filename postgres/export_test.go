@@ -11,3 +11,7 @@ func SetQueueCacheTTL(d time.Duration) (restore func()) {
 	queueCacheTTL = d
 	return func() { queueCacheTTL = old }
 }
+
+// SnapshotPageSQL is the statement of a page of SnapshotsAfter (a test
+// EXPLAINs it).
+const SnapshotPageSQL = snapshotPageSQL

@@ -37,41 +37,8 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 				dlqs[q.Redrive.DeadLetterTargetARN] = true
 			}
 		}
-		ids := make([]int64, len(qs))
-		for i, q := range qs {
-			ids[i] = q.id
-		}
-		cs, oldest, err := b.countsOf(ctx, tx, ids, stampOf(now))
-		if err != nil {
-			return err
-		}
-		b.statsMu.Lock()
-		defer b.statsMu.Unlock()
-		for _, q := range qs {
-			s := tidemq.QueueSnapshot{
-				Name: q.name, ARN: q.arn, FIFO: q.fifo,
-				RetentionSeconds:  int(q.Retention.Seconds()),
-				IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
-			}
-			c := cs[q.id]
-			s.Visible, s.InFlight, s.Delayed = c.visible, c.inflight, c.delayed
-			s.IsDeadLetterQueue = s.IsDeadLetterQueue || c.deadLettered > 0
-			if o := oldest[q.id]; o != nil {
-				s.OldestAgeSeconds = now.Sub(timeOf(*o)).Seconds()
-			}
-			if q.Redrive != nil {
-				s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
-				s.MaxReceiveCount = q.Redrive.MaxReceiveCount
-			}
-			if st := b.stats[q.id]; st != nil {
-				s.Stats = *st
-			}
-			if t, ok := b.lastReceive[q.id]; ok {
-				s.LastReceiveUnixMilli = t.UnixMilli()
-			}
-			out = append(out, s)
-		}
-		return nil
+		out, err = b.snapshotsOf(ctx, tx, qs, dlqs, now)
+		return err
 	})
 	if err != nil {
 		b.log.Warn("postgres: snapshot failed", "err", err)
@@ -79,6 +46,124 @@ func (b *Broker) Snapshot() []tidemq.QueueSnapshot {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// SnapshotsAfter is tidemq.SnapshotPager: the first n queues whose names
+// sort after after, in byte order, read in one statement through the
+// queues_name_order index (migration 0012), their expired messages
+// dropped and their depths counted as Snapshot does, without reading any
+// other queue (GET /tidemq/queues at 100,000 queues).
+func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []tidemq.QueueSnapshot
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		now := b.clock.Now()
+		rows, err := tx.Query(ctx, snapshotPageSQL, after, n)
+		if err != nil {
+			return err
+		}
+		var qs []*queue
+		for rows.Next() {
+			q, err := b.scanQueue(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			qs = append(qs, q)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(qs) == 0 {
+			return nil
+		}
+		if err := b.expireAll(ctx, tx, qs, now); err != nil {
+			return err
+		}
+		// The page's queues that some queue's RedrivePolicy names, through
+		// the dlq_target index.
+		arns := make([]string, len(qs))
+		for i, q := range qs {
+			arns[i] = q.arn
+		}
+		rows, err = tx.Query(ctx, `SELECT DISTINCT dlq_target FROM queues WHERE dlq_target = ANY($1)`, arns)
+		if err != nil {
+			return err
+		}
+		dlqs := map[string]bool{}
+		for rows.Next() {
+			var arn string
+			if err := rows.Scan(&arn); err != nil {
+				rows.Close()
+				return err
+			}
+			dlqs[arn] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		out, err = b.snapshotsOf(ctx, tx, qs, dlqs, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// snapshotPageSQL reads the n ($2) queues after the name $1, in byte
+// order, through the queues_name_order index (COLLATE "C" on both the
+// comparison and the order, as the index is made).
+const snapshotPageSQL = `SELECT ` + queueCols + ` FROM queues WHERE name COLLATE "C" > $1
+	ORDER BY name COLLATE "C" LIMIT $2`
+
+// snapshotsOf snapshots qs, sorted by name; dlqs are the ARNs some
+// queue's RedrivePolicy names.
+func (b *Broker) snapshotsOf(ctx context.Context, tx pgx.Tx, qs []*queue, dlqs map[string]bool, now time.Time) ([]tidemq.QueueSnapshot, error) {
+	ids := make([]int64, len(qs))
+	for i, q := range qs {
+		ids[i] = q.id
+	}
+	cs, oldest, err := b.countsOf(ctx, tx, ids, stampOf(now))
+	if err != nil {
+		return nil, err
+	}
+	b.statsMu.Lock()
+	defer b.statsMu.Unlock()
+	out := make([]tidemq.QueueSnapshot, 0, len(qs))
+	for _, q := range qs {
+		s := tidemq.QueueSnapshot{
+			Name: q.name, ARN: q.arn, FIFO: q.fifo,
+			RetentionSeconds:  int(q.Retention.Seconds()),
+			IsDeadLetterQueue: dlqs[q.arn] || tidemq.NamedLikeDeadLetterQueue(q.name),
+		}
+		c := cs[q.id]
+		s.Visible, s.InFlight, s.Delayed = c.visible, c.inflight, c.delayed
+		s.IsDeadLetterQueue = s.IsDeadLetterQueue || c.deadLettered > 0
+		if o := oldest[q.id]; o != nil {
+			s.OldestAgeSeconds = now.Sub(timeOf(*o)).Seconds()
+		}
+		if q.Redrive != nil {
+			s.DeadLetterTarget = q.Redrive.DeadLetterTargetARN
+			s.MaxReceiveCount = q.Redrive.MaxReceiveCount
+		}
+		if st := b.stats[q.id]; st != nil {
+			s.Stats = *st
+		}
+		if t, ok := b.lastReceive[q.id]; ok {
+			s.LastReceiveUnixMilli = t.UnixMilli()
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // expireAll is expire for every queue at once, in three statements

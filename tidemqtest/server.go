@@ -199,7 +199,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	protocols := server.ProtocolOptions{Broker: broker, Topics: s.Topics,
 		Region: o.region, AccountID: o.accountID, Logger: log, Observe: met.ObserveRequest}
 	con := console.New(console.Options{Broker: broker, Topics: s.Topics, Region: o.region, AccountID: o.accountID,
-		Alarms: s.Alarms.Alarms, Clock: clock, SQS: server.ConsoleSQS(protocols)})
+		Alarms: s.Alarms.Alarms, Clock: clock, SQS: server.ConsoleSQS(protocols), Visit: s.eng.Visit})
 	door := frontdoor.New(frontdoor.Config{MaxBody: apisqs.MaxRequestBodyBytes, Logger: log})
 	var cp storage.Checkpointer
 	if c, ok := store.(storage.Checkpointer); ok {
@@ -208,7 +208,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	server.Mount(door, server.Routes{
 		Health:        server.Health(s.eng, false, log),
 		Metrics:       met.Handler(),
-		Queues:        server.Queues(s.eng.Snapshot),
+		Queues:        server.Queues(s.eng),
 		Alarms:        server.Alarms(s.Alarms),
 		Trigger:       s.Triggers.Handler(),
 		Backup:        backup.Handler(cp, backup.Options{Logger: log}), // off: a test has no --backup-dir

@@ -55,6 +55,7 @@ func runQueuesBench(ctx context.Context, o *benchOptions, client bench.Client, s
 	fmt.Fprintf(stdout, "/metrics: %d bytes, %s (median), %s (slowest)\n", res.MetricsBytes, ms(res.MetricsTime), ms(res.MetricsMax))
 	fmt.Fprintf(stdout, "%d concurrent scrapes: %s, RSS +%s (RSS after: %s)\n", res.Concurrent, ms(res.ConcurrentTime), mib(res.ConcurrentRSSGrowth), mib(res.RSSAfter))
 	fmt.Fprintf(stdout, "/tidemq/queues: %d bytes, %s\n", res.QueuesPageBytes, ms(res.QueuesPageTime))
-	fmt.Fprintf(stdout, "/console/api/overview: %d bytes, %s\n", res.OverviewBytes, ms(res.OverviewTime))
+	fmt.Fprintf(stdout, "/console/api/overview: %d bytes, %s (RSS after: %s)\n", res.OverviewBytes, ms(res.OverviewTime), mib(res.RSSAfterPages))
+	fmt.Fprintf(stdout, "every page of /tidemq/queues: %d queues, %s\n", res.QueuesWalked, ms(res.QueuesWalkTime))
 	return nil
 }

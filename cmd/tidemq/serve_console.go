@@ -11,9 +11,10 @@ import (
 // newConsole builds the web console of `tidemq serve` on the broker the
 // SQS API uses, the alarms (unless --no-alarms) and the topic service;
 // sqs is the unauthenticated SQS handler its message-by-message redrives
-// go through (server.ConsoleSQS).
+// go through (server.ConsoleSQS). The overview visits the queues through
+// the engine's Visit (obs.visit), which broker's wrappers hide.
 func newConsole(broker tidemq.Broker, obs *observability, topics *topicstore.Service, sqs http.Handler, o *serveOptions) *console.Console {
-	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID, SQS: sqs}
+	co := console.Options{Broker: broker, Topics: topics, Region: o.region, AccountID: o.accountID, SQS: sqs, Visit: obs.visit}
 	if obs.alarms != nil {
 		co.Alarms, co.AlarmsFor = obs.alarms.Alarms, obs.alarms.Shown
 	}

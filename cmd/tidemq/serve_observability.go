@@ -57,6 +57,9 @@ type observability struct {
 	// holding the leader lease notifies. nil otherwise.
 	leaderHook *alarms.LeaderWebhook
 	stop       context.CancelFunc
+	// visit is the broker's Visit (the engine's), nil when it has none:
+	// the console's overview takes the queues one at a time through it.
+	visit func(func(*tidemq.QueueSnapshot)) bool
 	// The handlers of GET /tidemq/queues and GET /tidemq/alarms.
 	queuesHandler, alarmsHandler http.Handler
 }
@@ -103,7 +106,8 @@ func startObservability(eng tidemq.Snapshotter, store storage.Store, o *serveOpt
 		log.Info("alarms on", "interval", o.alarms.interval, "webhook", o.alarms.webhook != "", "config", o.alarms.config)
 	}
 	obs.metrics = metrics.New(mo)
-	obs.queuesHandler = server.VisibleQueues(eng.Snapshot, o.access.visible())
+	obs.queuesHandler = server.VisibleQueues(pagedSnapshots(eng), o.access.visible())
+	obs.visit = visitOf(eng)
 	obs.alarmsHandler = server.Alarms(ev)
 	return obs, nil
 }
@@ -136,6 +140,22 @@ func unwrapTo[T any](b any) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// pagedSnapshots is b, with the SnapshotsAfter of b or of the broker it
+// wraps (the engine's, PostgreSQL's) when it has one: GET /tidemq/queues
+// then snapshots a page's queues, not every queue for each page.
+func pagedSnapshots(b tidemq.Snapshotter) tidemq.Snapshotter {
+	if p, ok := unwrapTo[tidemq.SnapshotPager](b); ok {
+		return pager{b, p}
+	}
+	return b
+}
+
+// pager is a Snapshotter and the SnapshotPager of the broker it wraps.
+type pager struct {
+	tidemq.Snapshotter
+	tidemq.SnapshotPager
 }
 
 // visitor is a broker that hands out its queues' snapshots one at a time

@@ -220,11 +220,13 @@ function renderQueues() {
   if (!ov) return;
   const dlqs = ov.queues.filter((q) => q.deadLetterQueue);
   const others = ov.queues.filter((q) => !q.deadLetterQueue);
-  const firing = ov.queues.filter((q) => q.alarm === 'FIRING').length;
+  // The server counts every queue, not only the listed ones (an older
+  // server does not: count those listed).
+  const firing = ov.firing ?? ov.queues.filter((q) => q.alarm === 'FIRING').length;
   page('queues-page',
     h('div', { class: 'summary' },
       h('span', {}, counted(ov.total ?? ov.queues.length, 'queue')),
-      h('span', {}, counted(dlqs.length, 'dead-letter queue')),
+      h('span', {}, counted(ov.deadLetterQueues ?? dlqs.length, 'dead-letter queue')),
       h('span', { class: firing ? 'firing-text' : '' }, ov.alarmsOn ? `${firing} firing` : 'alarms off'),
       h('span', { class: 'muted' }, `${ov.region} · ${ov.accountId}`)),
     ov.queues.length === 0 ? h('p', { class: 'muted' }, 'No queues yet. Create one with any SQS client.') : null,

@@ -13,16 +13,18 @@ import (
 // Queues answers GET /tidemq/queues: the queues' snapshots as JSON, a
 // page at a time (?limit=, default tidemq.SnapshotPageSize, at most
 // tidemq.MaxSnapshotPageSize; ?nextToken= from the previous page's
-// nextToken), so that 100,000 queues are not one 40 MB answer.
-func Queues(snapshots func() []tidemq.QueueSnapshot) http.Handler {
-	return VisibleQueues(snapshots, nil)
+// nextToken), so that 100,000 queues are not one 40 MB answer. A page
+// costs what its queues cost when s is a tidemq.SnapshotPager (the engine,
+// PostgreSQL): only the page's queues are snapshotted.
+func Queues(s tidemq.Snapshotter) http.Handler {
+	return VisibleQueues(s, nil)
 }
 
 // VisibleQueues is Queues listing only the queues visible says the caller
 // of r may see (by ARN; under --auth with permissions, those whose
 // attributes it may read), filtered before paging so that a page is a page
 // of what the caller sees. nil visible lists every queue.
-func VisibleQueues(snapshots func() []tidemq.QueueSnapshot, visible func(r *http.Request, queueARN string) bool) http.Handler {
+func VisibleQueues(s tidemq.Snapshotter, visible func(r *http.Request, queueARN string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		limit := tidemq.SnapshotPageSize
@@ -34,11 +36,16 @@ func VisibleQueues(snapshots func() []tidemq.QueueSnapshot, visible func(r *http
 			}
 			limit = n
 		}
-		page, next, err := pageVisible(snapshots(), limit, r.URL.Query().Get("nextToken"), func(arn string) bool {
+		after, err := tidemq.PageAfter(r.URL.Query().Get("nextToken"))
+		if err != nil {
+			adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "invalid nextToken"))
+			return
+		}
+		page, next, err := pageVisible(s, limit, after, func(arn string) bool {
 			return visible == nil || visible(r, arn)
 		})
 		if err != nil {
-			adminjson.WriteError(w, tidemq.Errorf(tidemq.ErrInvalidParameterValue, "invalid nextToken"))
+			adminjson.WriteError(w, err)
 			return
 		}
 		out := map[string]any{"queues": page}
@@ -49,26 +56,32 @@ func VisibleQueues(snapshots func() []tidemq.QueueSnapshot, visible func(r *http
 	})
 }
 
-// pageVisible is tidemq.PageSnapshots of the visible snapshots. It decides
-// only as many queues as the page needs (from the token on, until one past
-// the page), not every queue for every page.
-func pageVisible(snaps []tidemq.QueueSnapshot, limit int, token string, visible func(arn string) bool) ([]tidemq.QueueSnapshot, string, error) {
-	rest, _, err := tidemq.PageSnapshots(snaps, len(snaps)+1, token) // the queues after the token
-	if err != nil {
-		return nil, "", err
-	}
-	page := make([]tidemq.QueueSnapshot, 0, min(limit, len(rest)))
-	for i := range rest {
-		if !visible(rest[i].ARN) {
-			continue
+// pageVisible is the page of at most limit visible queues after the name
+// after, and the token of the next page ("" after the last). It asks s for
+// limit+1 queues at a time, from after on, and decides only as many
+// queues as the page needs (until one past the page), not every queue for
+// every page.
+func pageVisible(s tidemq.Snapshotter, limit int, after string, visible func(arn string) bool) ([]tidemq.QueueSnapshot, string, error) {
+	page := make([]tidemq.QueueSnapshot, 0, limit)
+	for {
+		chunk, err := tidemq.SnapshotPage(s, after, limit+1)
+		if err != nil {
+			return nil, "", err
 		}
-		if len(page) == limit { // one more to show: the next page starts after this one
-			_, next, err := tidemq.PageSnapshots(append(page, rest[i]), limit, "")
-			return page, next, err
+		for i := range chunk {
+			if !visible(chunk[i].ARN) {
+				continue
+			}
+			if len(page) == limit { // one more to show: the next page starts after this one
+				return page, tidemq.PageToken(page[limit-1].Name), nil
+			}
+			page = append(page, chunk[i])
 		}
-		page = append(page, rest[i])
+		if len(chunk) <= limit {
+			return page, "", nil
+		}
+		after = chunk[len(chunk)-1].Name
 	}
-	return page, "", nil
 }
 
 // Alarms answers GET /tidemq/alarms from ev, or 404 when the alarms are
