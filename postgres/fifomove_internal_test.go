@@ -212,3 +212,175 @@ func waitFor(t *testing.T, what string, done chan error, cond func() bool) bool 
 	t.Fatalf("waited 10 s for %s", what)
 	return false
 }
+
+// A move into a FIFO group that another transaction holds (here the
+// test's, as a send or a receive of the group holds it) leaves the
+// message where it is, and the rest of its group behind it, for a later
+// pass; it moves once the group is free. A message due to be
+// dead-lettered is not delivered again meanwhile, and nothing is lost or
+// moved twice.
+func TestFIFOMoveLeavesMessageWhileGroupBusy(t *testing.T) {
+	fifo := map[string]string{tidemq.AttrFifoQueue: "true", tidemq.AttrContentBasedDeduplication: "true"}
+	with := func(k, v string) map[string]string {
+		a := map[string]string{k: v}
+		for k, v := range fifo {
+			a[k] = v
+		}
+		return a
+	}
+	ctx := context.Background()
+	open := func(t *testing.T) (*Broker, func(string) *queue) {
+		b := openInternal(t)
+		for _, q := range []tidemq.CreateQueueParams{
+			{Name: "d.fifo", Attributes: fifo},
+			{Name: "s.fifo", Attributes: with(tidemq.AttrRedrivePolicy, `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:d.fifo","maxReceiveCount":1}`)},
+			{Name: "cap.fifo", Attributes: fifo},
+			{Name: "c.fifo", Attributes: with(tidemq.AttrMessageRetentionPeriod, "60"), Tags: map[string]string{CaptureExpiredTag: "cap.fifo"}},
+		} {
+			if _, err := b.CreateQueue(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b, func(name string) *queue {
+			q, err := b.queueFor(ctx, nil, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+	}
+	bodies := func(ms []*tidemq.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Body)
+		}
+		return out
+	}
+
+	t.Run("dead-letter move on receive", func(t *testing.T) {
+		b, qid := open(t)
+		d, s := qid("d.fifo"), qid("s.fifo")
+		// m0 is over maxReceiveCount, m1 of its group behind it, x in
+		// another group.
+		sendOne(t, b, "s.fifo", "g", "m0")
+		receiveFrom(t, b, "s.fifo", 0)
+		sendOne(t, b, "s.fifo", "g", "m1")
+		sendOne(t, b, "s.fifo", "h", "x")
+		tx := holdGroup(t, b, d, "g")
+		if got := bodies(receiveFrom(t, b, "s.fifo", 30)); len(got) != 1 || got[0] != "x" {
+			t.Fatalf("with d.fifo's group g busy, a receive of s.fifo got %v, want x alone", got)
+		}
+		if n, m := b.depth(t, s.id), b.depth(t, d.id); n != 3 || m != 0 {
+			t.Fatalf("with d.fifo's group g busy, s.fifo holds %d messages and d.fifo %d, want 3 and 0", n, m)
+		}
+		tx.Rollback(ctx)
+		if got := bodies(receiveFrom(t, b, "s.fifo", 30)); len(got) != 1 || got[0] != "m1" {
+			t.Fatalf("once d.fifo's group g is free, a receive of s.fifo got %v, want m1 (m0 dead-lettered)", got)
+		}
+		if n, m := b.depth(t, s.id), b.depth(t, d.id); n != 2 || m != 1 {
+			t.Fatalf("s.fifo holds %d messages and d.fifo %d, want 2 and 1", n, m)
+		}
+	})
+
+	t.Run("redrive", func(t *testing.T) {
+		b, qid := open(t)
+		d, s := qid("d.fifo"), qid("s.fifo")
+		sendOne(t, b, "s.fifo", "g", "m0")
+		receiveFrom(t, b, "s.fifo", 0)
+		receiveFrom(t, b, "s.fifo", 0) // moves m0 to d.fifo
+		sendOne(t, b, "s.fifo", "g", "m1")
+		sendOne(t, b, "s.fifo", "h", "x")
+		// m0 back into s.fifo's group g.
+		tx := holdGroup(t, b, s, "g")
+		res, err := b.MoveMessages(ctx, tidemq.MoveMessagesParams{Source: "d.fifo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Moved != 0 || res.Remaining != 1 {
+			t.Fatalf("with s.fifo's group g busy, a redrive moved %d and left %d, want 0 and 1", res.Moved, res.Remaining)
+		}
+		tx.Rollback(ctx)
+		if res, err = b.MoveMessages(ctx, tidemq.MoveMessagesParams{Source: "d.fifo"}); err != nil {
+			t.Fatal(err)
+		}
+		if res.Moved != 1 || res.Remaining != 0 || b.depth(t, d.id) != 0 || b.depth(t, s.id) != 3 {
+			t.Fatalf("once s.fifo's group g is free, a redrive moved %d and left %d; d.fifo holds %d, s.fifo %d, want 1, 0, 0, 3",
+				res.Moved, res.Remaining, b.depth(t, d.id), b.depth(t, s.id))
+		}
+	})
+
+	t.Run("move task", func(t *testing.T) {
+		b, qid := open(t)
+		d, s := qid("d.fifo"), qid("s.fifo")
+		sendOne(t, b, "s.fifo", "g", "m0")
+		receiveFrom(t, b, "s.fifo", 0)
+		receiveFrom(t, b, "s.fifo", 0) // moves m0 to d.fifo
+		tx := holdGroup(t, b, s, "g")
+		if _, err := b.StartMessageMoveTask(ctx, tidemq.StartMoveTaskParams{SourceARN: d.arn}); err != nil {
+			t.Fatal(err)
+		}
+		task := func() tidemq.MessageMoveTask {
+			ts, err := b.ListMessageMoveTasks(ctx, tidemq.ListMoveTasksParams{SourceARN: d.arn})
+			if err != nil || len(ts) != 1 {
+				t.Fatalf("%d tasks: %v", len(ts), err)
+			}
+			return ts[0]
+		}
+		// Each step writes the task's row in a transaction of its own:
+		// its xmin counts them. A step that moved nothing waits
+		// idleStepRetry before the next, rather than spinning.
+		steps := func() int64 {
+			var x int64
+			if err := b.pool.QueryRow(ctx, `SELECT xmin::text::bigint FROM move_tasks`).Scan(&x); err != nil {
+				t.Fatal(err)
+			}
+			return x
+		}
+		const window = 500 * time.Millisecond
+		first := steps()
+		time.Sleep(window)
+		if n := steps() - first; n > int64(window/idleStepRetry)+10 {
+			t.Errorf("the task ran %d steps in %v while nothing could move, want one per %v at most", n, window, idleStepRetry)
+		}
+		if got := task(); got.Status != tidemq.MoveTaskRunning || got.ApproximateNumberOfMessagesMoved != 0 || b.depth(t, d.id) != 1 {
+			t.Fatalf("with s.fifo's group g busy, the task is %s with %d moved, d.fifo holds %d; want RUNNING, 0, 1",
+				got.Status, got.ApproximateNumberOfMessagesMoved, b.depth(t, d.id))
+		}
+		tx.Rollback(ctx)
+		for deadline := time.Now().Add(10 * time.Second); task().Status == tidemq.MoveTaskRunning; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the task still runs 10 s after s.fifo's group g is free")
+			}
+		}
+		if got := task(); got.Status != tidemq.MoveTaskCompleted || got.ApproximateNumberOfMessagesMoved != 1 || b.depth(t, d.id) != 0 || b.depth(t, s.id) != 1 {
+			t.Fatalf("the task is %s with %d moved; d.fifo holds %d, s.fifo %d; want COMPLETED, 1, 0, 1",
+				got.Status, got.ApproximateNumberOfMessagesMoved, b.depth(t, d.id), b.depth(t, s.id))
+		}
+	})
+
+	t.Run("capture of expired messages", func(t *testing.T) {
+		b, qid := open(t)
+		c, capq := qid("c.fifo"), qid("cap.fifo")
+		sendOne(t, b, "c.fifo", "g", "e0")
+		sendOne(t, b, "c.fifo", "g", "e1")
+		b.clock.(*clocktest.Clock).Advance(2 * time.Minute)
+		tx := holdGroup(t, b, capq, "g")
+		peek := func() {
+			if _, err := b.PeekMessages(ctx, tidemq.PeekMessagesParams{Queue: "c.fifo"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		peek()
+		if n, m := b.depth(t, c.id), b.depth(t, capq.id); n != 2 || m != 0 {
+			t.Fatalf("with cap.fifo's group g busy, c.fifo holds %d messages and cap.fifo %d, want 2 and 0", n, m)
+		}
+		tx.Rollback(ctx)
+		peek()
+		if n, m := b.depth(t, c.id), b.depth(t, capq.id); n != 0 || m != 2 {
+			t.Fatalf("once cap.fifo's group g is free, c.fifo holds %d messages and cap.fifo %d, want 0 and 2", n, m)
+		}
+		if got := bodies(receiveFrom(t, b, "cap.fifo", 30)); len(got) != 2 || got[0] != "e0" || got[1] != "e1" {
+			t.Fatalf("cap.fifo served %v, want e0, e1", got)
+		}
+	})
+}
