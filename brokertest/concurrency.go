@@ -204,6 +204,117 @@ func concurrencyChecks() []check {
 			}
 			e.wantCounts("f.fifo", 0, 0, 0, "after the concurrent run")
 		}},
+		{"FIFOMovesIntoAGroupKeepItsOrderUnderConcurrentSends", func(e *env) {
+			// Messages moved into a FIFO queue's group (MoveMessages,
+			// as a redrive moves them) and sent to it at the same time:
+			// the group's sequence numbers follow the order its
+			// messages become receivable, so a consumer that deletes
+			// each batch before the next receive sees them increase,
+			// each producer's in its order. (A move that took its
+			// sequence number without the group's lock let a send's
+			// later number be served before it.)
+			const perSource = 40
+			e.create("from.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
+			e.create("into.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
+			for i := 0; i < perSource; i++ {
+				e.send("from.fifo", tidemq.SendEntry{Body: fmt.Sprintf("m:%d", i), MessageGroupID: "g"})
+			}
+			var (
+				wg        sync.WaitGroup
+				delivered []string
+				received  atomic.Int64
+				stop      = make(chan struct{})
+			)
+			b, ctx := e.b, e.ctx
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				for moved := 0; moved < perSource; {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					res, err := b.MoveMessages(ctx, tidemq.MoveMessagesParams{Source: "from.fifo", Destination: "into.fifo", Max: 1})
+					if err != nil {
+						e.t.Errorf("MoveMessages: %s", describe(err))
+						return
+					}
+					moved += res.Moved
+					runtime.Gosched()
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for i := 0; i < perSource; i++ {
+					res, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "into.fifo", Client: client,
+						Entries: []tidemq.SendEntry{{ID: "0", Body: fmt.Sprintf("s:%d", i), MessageGroupID: "g"}}})
+					if err == nil && len(res) == 1 {
+						err = res[0].Err
+					}
+					if err != nil {
+						e.t.Errorf("SendMessages: %s", describe(err))
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				last := ""
+				for received.Load() < 2*perSource {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					msgs, err := b.ReceiveMessages(ctx, params("into.fifo", 10))
+					if err != nil {
+						e.t.Errorf("ReceiveMessages: %s", describe(err))
+						return
+					}
+					var entries []tidemq.DeleteEntry
+					for i, m := range msgs {
+						if m.SequenceNumber <= last {
+							e.t.Errorf("into.fifo's group g delivered %s (SequenceNumber %s) after SequenceNumber %s", m.Body, m.SequenceNumber, last)
+						}
+						last = m.SequenceNumber
+						delivered = append(delivered, m.Body)
+						entries = append(entries, tidemq.DeleteEntry{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle})
+					}
+					received.Add(int64(len(msgs)))
+					if len(entries) == 0 {
+						runtime.Gosched()
+						continue
+					}
+					res, err := b.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "into.fifo", Entries: entries})
+					for _, r := range res {
+						if err == nil {
+							err = r
+						}
+					}
+					if err != nil {
+						e.t.Errorf("DeleteMessageBatch: %s", describe(err))
+						return
+					}
+				}
+			}()
+			waitGroup(e, &wg, stop, func() string {
+				return fmt.Sprintf("received %d of %d messages", received.Load(), 2*perSource)
+			})
+			if e.t.Failed() {
+				return
+			}
+			next := map[string]int{}
+			for _, body := range delivered {
+				src, n, _ := strings.Cut(body, ":")
+				if i, _ := strconv.Atoi(n); i != next[src] {
+					e.t.Errorf("into.fifo delivered %s where %s:%d was next: %v", body, src, next[src], delivered)
+					break
+				}
+				next[src]++
+			}
+			e.wantCounts("into.fifo", 0, 0, 0, "after the concurrent run")
+		}},
 	}
 }
 

@@ -13,22 +13,54 @@ import (
 // statement, moveSQL, queued on batch): the message is never in both
 // queues nor in neither. What the move does to the message is
 // tidemq.MoveRuleOf's. The caller announces dst (notify and wake).
-func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *queue, m *message, dst *queue, now time.Time, ev tidemq.HistoryEvent) error {
+//
+// Into a FIFO queue the moved message takes its sequence number as a send
+// does (fifoSendLockSQL, send.go): holding its group's lock in dst, to the
+// caller's commit, so that within a group sequence numbers follow commit
+// order and no receive serves a message while an earlier one of its group
+// is still to come. Unlike a send it never waits for the lock
+// (moveFIFOSeqSQL): a move already holds the lock of the group it takes
+// from (candidates), or the source queue's row, and a move the other way
+// (a redrive racing a dead-letter move) or a receive would wait for it in
+// a circle. When another transaction holds the group, move does nothing
+// and reports false: the message stays where it is, for a later pass
+// (callers leave the rest of its source group where it is too, so that it
+// keeps its order). A send to the group waits for the mover's commit; the
+// mover never waits for a send: it takes the groups' locks only with the
+// try form, and the dedup rows a send locks are deleted with SKIP LOCKED
+// (expire, queue.go).
+func (b *Broker) move(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, src *queue, m *message, dst *queue, now time.Time, ev tidemq.HistoryEvent) (bool, error) {
 	n := message{StoredMessage: m.Moved(tidemq.MoveRuleOf(ev.Kind, src.arn, dst.fifo), tidemq.StampOf(now), ev), queueID: dst.id}
 	n.VisibleAt = tidemq.StampOf(now)
 	// n is not held: its story is settled (the callers settle m first).
-	if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
-		return err
+	if dst.fifo {
+		var seq *int64
+		if err := tx.QueryRow(ctx, moveFIFOSeqSQL, dst.id, n.Group).Scan(&seq); err != nil {
+			return false, err
+		}
+		if seq == nil {
+			return false, nil // the group is busy: the message stays
+		}
+		n.seq = *seq
+	} else if err := tx.QueryRow(ctx, `SELECT nextval('message_seq')`).Scan(&n.seq); err != nil {
+		return false, err
 	}
 	batch.Queue(moveSQL, append(n.insertArgs(), src.id, m.seq)...)
 	b.stat(dst.id, func(s *tidemq.QueueStats) { s.MovedIn++ })
-	return nil
+	return true, nil
 }
+
+// moveFIFOSeqSQL takes the lock of group $2 of FIFO queue $1 without
+// waiting and, only when it got it, a sequence number; NULL when another
+// transaction holds the group. (One round trip, as the plain nextval.)
+var moveFIFOSeqSQL = `SELECT CASE WHEN pg_try_advisory_xact_lock(` + fifoGroupKey("$2::text") + `) THEN nextval('message_seq') END`
 
 // MoveMessages moves up to p.Max visible messages (all, when Max is 0) from
 // p.Source to p.Destination, or back to each message's source queue when
 // Destination is "". Each message moves atomically. Messages whose source
-// queue no longer exists stay where they are.
+// queue no longer exists stay where they are, as do, for now, those whose
+// group in a FIFO destination another transaction holds (move): Remaining
+// counts them.
 func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) (*tidemq.MoveMessagesResult, error) {
 	var res *tidemq.MoveMessagesResult
 	var wake []string
@@ -73,13 +105,20 @@ func (b *Broker) MoveMessages(ctx context.Context, p tidemq.MoveMessagesParams) 
 // dst, or to each message's own source queue when dst is nil, oldest
 // first. A message whose destination is gone is skipped when skipMissing,
 // and otherwise ends the call with QueueDoesNotExist, or
-// tidemq.ErrNoMoveSource when it has no source to go back to. It returns
-// the queues that got messages, for the caller to wake after its commit.
+// tidemq.ErrNoMoveSource when it has no source to go back to. A message
+// whose group in a FIFO destination is busy (move) stays, with the rest of
+// its group in src behind it; a move task's step then moves fewer than
+// asked, and the next step tries again. It returns the queues that got
+// messages, for the caller to wake after its commit.
 func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max int, now time.Time, skipMissing bool) (int, []string, error) {
 	moved := 0
 	byARN := map[string]*queue{}
 	into := map[string]bool{}
 	skip := map[int64]bool{}
+	// busy are src's groups with a message that stayed because its
+	// destination group was busy (move): the rest of the group stays
+	// behind it.
+	busy := map[string]bool{}
 	var wake []string
 	for max <= 0 || moved < max {
 		want := 100
@@ -94,6 +133,10 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 		progress := false
 		for _, m := range cands {
 			if skip[m.seq] || (max > 0 && moved >= max) {
+				continue
+			}
+			if src.fifo && busy[m.Group] {
+				skip[m.seq], progress = true, true
 				continue
 			}
 			to := dst
@@ -116,12 +159,18 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 					}
 					return moved, wake, tidemq.NonExistentQueue()
 				}
-				skip[m.seq] = true
+				skip[m.seq], progress = true, true
 				continue
 			}
 			m.settle(stampOf(now), src.name)
-			if err := b.move(ctx, tx, batch, src, m, to, now, tidemq.MovedEvent(src.name, to.name, now)); err != nil {
+			ok, err := b.move(ctx, tx, batch, src, m, to, now, tidemq.MovedEvent(src.name, to.name, now))
+			if err != nil {
 				return moved, nil, err
+			}
+			if !ok {
+				skip[m.seq], progress = true, true
+				busy[m.Group] = true
+				continue
 			}
 			b.stat(src.id, func(s *tidemq.QueueStats) { s.MovedOut++ })
 			moved++
@@ -134,7 +183,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return moved, nil, err
 		}
-		if !progress {
+		if !progress { // every candidate moved, or known to stay, before
 			break
 		}
 	}
@@ -161,7 +210,10 @@ func (b *Broker) captureTarget(ctx context.Context, tx pgx.Tx, q *queue) *queue 
 	return dst
 }
 
-// captureExpired moves q's messages enqueued at or before cutoff into dst.
+// captureExpired moves q's messages enqueued at or before cutoff into dst
+// and returns how many it moved. A message whose group in dst is busy
+// (move) stays, with the rest of its group, for the next pass of expire:
+// receives leave it out already, and only a capture takes it away.
 func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, cutoff int64, now time.Time) (int, error) {
 	rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND enqueued_at <= $2
 		ORDER BY enqueued_at, seq FOR UPDATE`, q.id, cutoff)
@@ -173,15 +225,30 @@ func (b *Broker) captureExpired(ctx context.Context, tx pgx.Tx, q, dst *queue, c
 		return 0, err
 	}
 	batch := &pgx.Batch{}
+	busy := map[string]bool{}
+	moved := 0
 	for _, m := range ms {
+		if busy[m.Group] {
+			continue
+		}
 		m.settle(stampOf(now), q.name)
-		if err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.CapturedEvent(q.name, q.Retention, dst.name, now)); err != nil {
+		ok, err := b.move(ctx, tx, batch, q, m, dst, now, tidemq.CapturedEvent(q.name, q.Retention, dst.name, now))
+		if err != nil {
 			return 0, err
 		}
+		if !ok {
+			busy[m.Group] = true
+			continue
+		}
+		moved++
+	}
+	if moved == 0 {
+		return 0, nil
 	}
 	// The one NOTIFY left inside a transaction (wake.go): expiry runs
 	// where a queue is read, under many callers, and a capture is rare.
 	batch.Queue(`SELECT pg_notify($1, $2)`, b.channel, dst.name)
-	b.log.Info("messages expired", "queue", q.name, "count", len(ms), "reason", "retention period passed", "captured_into", dst.name)
-	return len(ms), tx.SendBatch(ctx, batch).Close()
+	b.log.Info("messages expired", "queue", q.name, "count", moved, "reason", "retention period passed", "captured_into", dst.name,
+		"left_for_next_pass", len(ms)-moved)
+	return moved, tx.SendBatch(ctx, batch).Close()
 }

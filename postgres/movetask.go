@@ -221,7 +221,17 @@ func (b *Broker) runTask(id string, rate int) {
 	defer cancel()
 	retry := 100 * time.Millisecond
 	tidemq.PaceMoveTask(b.clock, b.closing, rate, moveChunk, func(n int) (bool, bool) {
-		ended, err := b.taskStep(ctx, id, n)
+		ended, idle, err := b.taskStep(ctx, id, n)
+		if err == nil && idle {
+			// Nothing could move now (the groups it would move into, or
+			// take from, are held): look again shortly, not at once.
+			select {
+			case <-time.After(idleStepRetry):
+			case <-b.closing:
+				return true, false
+			}
+			return false, true
+		}
 		if err == nil {
 			return ended, false
 		}
@@ -239,13 +249,21 @@ func (b *Broker) runTask(id string, rate int) {
 	})
 }
 
-// taskStep moves up to chunk messages and reports whether the task ended.
-func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, error) {
-	ended := false
+// idleStepRetry is how long a move task waits after a step that moved
+// nothing while its source still had messages to move: all of them were
+// in groups other transactions held (a FIFO source's, candidates, or the
+// FIFO destination's, move).
+const idleStepRetry = 20 * time.Millisecond
+
+// taskStep moves up to chunk messages and reports whether the task ended,
+// and whether it is idle: it moved nothing though its source has messages
+// left to move.
+func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, bool, error) {
+	ended, idle := false, false
 	var wake []string
 	var final *task
 	err := b.inTx(ctx, func(tx pgx.Tx) error {
-		ended, wake, final = false, nil, nil
+		ended, idle, wake, final = false, false, nil, nil
 		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE id = $1 FOR UPDATE`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			ended = true
@@ -292,6 +310,7 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 					return cerr
 				}
 				t.StepDone(n, err, c.visible == 0)
+				idle = n == 0 && t.Active()
 			}
 		}
 		if !t.Active() {
@@ -303,12 +322,12 @@ func (b *Broker) taskStep(ctx context.Context, id string, chunk int) (bool, erro
 		return err
 	})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	b.wake(wake...)
 	if final != nil {
 		b.log.Info("message move task ended", "source", final.SourceARN, "status", final.Status,
 			"moved", final.ApproximateNumberOfMessagesMoved, "reason", final.FailureReason)
 	}
-	return ended, nil
+	return ended, idle, nil
 }

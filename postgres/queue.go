@@ -115,17 +115,44 @@ func (q *queue) save(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// expiredDedupSQL deletes queue $1's deduplication keys expired at $2,
+// but not those another transaction holds (SKIP LOCKED), which a later
+// pass deletes if they are still expired then.
+//
+// Waiting for them could deadlock with a FIFO send. A send that takes
+// over expired keys (fifoSendSQL's ON CONFLICT ... DO UPDATE, send.go)
+// locks their rows one by one in the keys' order, and waits for a key
+// whose row a delete holds; a plain DELETE locks the expired rows in the
+// order it finds them (by expiry, through dedup_expires), and waits for a
+// row a send holds. With keys a < b, b expired first: the send takes a,
+// the delete takes b and waits for a, the send comes to b and waits for
+// the delete. PostgreSQL broke the circle after deadlock_timeout (1 s) by
+// failing one of them, which tried again (TestFIFOSendTakingOverExpired-
+// KeysAndExpiryDoNotDeadlock). A key a send holds needs no delete: the
+// send makes it live again, or finds it live and leaves it.
+const expiredDedupSQL = `DELETE FROM dedup d USING (
+		SELECT key FROM dedup WHERE queue_id = $1 AND expires <= $2 FOR UPDATE SKIP LOCKED) x
+	WHERE d.queue_id = $1 AND d.key = x.key`
+
+// expiredAttemptsSQL deletes queue $1's receive attempts expired at $2, as
+// expiredDedupSQL its deduplication keys (a FIFO receive writes its
+// attempt's row as a send its keys, ON CONFLICT ... DO UPDATE).
+const expiredAttemptsSQL = `DELETE FROM receive_attempts d USING (
+		SELECT attempt_id FROM receive_attempts WHERE queue_id = $1 AND expires <= $2 FOR UPDATE SKIP LOCKED) x
+	WHERE d.queue_id = $1 AND d.attempt_id = x.attempt_id`
+
 // expire drops the messages of q past its retention period (or captures
 // them into the queue its capture tag names), and counts them, and on a
 // FIFO queue forgets the deduplication entries and receive attempts whose
 // five minutes are over. It costs an index probe each when nothing is due.
 func (b *Broker) expire(ctx context.Context, tx pgx.Tx, q *queue, now time.Time) error {
 	if q.fifo {
-		// The deduplication window and receive attempts that ran out.
-		if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE queue_id = $1 AND expires <= $2`, q.id, stampOf(now)); err != nil {
+		// The deduplication window and receive attempts that ran out,
+		// skipping the rows another transaction holds (expiredDedupSQL).
+		if _, err := tx.Exec(ctx, expiredDedupSQL, q.id, stampOf(now)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE queue_id = $1 AND expires <= $2`, q.id, stampOf(now)); err != nil {
+		if _, err := tx.Exec(ctx, expiredAttemptsSQL, q.id, stampOf(now)); err != nil {
 			return err
 		}
 	}

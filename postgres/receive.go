@@ -225,8 +225,17 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		var taken []*message
 		var dlq *queue
 		dlqLooked := false
+		// A message due to move whose group in the dead-letter queue
+		// another transaction holds (move) stays, and neither it nor the
+		// rest of its group (busy) is received: it is not delivered again
+		// while it waits to move, and its group keeps its order. A receive
+		// that got nothing else finds the group ready and looks again soon
+		// (received.contended). stay counts the messages so left, which
+		// the next round's candidates return again.
+		busy := map[string]bool{}
+		stay := map[int64]bool{}
 		for round := 0; len(taken) < max && round < 10; round++ {
-			cands, err := b.candidates(ctx, tx, q, now, max-len(taken))
+			cands, err := b.candidates(ctx, tx, q, now, max-len(taken)+len(stay))
 			if err != nil {
 				return err
 			}
@@ -234,9 +243,13 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				break
 			}
 			batch := &pgx.Batch{}
-			moved := 0
+			moved, stayed := 0, len(stay)
 			var recv []*message
 			for _, m := range cands {
+				if busy[m.Group] {
+					stay[m.seq] = true
+					continue
+				}
 				m.settle(stampOf(now), q.name)
 				if q.DeadLetterDue(m.ReceiveCount) {
 					if !dlqLooked {
@@ -246,8 +259,14 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 						}
 					}
 					if dlq != nil && dlq.id != q.id {
-						if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now)); err != nil {
+						ok, err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now))
+						if err != nil {
 							return err
+						}
+						if !ok {
+							busy[m.Group] = true
+							stay[m.seq] = true
+							continue
 						}
 						moved++
 						continue
@@ -300,7 +319,7 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			if err := br.Close(); err != nil {
 				return err
 			}
-			if moved == 0 {
+			if moved == 0 && len(stay) == stayed {
 				break
 			}
 		}
@@ -487,7 +506,10 @@ const fifoRunSQL = `SELECT * FROM (
 // leaves out what the receive leaves out too (enqueued_at > $4). The
 // queue's other writers that take messages out of a group (a redrive or
 // MoveMessages from it, the dead-letter moves of receiveFIFO) pick their
-// messages through candidates, under the same locks.
+// messages through candidates, under the same locks; those that bring
+// messages into a group (a dead-letter move, a redrive, a capture of
+// expired messages) take its lock too, never waiting for it, and leave the
+// message where it was while another transaction holds it (move.go).
 //
 // The pick is the line's as before when nothing competes: the groups
 // named are the line's first, in its order, until their runs make up $3.

@@ -226,7 +226,8 @@ type batcher interface {
 // the same advisory locks the receives take (fifoGroupKey, receive.go),
 // waiting for them, in the order of their keys (so two sends never wait
 // for each other in a circle), and holds them until its commit. Its
-// messages take their sequence numbers (nextval) while it holds them, so
+// messages take their sequence numbers (nextval) while it holds them, as
+// a message moved into the group takes its own (move.go), so
 // within a group sequence numbers follow commit order, and every snapshot
 // sees a prefix of each group's messages: a receive never serves a
 // message while an earlier one of its group is still to come. SQS asks no

@@ -181,11 +181,17 @@ func (b *Broker) expireAll(ctx context.Context, tx pgx.Tx, qs []*queue, now time
 		ids = append(ids, q.id)
 		cutoffs = append(cutoffs, stampOf(now.Add(-q.Retention)))
 	}
+	// The keys and attempts other transactions hold are skipped, as
+	// expire skips them (expiredDedupSQL, queue.go).
 	n := stampOf(now)
-	if _, err := tx.Exec(ctx, `DELETE FROM dedup WHERE expires <= $1`, n); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM dedup d USING (
+			SELECT queue_id, key FROM dedup WHERE expires <= $1 FOR UPDATE SKIP LOCKED) x
+		WHERE d.queue_id = x.queue_id AND d.key = x.key`, n); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts WHERE expires <= $1`, n); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM receive_attempts d USING (
+			SELECT queue_id, attempt_id FROM receive_attempts WHERE expires <= $1 FOR UPDATE SKIP LOCKED) x
+		WHERE d.queue_id = x.queue_id AND d.attempt_id = x.attempt_id`, n); err != nil {
 		return err
 	}
 	if len(ids) == 0 {

@@ -222,14 +222,21 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 			return err
 		}
 		batch := &pgx.Batch{}
+		queued := 0
 		for _, m := range ms {
 			m.settle(stampOf(now), q.name)
-			if err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now)); err != nil {
+			// A standard queue's dead-letter queue is standard
+			// (tidemq.CheckRedriveTarget): move never finds it busy.
+			ok, err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now))
+			if err != nil {
 				return err
+			}
+			if ok {
+				queued++
 			}
 		}
 		br := tx.SendBatch(ctx, batch)
-		for range ms {
+		for range queued {
 			tag, err := br.Exec()
 			if err != nil {
 				br.Close()
