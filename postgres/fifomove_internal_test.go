@@ -326,21 +326,36 @@ func TestFIFOMoveLeavesMessageWhileGroupBusy(t *testing.T) {
 			}
 			return ts[0]
 		}
-		// Each step writes the task's row in a transaction of its own:
-		// its xmin counts them. A step that moved nothing waits
-		// idleStepRetry before the next, rather than spinning.
-		steps := func() int64 {
-			var x int64
-			if err := b.pool.QueryRow(ctx, `SELECT xmin::text::bigint FROM move_tasks`).Scan(&x); err != nil {
+		// Each step writes the task's row: a trigger counts the writes.
+		// (The row's xmin does not: it follows every transaction of the
+		// whole cluster, and other tests share it.) A step that moved
+		// nothing waits idleStepRetry before the next, rather than
+		// spinning.
+		for _, q := range []string{
+			`CREATE TABLE test_task_steps (n bigint NOT NULL)`,
+			`INSERT INTO test_task_steps VALUES (0)`,
+			`CREATE FUNCTION test_count_step() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN UPDATE test_task_steps SET n = n + 1; RETURN NULL; END $$`,
+			`CREATE TRIGGER test_count_step AFTER UPDATE ON move_tasks FOR EACH ROW EXECUTE FUNCTION test_count_step()`,
+		} {
+			if _, err := b.pool.Exec(ctx, q); err != nil {
 				t.Fatal(err)
 			}
-			return x
+		}
+		steps := func() int64 {
+			var n int64
+			if err := b.pool.QueryRow(ctx, `SELECT n FROM test_task_steps`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
 		const window = 500 * time.Millisecond
 		first := steps()
 		time.Sleep(window)
 		if n := steps() - first; n > int64(window/idleStepRetry)+10 {
 			t.Errorf("the task ran %d steps in %v while nothing could move, want one per %v at most", n, window, idleStepRetry)
+		} else if n == 0 {
+			t.Errorf("the task ran no step in %v; want it to keep looking while nothing could move", window)
 		}
 		if got := task(); got.Status != tidemq.MoveTaskRunning || got.ApproximateNumberOfMessagesMoved != 0 || b.depth(t, d.id) != 1 {
 			t.Fatalf("with s.fifo's group g busy, the task is %s with %d moved, d.fifo holds %d; want RUNNING, 0, 1",
