@@ -122,6 +122,13 @@ type SnapshotPager interface {
 	SnapshotsAfter(after string, n int) ([]QueueSnapshot, error)
 }
 
+// QueueCounter is a broker that counts its queues without snapshotting
+// them (--max-queues recounts with it: at 100,000 queues, a Snapshot to
+// take len of costs a copy of every queue). The engine and PostgreSQL are.
+type QueueCounter interface {
+	QueueCount() (int, error)
+}
+
 // HealthChecker is part of Broker: Healthy reports nil while the broker can
 // serve, or why it cannot (GET /health answers 503 with it).
 type HealthChecker interface {

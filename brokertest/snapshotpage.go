@@ -9,7 +9,8 @@ import (
 
 // snapshotPageChecks pin tidemq.SnapshotPager (GET /tidemq/queues' pages):
 // every driver pages its queues in byte order of their names, from after
-// the name it is given, at most n, each snapshot the one Snapshot has.
+// the name it is given, at most n, each snapshot the one Snapshot has;
+// and tidemq.QueueCounter (--max-queues) counts what the pages hold.
 func snapshotPageChecks() []check {
 	return []check{
 		{"SnapshotsAfterPagesInNameOrder", func(e *env) {
@@ -102,6 +103,13 @@ func snapshotPageChecks() []check {
 				}
 				if !reflect.DeepEqual(got, want) {
 					e.t.Errorf("SnapshotsAfter %s: %q, want %q", when, got, want)
+				}
+				c, ok := e.b.(tidemq.QueueCounter)
+				if !ok {
+					e.t.Fatalf("%T is no tidemq.QueueCounter: --max-queues would snapshot every queue to count them", e.b)
+				}
+				if n, err := c.QueueCount(); err != nil || n != len(want) {
+					e.t.Errorf("QueueCount %s = %d, %v; want %d", when, n, err, len(want))
 				}
 			}
 			names("after a delete")

@@ -65,3 +65,13 @@ func (e *Engine) SnapshotsAfter(after string, n int) (_ []tidemq.QueueSnapshot, 
 	}
 	return out, e.finish(&h, t)
 }
+
+// QueueCount is the number of the engine's queues (tidemq.QueueCounter).
+func (e *Engine) QueueCount() (_ int, err error) {
+	h := hold{e: e}
+	defer h.guard(&err)
+	if err := h.lock(); err != nil {
+		return 0, err
+	}
+	return len(e.queues), nil
+}

@@ -251,3 +251,15 @@ func (b *Broker) allQueues(ctx context.Context, tx pgx.Tx) ([]*queue, error) {
 	}
 	return qs, rows.Err()
 }
+
+// QueueCount is the number of queues in the database
+// (tidemq.QueueCounter): one count of the queues table, no snapshot.
+func (b *Broker) QueueCount() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM queues`).Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}

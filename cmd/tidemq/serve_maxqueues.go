@@ -35,12 +35,21 @@ func newQueueCapped(b tidemq.Broker, max int) *queueCapped {
 // Unwrap returns the capped broker (see summaryOf).
 func (b *queueCapped) Unwrap() tidemq.Broker { return b.Broker }
 
-// count is the number of queues, taken from the broker when it is older
-// than queueRecount. Called with mu held.
+// countLocked is the number of queues, taken from the broker when it is
+// older than queueRecount: counted by the broker where it can
+// (tidemq.QueueCounter), else the length of a snapshot. A count that
+// fails keeps the last one. Called with mu held.
 func (b *queueCapped) countLocked() int {
-	if time.Since(b.counted) > queueRecount {
-		b.n, b.counted = len(b.Broker.Snapshot()), time.Now()
+	if time.Since(b.counted) <= queueRecount {
+		return b.n
 	}
+	if c, ok := unwrapTo[tidemq.QueueCounter](b.Broker); ok {
+		if n, err := c.QueueCount(); err == nil {
+			b.n, b.counted = n, time.Now()
+		}
+		return b.n
+	}
+	b.n, b.counted = len(b.Broker.Snapshot()), time.Now()
 	return b.n
 }
 
