@@ -122,6 +122,17 @@ type SnapshotPager interface {
 	SnapshotsAfter(after string, n int) ([]QueueSnapshot, error)
 }
 
+// Visitor is a broker that hands out its queues' snapshots a few at a
+// time instead of one slice of them all (the console's overview and the
+// alarms: at 100,000 queues that slice is some 30 MB). Visit calls f with
+// every queue's snapshot, in no order, each valid only during f's call
+// (its ARN may be empty: the reader makes it from the name); it returns
+// false, at once or part way, when the broker cannot be read. The engine
+// and PostgreSQL are.
+type Visitor interface {
+	Visit(f func(*QueueSnapshot)) bool
+}
+
 // QueueCounter is a broker that counts its queues without snapshotting
 // them (--max-queues recounts with it: at 100,000 queues, a Snapshot to
 // take len of costs a copy of every queue). The engine and PostgreSQL are.

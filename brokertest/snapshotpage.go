@@ -10,7 +10,8 @@ import (
 // snapshotPageChecks pin tidemq.SnapshotPager (GET /tidemq/queues' pages):
 // every driver pages its queues in byte order of their names, from after
 // the name it is given, at most n, each snapshot the one Snapshot has;
-// and tidemq.QueueCounter (--max-queues) counts what the pages hold.
+// tidemq.QueueCounter (--max-queues) counts what the pages hold; and
+// tidemq.Visitor hands out what Snapshot has.
 func snapshotPageChecks() []check {
 	return []check{
 		{"SnapshotsAfterPagesInNameOrder", func(e *env) {
@@ -118,6 +119,40 @@ func snapshotPageChecks() []check {
 			}
 			e.restart()
 			names("after a restart")
+		}},
+		{"VisitSeesWhatSnapshotHas", func(e *env) {
+			v, ok := e.b.(tidemq.Visitor)
+			if !ok {
+				e.t.Fatalf("%T is no tidemq.Visitor: the console's overview and the alarms would hold every queue's snapshot at once", e.b)
+			}
+			e.create("target", nil)
+			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("target", 3)})
+			e.create("later", nil)
+			e.send("src", tidemq.SendEntry{Body: "now"})
+			e.send("later", tidemq.SendEntry{Body: "later", DelaySeconds: intp(5)})
+			e.advance(6 * time.Second) // the visit applies the delay's end
+			want := map[string]tidemq.QueueSnapshot{}
+			for _, s := range e.b.Snapshot() {
+				s.ARN = ""
+				want[s.Name] = s
+			}
+			got := map[string]tidemq.QueueSnapshot{}
+			if !v.Visit(func(s *tidemq.QueueSnapshot) {
+				c := *s
+				c.ARN = ""
+				if _, dup := got[c.Name]; dup {
+					e.t.Errorf("Visit handed %s twice", c.Name)
+				}
+				got[c.Name] = c
+			}) {
+				e.t.Fatal("Visit = false on a healthy broker")
+			}
+			if !reflect.DeepEqual(got, want) {
+				e.t.Errorf("Visit saw %+v, Snapshot has %+v", got, want)
+			}
+			if l := got["later"]; l.Visible != 1 || l.Delayed != 0 || !got["target"].IsDeadLetterQueue {
+				e.t.Errorf("Visit: later %+v (want 1 visible, 0 delayed), target %+v (want a dead-letter queue)", l, got["target"])
+			}
 		}},
 	}
 }

@@ -77,9 +77,7 @@ func New(o Options) *Console {
 	if o.Clock == nil {
 		o.Clock = tidemq.SystemClock{}
 	}
-	if v, ok := o.Broker.(interface {
-		Visit(func(*tidemq.QueueSnapshot)) bool
-	}); ok && o.Visit == nil {
+	if v, ok := o.Broker.(tidemq.Visitor); ok && o.Visit == nil {
 		o.Visit = v.Visit
 	}
 	ctx, cancel := context.WithCancel(context.Background())

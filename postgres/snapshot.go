@@ -263,3 +263,32 @@ func (b *Broker) QueueCount() (int, error) {
 	}
 	return n, nil
 }
+
+// visitPage is how many queues Visit reads per statement (a variable
+// for the tests).
+var visitPage = 1000
+
+// Visit calls f with every queue's snapshot, a page of visitPage queues
+// at a time in name order, each page read as SnapshotsAfter reads it
+// (tidemq.Visitor): the console's overview and the alarms hold one page,
+// not a snapshot of every queue. Pages are separate transactions: a
+// queue created or deleted during the visit may be seen or not. It
+// returns false when a page cannot be read, after f has seen the pages
+// before it.
+func (b *Broker) Visit(f func(*tidemq.QueueSnapshot)) bool {
+	after := ""
+	for {
+		page, err := b.SnapshotsAfter(after, visitPage)
+		if err != nil {
+			b.log.Warn("postgres: visit of the queues failed", "after", after, "err", err)
+			return false
+		}
+		for i := range page {
+			f(&page[i])
+		}
+		if len(page) < visitPage {
+			return true
+		}
+		after = page[len(page)-1].Name
+	}
+}

@@ -158,15 +158,9 @@ type pager struct {
 	tidemq.SnapshotPager
 }
 
-// visitor is a broker that hands out its queues' snapshots one at a time
-// (engine.Engine): the alarms evaluate them without a slice of them all.
-type visitor interface {
-	Visit(f func(*tidemq.QueueSnapshot)) bool
-}
-
 // visitOf returns the Visit of b, or of the broker it wraps, or nil.
 func visitOf(b any) func(func(*tidemq.QueueSnapshot)) bool {
-	if v, ok := unwrapTo[visitor](b); ok {
+	if v, ok := unwrapTo[tidemq.Visitor](b); ok {
 		return v.Visit
 	}
 	return nil
