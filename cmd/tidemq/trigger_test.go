@@ -47,7 +47,10 @@ func triggerCLI(t *testing.T) (*trigger.Manager, func(args ...string) (string, e
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
 		cmd.SetArgs(append([]string{args[0], "--endpoint", srv.URL}, args[1:]...))
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// A hang guard, not a timing check: creating a python3.x
+		// function has the server start the interpreter, which took
+		// over 10 s on a machine at load 27.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		err := cmd.ExecuteContext(ctx)
 		return out.String(), err
