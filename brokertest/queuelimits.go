@@ -193,6 +193,29 @@ func queueLimitChecks() []check {
 			}
 			e.wantCounts("q", 3, 0, 0, "after the concurrent sends")
 		}},
+		{"MaxQueueBytesSendToQueues", func(e *env) {
+			// A send to several queues (an SNS fan-out) is all or
+			// nothing: one full queue refuses it whole.
+			e.limited(Limits{MaxQueueBytes: 250})
+			e.create("ok", nil)
+			e.create("full", nil)
+			for i := 0; i < 3; i++ {
+				e.send("full", sized(100, ""))
+			}
+			entry := sized(100, "")
+			entry.ID = "0"
+			ps := []tidemq.SendMessagesParams{{Queue: "ok", Entries: []tidemq.SendEntry{entry}}, {Queue: "full", Entries: []tidemq.SendEntry{entry}}}
+			_, err := tidemq.SendToQueues(e.ctx, e.b, ps)
+			if err == tidemq.ErrNoQueuesSender {
+				e.t.Skip("the broker has no SendToQueues")
+			}
+			e.wantCode(err, tidemq.ErrRequestThrottled, "SendToQueues with a full queue")
+			e.wantCounts("ok", 0, 0, 0, "the other queue of the refused SendToQueues")
+			e.wantCounts("full", 3, 0, 0, "the full queue of the refused SendToQueues")
+			_, err = tidemq.SendToQueues(e.ctx, e.b, ps[:1])
+			e.ok(err, "SendToQueues to the queue under its limit")
+			e.wantCounts("ok", 1, 0, 0, "after SendToQueues")
+		}},
 		{"MaxQueueBytesDeadLetterNotRefused", func(e *env) {
 			// A dead-letter move is not a send: it goes into a full
 			// dead-letter queue (nothing acknowledged is dropped).
