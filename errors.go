@@ -344,9 +344,10 @@ func QueueExistsWithDifferent(attr string) *Error { return MsgQueueExistsWithDif
 // PurgeInProgress answers a second PurgeQueue on queue within a minute.
 func PurgeInProgress(queue string) *Error { return MsgPurgeInProgress.New(queue) }
 
-// TooManyInflight answers a receive from a standard queue that holds
-// MaxInflightStandard messages in flight.
-func TooManyInflight(queue string) *Error { return MsgTooManyInflight.New(queue, MaxInflightStandard) }
+// TooManyInflight answers a receive from a standard queue that holds its
+// cap of messages in flight (InflightLimits.Cap: MaxInflightStandard
+// unless a broker was opened with a smaller one).
+func TooManyInflight(queue string, limit int) *Error { return MsgTooManyInflight.New(queue, limit) }
 
 // MoveToSource answers MoveMessages whose destination is its source.
 func MoveToSource(arn string) *Error {

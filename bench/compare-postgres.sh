@@ -11,6 +11,11 @@
 #           "before" of a change); built from `git archive`, so the
 #           worktree is left alone. Default: none.
 #
+# Environment: NODES, the node counts measured on PostgreSQL (default
+# "1 2 3"); LIMIT_BYTES, when set, measures one node more with
+# --max-queue-bytes LIMIT_BYTES (config limited-1: pick a limit the run
+# never reaches, to measure what the check costs).
+#
 # Both stores are durable: Pebble answers after its fsync, PostgreSQL runs
 # with its defaults (fsync on, synchronous_commit on). The script starts a
 # throwaway PostgreSQL (initdb/pg_ctl, as the postgres user when run as
@@ -31,6 +36,8 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 COUNT=${2:-10000}
 BASE=${3:-}
+NODES=${NODES:-1 2 3}
+LIMIT_BYTES=${LIMIT_BYTES:-}
 CLIENTS=16
 SCENARIOS=(send send-batch receive receive-batch fifo)
 
@@ -156,7 +163,7 @@ pgnodes() {
   psql -c "CREATE DATABASE $db"
   local urls=()
   for i in $(seq "$n"); do
-    SERVE_BIN=$3 serve "$config-$i" --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/pgnode-$config-$i-$ROUND"
+    SERVE_BIN=$3 serve "$config-$i" --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/pgnode-$config-$i-$ROUND" "${@:4}"
     urls+=("$URL")
   done
   run "$config" "${urls[@]}"; stop_all
@@ -170,7 +177,8 @@ for ROUND in $(seq "$ROUNDS"); do
   serve pebble --data-dir "$TMP/pebble-$ROUND"
   run pebble "$URL"; stop_all
   [ -n "$BASEBIN" ] && pgnodes base-1 1 "$BASEBIN"
-  for n in 1 2 3; do pgnodes "postgres-$n" "$n" "$TIDEMQ"; done
+  for n in $NODES; do pgnodes "postgres-$n" "$n" "$TIDEMQ"; done
+  [ -n "$LIMIT_BYTES" ] && pgnodes limited-1 1 "$TIDEMQ" --max-queue-bytes "$LIMIT_BYTES"
 done
 grep -v -e '^$' -e '^note: no AWS credentials' "$TMP/bench.err" | tail -n 20 >&2 || true
 
@@ -191,7 +199,7 @@ for line in open(sys.argv[1]):
         s = dict(r, scenario=r["scenario"] + " (send phase)", messages=r["send_messages_per_second"], elapsed_ns=1e9)
         runs[(r["config"], s["scenario"])][r["round"]].append(s)
     bad += r.get("errors", 0) + r.get("lost", 0) + r.get("duplicates", 0)
-configs = [c for c in ["pebble", "base-1", "postgres-1", "postgres-2", "postgres-3"] if any(k[0] == c for k in runs)]
+configs = [c for c in ["pebble", "base-1", "postgres-1", "limited-1", "postgres-2", "postgres-3"] if any(k[0] == c for k in runs)]
 scenarios = []
 for (c, s) in runs:
     if s not in scenarios and c != "pgbench":
@@ -206,7 +214,8 @@ print("|---|" + "---|" * (len(configs) + 2))
 for s in scenarios:
     med = {c: median(c, s) for c in configs}
     cells = [f"{med[c]:,.0f}" for c in configs]
-    print(f"| {s} | " + " | ".join(cells) + f" | {med['postgres-1']/med['pebble']:.2f}× | {med['postgres-3']/med['postgres-1']:.2f}× |")
+    nan = float("nan")
+    print(f"| {s} | " + " | ".join(cells) + f" | {med.get('postgres-1', nan)/med['pebble']:.2f}× | {med.get('postgres-3', nan)/med.get('postgres-1', nan):.2f}× |")
 print(f"\nmessages per second, median of {len(next(iter(runs.values())))} rounds; errors + lost + duplicated over every run: {bad}")
 # Against the ceiling: each scenario and the pgbench script that does the
 # same writes; the nodes' total for 2 and 3 nodes.
@@ -234,8 +243,15 @@ if med_cpu:
     if "pebble" in med_cpu:
         print("| / Pebble | " + " | ".join(f"{med_cpu.get(c, float('nan')) / med_cpu['pebble']:.2f}×" for c in configs) + " |")
 if "base-1" in configs:
-    print("\n| scenario | before (" + "base-1" + ") | after (postgres-1) | after / before |\n|---|---|---|---|")
+    after = [c for c in ["postgres-1", "limited-1"] if c in configs]
+    print("\n| scenario | before (base-1) | " + " | ".join(f"after ({c})" for c in after) + " | " +
+          " | ".join(f"{c} / before" for c in after) + " |\n|---|---|" + "---|---|" * len(after))
     for s in scenarios:
-        b, a = median("base-1", s), median("postgres-1", s)
-        print(f"| {s} | {b:,.0f} | {a:,.0f} | {a/b:.2f}× |")
+        b = median("base-1", s)
+        print(f"| {s} | {b:,.0f} | " + " | ".join(f"{median(c, s):,.0f}" for c in after) + " | " +
+              " | ".join(f"{median(c, s)/b:.2f}×" for c in after) + " |")
+    if med_cpu.get("base-1"):
+        print("| node CPU a message | " + f"{med_cpu['base-1'] * 1000 / per:.3f} ms | " +
+              " | ".join(f"{med_cpu.get(c, float('nan')) * 1000 / per:.3f} ms" for c in after) + " | " +
+              " | ".join(f"{med_cpu.get(c, float('nan')) / med_cpu['base-1']:.2f}×" for c in after) + " |")
 PY

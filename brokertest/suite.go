@@ -66,9 +66,23 @@ const SlowEnv = "TIDEMQ_CONFORMANCE_SLOW"
 // returned most recently) when the test ends, so neither function should
 // register a Close of its own; they may register other cleanups (t.TempDir
 // and the like), which run after the suite's Close.
+//
+// OpenLimited (optional, may be nil) is Open with the limits of l: the
+// queue limits group (queuelimits.go) checks that a broker enforces them
+// as AWS and every other broker do, with caps small enough to reach in a
+// test; the suite skips it when OpenLimited is nil.
 type Harness struct {
-	Open   func(t *testing.T, clk *clocktest.Clock) tidemq.Broker
-	Reopen func(t *testing.T, b tidemq.Broker, clk *clocktest.Clock) tidemq.Broker
+	Open        func(t *testing.T, clk *clocktest.Clock) tidemq.Broker
+	Reopen      func(t *testing.T, b tidemq.Broker, clk *clocktest.Clock) tidemq.Broker
+	OpenLimited func(t *testing.T, clk *clocktest.Clock, l Limits) tidemq.Broker
+}
+
+// Limits are what Harness.OpenLimited opens a broker with: its in-flight
+// caps (engine.Options.Inflight, postgres.Options.Inflight) and its
+// --max-queue-bytes (MaxQueueBytes of the same options; 0: none).
+type Limits struct {
+	Inflight      tidemq.InflightLimits
+	MaxQueueBytes int64
 }
 
 // check is one conformance check.
@@ -110,6 +124,7 @@ func groups() []group {
 		{"Restart", restartChecks()},
 		{"Concurrency", concurrencyChecks()},
 		{"Limits", limitChecks()},
+		{"QueueLimits", queueLimitChecks()},
 		{"Params", paramChecks()},
 		{"Operations", operationChecks()},
 		{"SnapshotPages", snapshotPageChecks()},

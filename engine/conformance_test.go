@@ -20,9 +20,14 @@ import (
 // and in all the time (a page of DefaultPageSize would hold them all).
 
 func openConformance(t *testing.T, store storage.Store, clk *clocktest.Clock, pageSize int) *engine.Engine {
+	return openLimited(t, store, clk, pageSize, brokertest.Limits{})
+}
+
+func openLimited(t *testing.T, store storage.Store, clk *clocktest.Clock, pageSize int, l brokertest.Limits) *engine.Engine {
 	t.Helper()
 	e, err := engine.Open(engine.Options{Store: store, Clock: clk, Region: brokertest.Region, AccountID: brokertest.AccountID,
-		SweepInterval: -1, PageSize: pageSize, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		SweepInterval: -1, PageSize: pageSize, Inflight: l.Inflight, MaxQueueBytes: l.MaxQueueBytes,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
 	}
@@ -50,6 +55,9 @@ func conformanceMem(t *testing.T, pageSize int) {
 			stores[e] = s
 			return e
 		},
+		OpenLimited: func(t *testing.T, clk *clocktest.Clock, l brokertest.Limits) tidemq.Broker {
+			return openLimited(t, mem.New(), clk, pageSize, l)
+		},
 	})
 }
 
@@ -66,6 +74,13 @@ func TestConformancePebble(t *testing.T) {
 	}
 	brokertest.Run(t, brokertest.Harness{
 		Open: func(t *testing.T, clk *clocktest.Clock) tidemq.Broker { return open(t, t.TempDir(), clk) },
+		OpenLimited: func(t *testing.T, clk *clocktest.Clock, l brokertest.Limits) tidemq.Broker {
+			s, err := pebble.Open(t.TempDir(), pebble.Options{})
+			if err != nil {
+				t.Fatalf("pebble.Open: %v", err)
+			}
+			return openLimited(t, s, clk, 3, l)
+		},
 		Reopen: func(t *testing.T, b tidemq.Broker, clk *clocktest.Clock) tidemq.Broker {
 			if err := b.Close(); err != nil {
 				t.Fatalf("Close: %v", err)

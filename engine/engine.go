@@ -46,7 +46,10 @@ type Options struct {
 	// retry with backoff (`tidemq serve --max-queue-bytes`). Receives,
 	// deletes and dead-letter moves go on, so consumers drain the queue.
 	MaxQueueBytes int64
-	Logger        *slog.Logger
+	// Inflight caps each queue's messages in flight; its zero value is
+	// AWS's 120,000 (tidemq.InflightLimits).
+	Inflight tidemq.InflightLimits
+	Logger   *slog.Logger
 }
 
 // Engine is the single-node Broker. It is safe for concurrent use.
@@ -64,6 +67,8 @@ type Engine struct {
 	pageSize int
 	// maxQueueBytes is Options.MaxQueueBytes (0: no limit).
 	maxQueueBytes int64
+	// inflight is Options.Inflight.
+	inflight tidemq.InflightLimits
 	// checkpointEvery is Options.CheckpointInterval (0: off).
 	checkpointEvery time.Duration
 
@@ -125,6 +130,7 @@ func Open(o Options) (*Engine, error) {
 		log:             o.Logger,
 		pageSize:        max(o.PageSize, 0),
 		maxQueueBytes:   max(o.MaxQueueBytes, 0),
+		inflight:        o.Inflight,
 		checkpointEvery: max(o.CheckpointInterval, 0),
 		broken:          make(chan struct{}),
 		closing:         make(chan struct{}),

@@ -100,8 +100,9 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			return out, nil
 		}
 	}
-	if !q.fifo && q.nInflight >= tidemq.MaxInflightStandard {
-		return nil, tidemq.TooManyInflight(q.name)
+	limit := e.inflight.Cap(q.fifo)
+	if !q.fifo && q.nInflight >= limit {
+		return nil, tidemq.TooManyInflight(q.name, limit)
 	}
 	var taken []*message
 	deliver := func(m *message) bool {
@@ -113,7 +114,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 		return true
 	}
 	if q.fifo {
-		for len(taken) < max && q.nInflight < tidemq.MaxInflightFIFO {
+		for len(taken) < max && q.nInflight < limit {
 			g := q.groups.next()
 			if g == nil {
 				break
@@ -121,7 +122,7 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			// As many messages of this group as possible, in order, up to
 			// the first that is not ready (fifo.go: group), and never past
 			// the in-flight limit.
-			for i := g.head; i < len(g.msgs) && len(taken) < max && q.nInflight < tidemq.MaxInflightFIFO; i++ {
+			for i := g.head; i < len(g.msgs) && len(taken) < max && q.nInflight < limit; i++ {
 				m := g.msgs[i]
 				if m == nil || m.state == stateGone {
 					continue

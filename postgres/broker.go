@@ -38,6 +38,17 @@ type Options struct {
 	// finds nothing due costs one index probe per queue). Default 10 s;
 	// negative turns it off (tests that drive a fake clock).
 	SweepInterval time.Duration
+	// Inflight caps each queue's messages in flight; its zero value is
+	// AWS's 120,000 (tidemq.InflightLimits; checkInflight, receive.go).
+	Inflight tidemq.InflightLimits
+	// MaxQueueBytes, when positive, refuses sends to a queue whose
+	// messages (body and attributes, as SQS counts a message's size) add
+	// up to at least this many bytes, with RequestThrottled, which SDKs
+	// retry with backoff (`tidemq serve --max-queue-bytes`), as the
+	// embedded engine does. Receives, deletes and dead-letter moves go
+	// on, so consumers drain the queue. The check is part of each send's
+	// statement (queuebytes.go).
+	MaxQueueBytes int64
 	Logger        *slog.Logger
 }
 
@@ -73,6 +84,10 @@ type Broker struct {
 	stats       map[int64]*tidemq.QueueStats
 	lastReceive map[int64]time.Time
 	inflight    map[int64]inflightCheck
+	// inflightCaps is Options.Inflight; maxQueueBytes Options.MaxQueueBytes
+	// (0: no limit).
+	inflightCaps  tidemq.InflightLimits
+	maxQueueBytes int64
 
 	// listenErr is why the LISTEN connection is down (nil while it is
 	// up): Healthy reports it, since long polls then miss other nodes'
@@ -102,6 +117,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 		pool: o.Pool, clock: o.Clock, region: o.Region, acct: o.AccountID, log: o.Logger,
 		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
 		closing: make(chan struct{}), running: map[string]bool{},
+		inflightCaps: o.Inflight, maxQueueBytes: max(o.MaxQueueBytes, 0),
 	}
 	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})
 	b.waiters.byQueue = map[string]map[*waiter]struct{}{}

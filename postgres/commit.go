@@ -49,6 +49,7 @@ type sendRows struct {
 	sys     [][]byte
 	delays  []int64
 	groups  []string // MessageGroupId, "" for none (a standard queue keeps and returns it)
+	sizes   []int    // each message's size (tidemq.MessageSize), for --max-queue-bytes
 	notify  string   // the queue's name
 	written int64    // how many were inserted
 }
@@ -71,6 +72,9 @@ type writeReq struct {
 	more []*sendRows
 	del  *deleteRows
 	done chan error
+	// full is set when the group's statement refused the request's send
+	// (--max-queue-bytes, queuebytes.go): nothing of it was written.
+	full error
 }
 
 // sends are the request's send rows, one per queue.
@@ -101,12 +105,36 @@ func (r *writeReq) rows() int {
 // deleted messages. The queues that got messages or had a FIFO message
 // deleted (which may unlock a group) are announced after the commit
 // (announce.go), not in it.
-const commitSQL = `WITH s AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[])
-			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)),
+//
+// With --max-queue-bytes (Options.MaxQueueBytes), commitLimitedSQL writes
+// it instead (queueBytesSQL): the same statement, whose sends to a full
+// queue are left out.
+var commitSQL = commitStatement(false)
+
+// commitLimitedSQL is commitSQL with the check of --max-queue-bytes:
+// $15 is each message's size, $16 the place of its request in the group,
+// $17 the limit. It returns, besides, the requests it refused with the
+// queue and its bytes that refused each.
+var commitLimitedSQL = commitStatement(true)
+
+func commitStatement(limited bool) string {
+	s, from, full, refused := `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[])
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)`, `s`, ``, ``
+	if limited {
+		s = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
+				$15::bigint[], $16::integer[])
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, size, req, n)`
+		from = `s WHERE s.req <> ALL (ARRAY(SELECT req FROM f))`
+		full = `,
+	` + queueBytesSQL
+		refused = `, coalesce((SELECT array_agg(req) FROM f), '{}'), coalesce((SELECT array_agg(qid) FROM f), '{}'),
+		coalesce((SELECT array_agg(bytes) FROM f), '{}')`
+	}
+	return `WITH s AS (
+		` + s + `)` + full + `,
 	ins AS (
 		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at)
-		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay FROM s ORDER BY n
+		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay FROM ` + from + ` ORDER BY n
 		RETURNING queue_id),
 	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
 	d AS (
@@ -114,7 +142,8 @@ const commitSQL = `WITH s AS (
 			AND (NOT h.fifo OR (m.receive_count = h.count AND m.visible_at > $8))
 		RETURNING m.queue_id, m.seq)
 	SELECT coalesce((SELECT array_agg(queue_id) FROM ins), '{}'),
-		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}')`
+		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}')` + refused
+}
 
 // groupCommit runs the committers until the broker closes.
 type groupCommit struct {
@@ -250,12 +279,20 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 		dcount               []int32
 		dfifo                []bool
 		dname                []string
+		sizes                []int64
+		reqs                 []int32
 	)
-	for _, r := range group {
+	limited := b.maxQueueBytes > 0
+	for i, r := range group {
+		r.full = nil
 		for _, s := range r.sends() {
-			for range s.ids {
+			for j := range s.ids {
 				sq = append(sq, s.qid)
 				senders = append(senders, s.sender)
+				if limited {
+					sizes = append(sizes, int64(s.sizes[j]))
+					reqs = append(reqs, int32(i))
+				}
 			}
 			ids, bodies = append(ids, s.ids...), append(bodies, s.bodies...)
 			attrs, sys, delays = append(attrs, s.attrs...), append(sys, s.sys...), append(delays, s.delays...)
@@ -279,9 +316,29 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 	now := stampOf(b.clock.Now()) // once the connection is ours
 	b.group.statements.Add(1)
 	var inserted, goneQ, goneSeq []int64 // inserted: every row's queue id; a group inserts all or nothing
-	if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
-		dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
+	var fullReq []int32
+	var fullQ, fullBytes []int64
+	if !limited {
+		if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
+			dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
+			return err
+		}
+	} else if err := db.QueryRow(ctx, commitLimitedSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
+		dq, dseq, dcount, dfifo, dname, groups, sizes, reqs, b.maxQueueBytes).Scan(&inserted, &goneQ, &goneSeq,
+		&fullReq, &fullQ, &fullBytes); err != nil {
 		return err
+	}
+	for k, i := range fullReq {
+		r := group[i]
+		if r.full != nil {
+			continue // refused for another of its queues too: the first found says why
+		}
+		for _, s := range r.sends() {
+			if s.qid == fullQ[k] {
+				r.full = b.queueFull(s.notify, fullBytes[k])
+				break
+			}
+		}
 	}
 	gone := map[[2]int64]bool{}
 	for i := range goneQ {
@@ -290,6 +347,9 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 	for _, r := range group {
 		for _, s := range r.sends() {
 			s.written = int64(len(s.ids))
+			if r.full != nil {
+				s.written = 0
+			}
 		}
 		if d := r.del; d != nil {
 			d.gone = d.gone[:0]

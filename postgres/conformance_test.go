@@ -20,8 +20,14 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func open(t *testing.T, dsn string, clk tidemq.Clock) *postgres.Broker {
 	t.Helper()
+	return openLimited(t, dsn, clk, brokertest.Limits{})
+}
+
+func openLimited(t *testing.T, dsn string, clk tidemq.Clock, l brokertest.Limits) *postgres.Broker {
+	t.Helper()
 	b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn, Clock: clk,
-		Region: brokertest.Region, AccountID: brokertest.AccountID, SweepInterval: -1, Logger: quiet()})
+		Region: brokertest.Region, AccountID: brokertest.AccountID, SweepInterval: -1, Logger: quiet(),
+		Inflight: l.Inflight, MaxQueueBytes: l.MaxQueueBytes})
 	if err != nil {
 		t.Fatalf("postgres.Open: %v", err)
 	}
@@ -47,6 +53,10 @@ func TestConformance(t *testing.T) {
 			nb := open(t, dsn, clk)
 			dsns[nb] = dsn
 			return nb
+		},
+		OpenLimited: func(t *testing.T, clk *clocktest.Clock, l brokertest.Limits) tidemq.Broker {
+			dsn, _ := pgtest.Schema(t)
+			return openLimited(t, dsn, clk, l)
 		},
 	})
 }

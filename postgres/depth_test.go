@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,18 +11,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/brokertest"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
-// The depth counters (migrations/0007_queue_depth.sql) match the messages
-// table after concurrent sends, receives and deletes through two nodes, a
-// dead-letter move, a purge and a retention sweep: every write path keeps
-// them.
+// The depth counters (migrations/0007_queue_depth.sql) and the bytes
+// counters (0013_queue_bytes.sql) match the messages table after
+// concurrent sends, receives and deletes through two nodes, a dead-letter
+// move, a purge and a retention sweep: every write path keeps them.
 func TestDepthCountersMatchTheTable(t *testing.T) {
 	dsn, _ := pgtest.Schema(t)
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	b1, b2 := open(t, dsn, clk), open(t, dsn, clk)
+	// The second node checks a --max-queue-bytes it never reaches: its
+	// sends go through the statements that check it.
+	b1, b2 := open(t, dsn, clk), openLimited(t, dsn, clk, brokertest.Limits{MaxQueueBytes: 1 << 40})
 	t.Cleanup(func() { b1.Close(); b2.Close() })
 	ctx := context.Background()
 	db, err := pgx.Connect(ctx, dsn)
@@ -34,7 +38,9 @@ func TestDepthCountersMatchTheTable(t *testing.T) {
 		rows, err := db.Query(ctx, `SELECT q.name, (SELECT count(*) FROM messages m WHERE m.queue_id = q.id),
 			(SELECT count(*) FROM messages m WHERE m.queue_id = q.id AND m.dlq_source <> ''),
 			coalesce((SELECT sum(messages) FROM queue_depth d WHERE d.queue_id = q.id), 0),
-			coalesce((SELECT sum(dead_lettered) FROM queue_depth d WHERE d.queue_id = q.id), 0)
+			coalesce((SELECT sum(dead_lettered) FROM queue_depth d WHERE d.queue_id = q.id), 0),
+			coalesce((SELECT sum(size) FROM messages m WHERE m.queue_id = q.id), 0)::bigint,
+			coalesce((SELECT sum(bytes) FROM queue_depth d WHERE d.queue_id = q.id), 0)::bigint
 			FROM queues q ORDER BY q.name`)
 		if err != nil {
 			t.Fatal(err)
@@ -42,12 +48,13 @@ func TestDepthCountersMatchTheTable(t *testing.T) {
 		defer rows.Close()
 		for rows.Next() {
 			var name string
-			var n, dead, cn, cdead int64
-			if err := rows.Scan(&name, &n, &dead, &cn, &cdead); err != nil {
+			var n, dead, cn, cdead, size, cbytes int64
+			if err := rows.Scan(&name, &n, &dead, &cn, &cdead, &size, &cbytes); err != nil {
 				t.Fatal(err)
 			}
-			if n != cn || dead != cdead {
-				t.Errorf("%s: queue %s has %d messages (%d dead letters), its counters say %d (%d)", when, name, n, dead, cn, cdead)
+			if n != cn || dead != cdead || size != cbytes {
+				t.Errorf("%s: queue %s has %d messages (%d dead letters, %d bytes), its counters say %d (%d, %d)",
+					when, name, n, dead, size, cn, cdead, cbytes)
 			}
 		}
 	}
@@ -66,7 +73,8 @@ func TestDepthCountersMatchTheTable(t *testing.T) {
 			for j := 0; j < 25; j++ {
 				var entries []tidemq.SendEntry
 				for k := 0; k < 1+j%10; k++ {
-					entries = append(entries, tidemq.SendEntry{ID: strconv.Itoa(k), Body: "x"})
+					entries = append(entries, tidemq.SendEntry{ID: strconv.Itoa(k), Body: strings.Repeat("x", 1+k*j),
+						Attributes: map[string]tidemq.MessageAttributeValue{"k": {DataType: "Number", StringValue: strconv.Itoa(k)}}})
 				}
 				if _, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: entries, Batch: true}); err != nil {
 					t.Error(err)

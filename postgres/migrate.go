@@ -53,7 +53,11 @@ func migrations() ([]migration, error) {
 // migrate brings the schema of the connection's search_path up to date.
 // It runs under a transaction-scoped advisory lock keyed by the schema, so
 // that several nodes starting at once apply each migration exactly once.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool) error { return migrateTo(ctx, pool, 0) }
+
+// migrateTo is migrate up to version upTo (0: every version); a test of a
+// migration starts from the schema before it.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -89,7 +93,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("the database schema is at version %d, newer than this tidemq knows (%d): upgrade tidemq", latest, n)
 		}
 		for _, m := range ms {
-			if applied[m.version] {
+			if applied[m.version] || (upTo > 0 && m.version > upTo) {
 				continue
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

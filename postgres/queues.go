@@ -201,19 +201,24 @@ func (b *Broker) names(ctx context.Context, sql string, arg string) ([]string, e
 }
 
 // counts are a queue's ApproximateNumberOf* counters at now.
-type counts struct{ visible, inflight, delayed, deadLettered int }
+type counts struct {
+	visible, inflight, delayed, deadLettered int
+	// bytes is the size of the queue's messages (migrations/0013_queue_bytes.sql).
+	bytes int64
+}
 
 // countsSQL reads the counters of the queues $1 at $2
 // (migrations/0007_queue_depth.sql): the messages and dead letters from
 // queue_depth, in flight and delayed from the receive indexes (what is
 // still ahead of $2), visible the rest. Its cost follows the number of
 // queues and of messages in flight or delayed, not the backlog.
-const countsSQL = `SELECT q.id, coalesce(d.messages, 0), coalesce(d.dead_lettered, 0),
+const countsSQL = `SELECT q.id, coalesce(d.messages, 0), coalesce(d.dead_lettered, 0), coalesce(d.bytes, 0),
 		(SELECT count(*) FROM messages WHERE queue_id = q.id AND receive_count > 0 AND visible_at > $2),
 		(SELECT count(*) FROM messages WHERE queue_id = q.id AND receive_count = 0 AND visible_at > $2),
 		(SELECT min(enqueued_at) FROM messages WHERE queue_id = q.id)
 	FROM unnest($1::bigint[]) AS q(id)
-	LEFT JOIN (SELECT queue_id, sum(messages)::bigint AS messages, sum(dead_lettered)::bigint AS dead_lettered
+	LEFT JOIN (SELECT queue_id, sum(messages)::bigint AS messages, sum(dead_lettered)::bigint AS dead_lettered,
+			sum(bytes)::bigint AS bytes
 		FROM queue_depth WHERE queue_id = ANY($1) GROUP BY queue_id) d ON d.queue_id = q.id`
 
 // countsOf returns the counters of the queues ids at now, and the enqueue
@@ -227,12 +232,13 @@ func (b *Broker) countsOf(ctx context.Context, db querier, ids []int64, now int6
 	out := map[int64]counts{}
 	oldest := map[int64]*int64{}
 	for rows.Next() {
-		var id, total, dead, inflight, delayed int64
+		var id, total, dead, bytes, inflight, delayed int64
 		var old *int64
-		if err := rows.Scan(&id, &total, &dead, &inflight, &delayed, &old); err != nil {
+		if err := rows.Scan(&id, &total, &dead, &bytes, &inflight, &delayed, &old); err != nil {
 			return nil, nil, err
 		}
-		out[id] = counts{visible: int(max(total-inflight-delayed, 0)), inflight: int(inflight), delayed: int(delayed), deadLettered: int(dead)}
+		out[id] = counts{visible: int(max(total-inflight-delayed, 0)), inflight: int(inflight), delayed: int(delayed),
+			deadLettered: int(dead), bytes: bytes}
 		oldest[id] = old
 	}
 	return out, oldest, rows.Err()

@@ -158,26 +158,32 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 	b.noteReceive(q.id, now)
 	vt := p.Visibility(q.Visibility)
 	client, _ := json.Marshal(p.Client)
+	max, err := b.fifoRoom(ctx, conn, q, now, max)
+	if err != nil {
+		return nil, err
+	}
 	var taken []*message
-	err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
-		batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
-		batch.Queue(fifoLockSQL, q.id, stampOf(now), max, q.cutoff(now), max+fifoLockExtra)
-		batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
-			client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
-	}, func(br pgx.BatchResults) error {
-		if _, err := b.scanQueue(br.QueryRow()); err != nil {
+	if max > 0 {
+		err = b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
+			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
+			batch.Queue(fifoLockSQL, q.id, stampOf(now), max, q.cutoff(now), max+fifoLockExtra)
+			batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
+				client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
+		}, func(br pgx.BatchResults) error {
+			if _, err := b.scanQueue(br.QueryRow()); err != nil {
+				return err
+			}
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			taken, _, err = collectReceived(rows)
 			return err
-		}
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		taken, _, err = collectReceived(rows)
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +227,9 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				r.msgs = out
 				return err
 			}
+		}
+		if max, err = b.fifoRoom(ctx, tx, q, now, max); err != nil {
+			return err
 		}
 		var taken []*message
 		var dlq *queue
@@ -678,46 +687,71 @@ func (b *Broker) retryAttempt(ctx context.Context, tx pgx.Tx, q *queue, id strin
 	return out, tx.SendBatch(ctx, batch).Close()
 }
 
-// inflightCheck is when this node last counted a standard queue's
-// messages in flight.
+// inflightCheck is when this node last counted a queue's messages in
+// flight.
 type inflightCheck struct {
 	count    int // what it found
 	receives int // receives since
 }
 
-// Counting the messages in flight costs a read of each (up to the limit),
+// Counting the messages in flight costs a read of each (up to the cap),
 // so a node counts a queue's on its first receive, then every
 // inflightRecount receives, and on every receive once the count is within
-// inflightNear of the limit: the limit holds exactly where it matters and
-// costs next to nothing elsewhere. (AWS's limit is approximate too.)
+// inflightNear of the cap: the cap holds exactly where it matters and
+// costs next to nothing elsewhere (inflightRecount receives of 10 take at
+// most inflightNear messages). (AWS's limit is approximate too; several
+// nodes receiving at the same instant near the cap may each pass it, by
+// one receive each.)
 const (
 	inflightRecount = 1000
 	inflightNear    = 10000
 )
 
-// checkInflight refuses a receive from a standard queue with
-// MaxInflightStandard messages in flight (OverLimit), as the engine does.
-func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now time.Time) error {
+// inflightRoom returns how many more messages q may have in flight under
+// its cap (Options.Inflight; zero or less: none), as the engine counts
+// them: exact near the cap, an estimate of at least inflightNear away
+// from it.
+func (b *Broker) inflightRoom(ctx context.Context, tx querier, q *queue, now time.Time) (int, error) {
+	limit := b.inflightCaps.Cap(q.fifo)
 	b.statsMu.Lock()
 	c, ok := b.inflight[q.id]
 	c.receives++
-	due := !ok || c.receives >= inflightRecount || c.count >= tidemq.MaxInflightStandard-inflightNear
+	due := !ok || c.receives >= inflightRecount || c.count >= limit-inflightNear
 	b.inflight[q.id] = c
 	b.statsMu.Unlock()
 	if !due {
-		return nil
+		return limit - c.count, nil
 	}
 	var n int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 		WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) x`,
-		q.id, stampOf(now), tidemq.MaxInflightStandard).Scan(&n); err != nil {
-		return err
+		q.id, stampOf(now), limit).Scan(&n); err != nil {
+		return 0, err
 	}
 	b.statsMu.Lock()
 	b.inflight[q.id] = inflightCheck{count: n}
 	b.statsMu.Unlock()
-	if n >= tidemq.MaxInflightStandard {
-		return tidemq.TooManyInflight(q.name)
+	return limit - n, nil
+}
+
+// checkInflight refuses a receive from a standard queue with its cap of
+// messages in flight (OverLimit), as the engine does. A receive under the
+// cap takes up to its MaxNumberOfMessages, as the engine's does.
+func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now time.Time) error {
+	room, err := b.inflightRoom(ctx, tx, q, now)
+	if err != nil {
+		return err
+	}
+	if room <= 0 {
+		return tidemq.TooManyInflight(q.name, b.inflightCaps.Cap(false))
 	}
 	return nil
+}
+
+// fifoRoom is how many messages a receive from a FIFO queue may take
+// (up to max): as AWS and the engine do, at the cap it gets none, without
+// an error, and near it no more than the room left.
+func (b *Broker) fifoRoom(ctx context.Context, tx querier, q *queue, now time.Time, want int) (int, error) {
+	room, err := b.inflightRoom(ctx, tx, q, now)
+	return min(max(room, 0), want), err
 }

@@ -58,8 +58,12 @@ func (b *Broker) sendStandard(ctx context.Context, q *queue, p tidemq.SendMessag
 	if rows == nil {
 		return results, nil
 	}
-	if err := b.submit(ctx, &writeReq{send: rows}); err != nil {
+	req := &writeReq{send: rows}
+	if err := b.submit(ctx, req); err != nil {
 		return nil, err // a foreign key violation: the queue was deleted since it was read
+	}
+	if req.full != nil {
+		return nil, req.full
 	}
 	b.sentStandard(q, rows)
 	return results, nil
@@ -75,6 +79,7 @@ func (b *Broker) standardRows(q *queue, p *tidemq.SendMessagesParams) ([]tidemq.
 	var attrs, sys [][]byte
 	var delays []int64
 	var groups []string
+	var sizes []int
 	for i := range p.Entries {
 		entry, res := &p.Entries[i], &results[i]
 		if res.Err != nil {
@@ -88,11 +93,12 @@ func (b *Broker) standardRows(q *queue, p *tidemq.SendMessagesParams) ([]tidemq.
 		sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
 		delays = append(delays, int64(delay))
 		groups = append(groups, entry.MessageGroupID)
+		sizes = append(sizes, tidemq.MessageSize(entry.Body, entry.Attributes))
 	}
 	if len(ids) == 0 {
 		return results, nil
 	}
-	return results, &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, notify: q.name}
+	return results, &sendRows{qid: q.id, sender: sender, ids: ids, bodies: bodies, attrs: attrs, sys: sys, delays: delays, groups: groups, sizes: sizes, notify: q.name}
 }
 
 // sentStandard counts rows as sent to q once they are committed, and wakes
@@ -156,11 +162,17 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 		var applied bool
 		var claimed, outIDs []string
 		var outSeqs []int64
+		var bytes int64
 		err := b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
 			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, b.canonical(p.Queue))
 			batch.Queue(fifoSendLockSQL, q.id, groups)
-			batch.Queue(fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
-				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs)
+			args := []any{q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
+				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs}
+			if b.maxQueueBytes > 0 {
+				batch.Queue(fifoSendLimitedSQL, append(args, b.maxQueueBytes)...)
+			} else {
+				batch.Queue(fifoSendSQL, args...)
+			}
 			batch.Queue(fifoSentSQL, q.id, keys)
 		}, func(br pgx.BatchResults) error {
 			var err error
@@ -170,7 +182,11 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
-			if err := br.QueryRow().Scan(&applied, &claimed); err != nil {
+			if b.maxQueueBytes > 0 {
+				if err := br.QueryRow().Scan(&applied, &claimed, &bytes); err != nil {
+					return err
+				}
+			} else if err := br.QueryRow().Scan(&applied, &claimed); err != nil {
 				return err
 			}
 			return br.QueryRow().Scan(&outIDs, &outSeqs)
@@ -183,6 +199,9 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 				return nil, tidemq.NonExistentQueue() // deleted since it was read
 			}
 			return nil, b.failure(ctx, err)
+		}
+		if !applied && b.maxQueueBytes > 0 && bytes >= b.maxQueueBytes {
+			return nil, b.queueFull(q.name, bytes)
 		}
 		if !applied || locked.id != q.id || locked.modified != q.modified || len(outIDs) != len(keys) {
 			if attempt >= 4 {
@@ -267,7 +286,20 @@ const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + fifoQueueKey + `, k)
 const fifoSendSQL = `WITH e AS (
 		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
 			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
-		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),` + fifoSendRestSQL
+
+// fifoSendLimitedSQL is fifoSendSQL with the check of --max-queue-bytes
+// (queuebytes.go): a queue whose messages add up to $14 bytes or more
+// gets nothing, and the statement returns, third, the bytes it held.
+const fifoSendLimitedSQL = `WITH qb AS (SELECT coalesce(sum(bytes), 0)::bigint AS bytes FROM queue_depth WHERE queue_id = $1),
+	e AS (
+		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
+			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2) AND (SELECT bytes FROM qb) < $14),` +
+	fifoSendRestSQL + `, (SELECT bytes FROM qb)`
+
+// fifoSendRestSQL is fifoSendSQL after its first CTE.
+const fifoSendRestSQL = `
 	w AS (
 		SELECT e.k AS key FROM e CROSS JOIN LATERAL (
 			SELECT expires FROM dedup WHERE queue_id = $1 AND key = e.k LIMIT 1) d

@@ -62,6 +62,9 @@ func (b *Broker) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 		if err != nil {
 			return nil, b.failure(ctx, err)
 		}
+		if req.full != nil {
+			return nil, req.full // a queue full to --max-queue-bytes: nothing was sent
+		}
 		for i, r := range rows {
 			if r != nil {
 				b.sentStandard(queues[i], r)

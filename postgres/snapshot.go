@@ -146,6 +146,7 @@ func (b *Broker) snapshotsOf(ctx context.Context, tx pgx.Tx, qs []*queue, dlqs m
 		}
 		c := cs[q.id]
 		s.Visible, s.InFlight, s.Delayed = c.visible, c.inflight, c.delayed
+		s.Bytes, s.MaxBytes = c.bytes, b.maxQueueBytes
 		s.IsDeadLetterQueue = s.IsDeadLetterQueue || c.deadLettered > 0
 		if o := oldest[q.id]; o != nil {
 			s.OldestAgeSeconds = now.Sub(timeOf(*o)).Seconds()

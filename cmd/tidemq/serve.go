@@ -64,7 +64,8 @@ type serveOptions struct {
 	minFreeDiskMiB int64
 	// maxQueues is --max-queues (serve_maxqueues.go); 0: no limit.
 	maxQueues int
-	// maxQueueBytes is --max-queue-bytes (engine.Options.MaxQueueBytes).
+	// maxQueueBytes is --max-queue-bytes (engine.Options.MaxQueueBytes,
+	// postgres.Options.MaxQueueBytes).
 	maxQueueBytes int64
 	// maxMemoryMiB is --max-memory (serve_memory.go); 0: off.
 	maxMemoryMiB int64
@@ -130,7 +131,7 @@ Every flag can also be set with an environment variable, shown in brackets.`,
 	f.BoolVar(&o.backupWithoutAuth, "backup-without-auth", false, "allow online backups without --auth (anyone who reaches the server can then copy every message into --backup-dir)")
 	f.Int64Var(&o.minFreeDiskMiB, "min-free-disk", 128, "refuse new sends (ServiceUnavailable, retryable) while the data directory's file system has fewer MiB free; receives and deletes go on (0: off)")
 	f.IntVar(&o.maxQueues, "max-queues", 0, "refuse CreateQueue of a new queue (OverLimit) once the server holds this many queues (0: no limit)")
-	f.Int64Var(&o.maxQueueBytes, "max-queue-bytes", 0, "refuse sends to a queue (RequestThrottled, retryable) while its messages add up to this many bytes; receives, deletes and dead-letter moves go on (0: no limit; embedded store only)")
+	f.Int64Var(&o.maxQueueBytes, "max-queue-bytes", 0, "refuse sends to a queue (RequestThrottled, retryable) while its messages add up to this many bytes; receives, deletes and dead-letter moves go on (0: no limit)")
 	f.Int64Var(&o.maxMemoryMiB, "max-memory", 0, "refuse new sends (ServiceUnavailable, retryable) while the server's resident memory is above this many MiB; receives and deletes go on (0: off)")
 	f.BoolVar(&o.truncateCorruptWAL, "truncate-corrupt-wal", false, "open --data-dir even if its last write-ahead log has a corrupt record followed by valid ones, dropping those (by default the server refuses to start and names the log and offset)")
 	o.cluster.addFlags(f)

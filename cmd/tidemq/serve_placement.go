@@ -65,7 +65,8 @@ func (o *serveOptions) openPlacement(cl *cluster, log *slog.Logger) (tidemq.Brok
 		if i == 0 {
 			flag = "--store"
 		}
-		b, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Region: o.region, AccountID: o.accountID, Logger: log})
+		b, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Region: o.region, AccountID: o.accountID, Logger: log,
+			MaxQueueBytes: o.maxQueueBytes})
 		if err != nil {
 			return fail(fmt.Errorf("%s %s: %w", flag, redactDSN(dsn), err))
 		}

@@ -165,9 +165,6 @@ func (o *serveOptions) openBroker(shared storage.Store, cl *cluster, log *slog.L
 		return engine.Open(engine.Options{Store: shared, Region: o.region, AccountID: o.accountID, Logger: log, PageSize: pageSize,
 			MaxQueueBytes: o.maxQueueBytes})
 	}
-	if o.maxQueueBytes > 0 {
-		return nil, errors.New("--max-queue-bytes is not supported with --store postgres: the PostgreSQL broker does not keep the size of its queues")
-	}
 	if len(o.cluster.queueStoreList()) > 0 {
 		b, err := o.openPlacement(cl, log)
 		if err != nil {
@@ -177,7 +174,8 @@ func (o *serveOptions) openBroker(shared storage.Store, cl *cluster, log *slog.L
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := postgres.Open(ctx, postgres.Options{DSN: o.store, Region: o.region, AccountID: o.accountID, Logger: log})
+	b, err := postgres.Open(ctx, postgres.Options{DSN: o.store, Region: o.region, AccountID: o.accountID, Logger: log,
+		MaxQueueBytes: o.maxQueueBytes})
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", redactDSN(o.store), err)
 	}
