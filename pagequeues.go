@@ -95,3 +95,26 @@ func SnapshotPage(s Snapshotter, after string, n int) ([]QueueSnapshot, error) {
 func snapshotsAfter(snaps []QueueSnapshot, after string) []QueueSnapshot {
 	return snaps[sort.Search(len(snaps), func(i int) bool { return snaps[i].Name > after }):]
 }
+
+// VisitQueues calls f with every queue's snapshot through s's Visit when
+// s is a Visitor, else through s.Snapshot() (every queue at once); it
+// returns false when s's Visit stopped part way.
+func VisitQueues(s Snapshotter, f func(*QueueSnapshot)) bool {
+	if v, ok := s.(Visitor); ok {
+		return v.Visit(f)
+	}
+	snaps := s.Snapshot()
+	for i := range snaps {
+		f(&snaps[i])
+	}
+	return true
+}
+
+// CountQueues returns s's QueueCount when s is a QueueCounter, else the
+// length of s.Snapshot().
+func CountQueues(s Snapshotter) (int, error) {
+	if c, ok := s.(QueueCounter); ok {
+		return c.QueueCount()
+	}
+	return len(s.Snapshot()), nil
+}

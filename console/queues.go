@@ -106,10 +106,7 @@ func (c *Console) visit(f func(*tidemq.QueueSnapshot)) {
 		c.o.Visit(f)
 		return
 	}
-	snaps := c.o.Broker.Snapshot()
-	for i := range snaps {
-		f(&snaps[i])
-	}
+	tidemq.VisitQueues(c.o.Broker, f)
 }
 
 // snapshotARN is s's ARN, made from its name when the snapshot came

@@ -354,6 +354,31 @@ func (r *Router) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 	return out[:min(max(n, 0), len(out))], nil
 }
 
+// Visit is tidemq.Visitor over every cluster: each cluster's queues in
+// turn, through its own Visit where it has one.
+func (r *Router) Visit(f func(*tidemq.QueueSnapshot)) bool {
+	for _, c := range r.clusters {
+		if !tidemq.VisitQueues(c.Broker, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// QueueCount is tidemq.QueueCounter over every cluster: the sum of their
+// counts.
+func (r *Router) QueueCount() (int, error) {
+	total := 0
+	for _, c := range r.clusters {
+		n, err := tidemq.CountQueues(c.Broker)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // Healthy reports nil while every cluster can serve; else the first that
 // cannot, named. One cluster down makes the node unhealthy although the
 // other clusters' queues still serve: every node is given the same
