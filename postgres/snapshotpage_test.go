@@ -91,3 +91,25 @@ func TestQueuesPagesInSQL(t *testing.T) {
 		}
 	}
 }
+
+// A nextToken of GET /tidemq/queues that decodes to no queue name's bytes
+// (a NUL, bytes that are not UTF-8: no page ever ended with such a name,
+// and PostgreSQL's text cannot hold them) is an invalid token, 400
+// InvalidParameterValue as a token that does not decode is, not the
+// database's refusal of the bound as a 500 InternalFailure.
+func TestQueuesPageTokenOfNoName(t *testing.T) {
+	dsn, _ := pgtest.Schema(t)
+	b := open(t, dsn, clocktest.New(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)))
+	defer b.Close()
+	if _, err := b.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	h := server.Queues(b)
+	for _, last := range []string{"q\x00", "\x00", "q\xff", "\xc3"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues?nextToken="+url.QueryEscape(tidemq.PageToken(last)), nil))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"InvalidParameterValue"`) {
+			t.Errorf("nextToken of %q: %d %s, want 400 InvalidParameterValue", last, rec.Code, strings.TrimSpace(rec.Body.String()))
+		}
+	}
+}
