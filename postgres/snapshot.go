@@ -120,7 +120,7 @@ func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 
 // pageDeadLetterTargetsSQL returns which of the ARNs $1 (a page's
 // queues) some queue's RedrivePolicy names, through the queues_dlq_target
-// index. That index is partial (WHERE dlq_target <> ''), and PostgreSQL
+// index. That index is partial (only non-empty targets), and PostgreSQL
 // proves = ANY($1) within its predicate only for a constant array of 100
 // elements at most (a page of 101 or 1,000, or a generic plan, scanned
 // every queue): the statement states the predicate itself.
