@@ -1,8 +1,10 @@
 package tidemq
 
 import (
+	"bytes"
 	"encoding/base64"
 	"sort"
+	"unicode/utf8"
 )
 
 // PageQueueNames sorts names (in place) and cuts the page of ListQueues or
@@ -43,11 +45,14 @@ func PageQueueNames(names []string, maxResults *int, token string) (*ListQueuesR
 func PageToken(last string) string { return base64.RawURLEncoding.EncodeToString([]byte(last)) }
 
 // PageAfter is the name a page token (PageToken) says the next page starts
-// after; a token that does not decode is an InvalidParameterValue on
-// NextToken.
+// after; a token that does not decode, or decodes to what no queue name
+// is (a NUL, bytes that are not UTF-8: no page ended with it), is an
+// InvalidParameterValue on NextToken. The bound goes on to the stores as
+// is, and PostgreSQL's text cannot hold such bytes: its refusal was a 500
+// InternalFailure on GET /tidemq/queues.
 func PageAfter(token string) (string, error) {
 	last, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
+	if err != nil || !utf8.Valid(last) || bytes.IndexByte(last, 0) >= 0 {
 		return "", InvalidParameter("NextToken", token, "Invalid or expired next token.")
 	}
 	return string(last), nil

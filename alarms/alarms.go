@@ -136,8 +136,10 @@ type Options struct {
 	Snapshots func() []tidemq.QueueSnapshot
 	// Visit, when set, is used instead of Snapshots: it calls f with
 	// every queue's snapshot in turn (each valid only during its call;
-	// ARN may be left empty) and returns false when it could not (as a
-	// nil Snapshots result). It spares an evaluation the slice of every
+	// ARN may be left empty) and returns false when it could not, at once
+	// or part way: the evaluation then resolves nothing for being unseen
+	// (as with a nil Snapshots result) and announces what it changed for
+	// the queues it saw. It spares an evaluation the slice of every
 	// queue's snapshot: with 100,000 queues, 30 MB at a time, every 30 s.
 	Visit func(f func(*tidemq.QueueSnapshot)) bool
 	// Triggers returns every trigger's counters (see also SetTriggers);
@@ -526,8 +528,16 @@ func (e *Evaluator) Evaluate() []Transition {
 		})
 		e.mu.Lock()
 		if !ok {
+			// Not every queue was seen: nothing is resolved for being
+			// unseen, but the transitions made to the queues seen are
+			// kept in their state, so they are announced now (the next
+			// evaluation, finding them made, makes none).
+			e.index()
 			e.mu.Unlock()
-			return nil
+			for _, t := range changed {
+				e.notify(t)
+			}
+			return changed
 		}
 	}
 	seen := make(map[key]bool)

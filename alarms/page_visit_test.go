@@ -154,3 +154,43 @@ func TestPages(t *testing.T) {
 		t.Errorf("?limit=100000: status %d, want 400", rec.Code)
 	}
 }
+
+// A visit that fails part way (PostgreSQL's Visit reads a page per
+// transaction: a later page can fail after the first ones were evaluated)
+// skips what needs every queue (resolving the alarms of queues not seen),
+// but the transitions it already made to the queues it saw are announced:
+// their state is kept, so the next evaluation makes no transition for them
+// and the webhook would never hear that the alarm fires.
+func TestVisitFailingPartWayAnnouncesWhatItChanged(t *testing.T) {
+	clk := clocktest.New(start)
+	depth := 0
+	fail := false
+	visit := func(f func(*tidemq.QueueSnapshot)) bool {
+		s := tidemq.QueueSnapshot{Name: "orders-dlq", IsDeadLetterQueue: true, Visible: depth, RetentionSeconds: 345600}
+		f(&s)        // the first page
+		return !fail // a later one fails
+	}
+	rec := &recorder{}
+	ev := alarms.New(alarms.Options{Snapshots: func() []tidemq.QueueSnapshot { return nil }, Visit: visit, Clock: clk, Webhook: rec, Logger: quiet})
+	ev.Evaluate()
+	depth, fail = 1, true
+	for range 3 {
+		clk.Advance(time.Minute)
+		ev.Evaluate()
+	}
+	fail = false
+	clk.Advance(time.Minute)
+	ev.Evaluate()
+	firing := 0
+	for _, a := range ev.Alarms() {
+		if a.Queue == "orders-dlq" && a.State == alarms.StateFiring {
+			firing++
+		}
+	}
+	if firing == 0 {
+		t.Fatal("orders-dlq fires no alarm with a message in it: the scenario tests nothing")
+	}
+	if n := rec.count(); n != firing {
+		t.Errorf("the webhook heard %d transitions, want the %d firing alarms of orders-dlq", n, firing)
+	}
+}

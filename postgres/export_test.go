@@ -15,3 +15,7 @@ func SetQueueCacheTTL(d time.Duration) (restore func()) {
 // SnapshotPageSQL is the statement of a page of SnapshotsAfter (a test
 // EXPLAINs it).
 const SnapshotPageSQL = snapshotPageSQL
+
+// PageDeadLetterTargetsSQL is the statement that tells which of a page's
+// queues are dead-letter targets (a test EXPLAINs it).
+const PageDeadLetterTargetsSQL = pageDeadLetterTargetsSQL

@@ -92,7 +92,7 @@ func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 		for i, q := range qs {
 			arns[i] = q.arn
 		}
-		rows, err = tx.Query(ctx, `SELECT DISTINCT dlq_target FROM queues WHERE dlq_target = ANY($1)`, arns)
+		rows, err = tx.Query(ctx, pageDeadLetterTargetsSQL, arns)
 		if err != nil {
 			return err
 		}
@@ -117,6 +117,14 @@ func (b *Broker) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, er
 	}
 	return out, nil
 }
+
+// pageDeadLetterTargetsSQL returns which of the ARNs $1 (a page's
+// queues) some queue's RedrivePolicy names, through the queues_dlq_target
+// index. That index is partial (only non-empty targets), and PostgreSQL
+// proves = ANY($1) within its predicate only for a constant array of 100
+// elements at most (a page of 101 or 1,000, or a generic plan, scanned
+// every queue): the statement states the predicate itself.
+const pageDeadLetterTargetsSQL = `SELECT DISTINCT dlq_target FROM queues WHERE dlq_target = ANY($1) AND dlq_target <> ''`
 
 // snapshotPageSQL reads the n ($2) queues after the name $1, in byte
 // order, through the queues_name_order index (COLLATE "C" on both the

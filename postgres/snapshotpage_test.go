@@ -91,3 +91,91 @@ func TestQueuesPagesInSQL(t *testing.T) {
 		}
 	}
 }
+
+// A nextToken of GET /tidemq/queues that decodes to no queue name's bytes
+// (a NUL, bytes that are not UTF-8: no page ever ended with such a name,
+// and PostgreSQL's text cannot hold them) is an invalid token, 400
+// InvalidParameterValue as a token that does not decode is, not the
+// database's refusal of the bound as a 500 InternalFailure.
+func TestQueuesPageTokenOfNoName(t *testing.T) {
+	dsn, _ := pgtest.Schema(t)
+	b := open(t, dsn, clocktest.New(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)))
+	defer b.Close()
+	if _, err := b.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	h := server.Queues(b)
+	for _, last := range []string{"q\x00", "\x00", "q\xff", "\xc3"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues?nextToken="+url.QueryEscape(tidemq.PageToken(last)), nil))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"InvalidParameterValue"`) {
+			t.Errorf("nextToken of %q: %d %s, want 400 InvalidParameterValue", last, rec.Code, strings.TrimSpace(rec.Body.String()))
+		}
+	}
+}
+
+// Which of a page's queues are dead-letter queues is read through the
+// partial index queues_dlq_target (WHERE dlq_target <> ”), not by a scan
+// of every queue: for a page of 101 queues (GET /tidemq/queues' default
+// page and the one past it) and of 1,000 (Visit's), and in the generic
+// plan a prepared statement switches to after five runs. PostgreSQL
+// proves = ANY($1) within the index's predicate only for a constant
+// array of 100 elements at most, so the statement says dlq_target <> ”
+// itself. (enable_seqscan off: a plan that could use the index does.)
+func TestPageDeadLetterTargetsReadTheIndex(t *testing.T) {
+	dsn, _ := pgtest.Schema(t)
+	b := open(t, dsn, clocktest.New(time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)))
+	defer b.Close()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	prepared := 0
+	explain := func(setting string, arns []string) string {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		for _, s := range []string{"SET LOCAL enable_seqscan = off", "SET LOCAL plan_cache_mode = " + setting} {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prepared++
+		name := fmt.Sprintf("page_dlq_targets_%d", prepared)
+		if _, err := tx.Exec(ctx, "PREPARE "+name+"(text[]) AS "+postgres.PageDeadLetterTargetsSQL); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN EXECUTE "+name+"('{"+strings.Join(arns, ",")+"}')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			if len(line) > 120 {
+				line = line[:120] + "..." // the array of ARNs
+			}
+			plan = append(plan, line)
+		}
+		return strings.Join(plan, "\n")
+	}
+	for _, n := range []int{10, 101, 1000} {
+		arns := make([]string, n)
+		for i := range arns {
+			arns[i] = fmt.Sprintf("arn:aws:sqs:us-east-1:000000000000:q%04d", i)
+		}
+		for _, setting := range []string{"force_custom_plan", "force_generic_plan"} {
+			if p := explain(setting, arns); !strings.Contains(p, "queues_dlq_target") {
+				t.Errorf("%d ARNs, %s: the statement does not read queues_dlq_target:\n%s", n, setting, p)
+			}
+		}
+	}
+}

@@ -58,13 +58,16 @@ func VisibleQueues(s tidemq.Snapshotter, visible func(r *http.Request, queueARN 
 
 // pageVisible is the page of at most limit visible queues after the name
 // after, and the token of the next page ("" after the last). It asks s for
-// limit+1 queues at a time, from after on, and decides only as many
-// queues as the page needs (until one past the page), not every queue for
-// every page.
+// limit+1 queues, from after on, then for twice as many each time while
+// the page is not full (up to tidemq.MaxSnapshotPageSize): a caller who
+// sees few of many queues costs a few of the store's pages, not one per
+// limit+1 queues (each a walk of every queue under the engine's lock, or
+// a transaction). It decides only as many queues as the page needs (until
+// one past the page), not every queue for every page.
 func pageVisible(s tidemq.Snapshotter, limit int, after string, visible func(arn string) bool) ([]tidemq.QueueSnapshot, string, error) {
 	page := make([]tidemq.QueueSnapshot, 0, limit)
-	for {
-		chunk, err := tidemq.SnapshotPage(s, after, limit+1)
+	for n := limit + 1; ; n = max(limit+1, min(2*n, tidemq.MaxSnapshotPageSize)) {
+		chunk, err := tidemq.SnapshotPage(s, after, n)
 		if err != nil {
 			return nil, "", err
 		}
@@ -77,7 +80,7 @@ func pageVisible(s tidemq.Snapshotter, limit int, after string, visible func(arn
 			}
 			page = append(page, chunk[i])
 		}
-		if len(chunk) <= limit {
+		if len(chunk) < n { // no more queues follow
 			return page, "", nil
 		}
 		after = chunk[len(chunk)-1].Name

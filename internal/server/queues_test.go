@@ -186,3 +186,55 @@ func TestQueuesPageCostsItsQueues(t *testing.T) {
 	}
 	t.Logf("a page of 100 of %d queues: %.0f allocations", n, allocs)
 }
+
+// countingPager is a SnapshotPager over sorted snapshots that counts the
+// pages it is asked for.
+type countingPager struct {
+	fixedSnapshots
+	pages int
+}
+
+func (p *countingPager) SnapshotsAfter(after string, n int) ([]tidemq.QueueSnapshot, error) {
+	p.pages++
+	return tidemq.SnapshotPage(p.fixedSnapshots, after, n)
+}
+
+// A caller who may see few of many queues gets its page from a bounded
+// number of the store's pages: with 10,000 queues and ?limit=1, asking for
+// limit+1 queues at a time took 5,000 pages for one answer, each of them a
+// pass of the engine's lock over every queue (its dead-letter targets) or
+// a transaction of PostgreSQL's.
+func TestVisibleQueuesFewVisibleAskFewPages(t *testing.T) {
+	p := &countingPager{fixedSnapshots: make(fixedSnapshots, 10000)}
+	for i := range p.fixedSnapshots {
+		p.fixedSnapshots[i].Name = fmt.Sprintf("q%05d", i)
+		p.fixedSnapshots[i].ARN = "arn:aws:sqs:us-east-1:000000000000:" + p.fixedSnapshots[i].Name
+	}
+	mine := map[string]bool{"arn:aws:sqs:us-east-1:000000000000:q00007": true, "arn:aws:sqs:us-east-1:000000000000:q09998": true}
+	h := VisibleQueues(p, func(r *http.Request, arn string) bool { return mine[arn] })
+	var seen []string
+	next := ""
+	for pages := 0; pages < 5; pages++ {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues?limit=1&nextToken="+url.QueryEscape(next), nil))
+		var out struct {
+			Queues    []tidemq.QueueSnapshot
+			NextToken string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
+			t.Fatalf("page %d: %d %s", pages, rec.Code, rec.Body)
+		}
+		for _, q := range out.Queues {
+			seen = append(seen, q.Name)
+		}
+		if next = out.NextToken; next == "" {
+			break
+		}
+	}
+	if want := []string{"q00007", "q09998"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("listed %v, want %v", seen, want)
+	}
+	if p.pages > 40 {
+		t.Errorf("two answers of one queue each asked the store for %d pages, want a few dozen at most", p.pages)
+	}
+}
