@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 )
 
 // dedupEntry remembers a FIFO send for the deduplication window.
@@ -121,7 +122,7 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		}
 		q.add(m)
 		t.addCreated(q, m)
-		t.b.Set(seqKey(prefixMessage, q.id, m.seq), encodeMessage(m))
+		storage.SetValue(t.b, seqKey(prefixMessage, q.id, m.seq), (*messageRecord)(m))
 		q.count().Sent++
 		created = true
 	}
