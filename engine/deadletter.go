@@ -45,7 +45,7 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	t.addCreated(dst, n)
 	storage.SetValue(t.b, seqKey(prefixMessage, dst.id, n.seq), (*messageRecord)(n))
 	t.b.Set(seqKey(prefixState, dst.id, n.seq), encodeState(n))
-	t.b.Set(idKey(prefixCounter, dst.id), uint64Value(dst.nextSeq))
+	dst.reserveSeqs(t)
 	return n
 }
 

@@ -87,7 +87,6 @@ func waitAll(waits []*sharedDurable) error {
 func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessagesParams, results []tidemq.SendResult) []*sharedDurable {
 	sender := p.SenderID(e.acct)
 	var waits []*sharedDurable
-	created := false
 	for i := range p.Entries {
 		entry, res := &p.Entries[i], &results[i]
 		if res.Err != nil {
@@ -124,11 +123,8 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		t.addCreated(q, m)
 		storage.SetValue(t.b, seqKey(prefixMessage, q.id, m.seq), (*messageRecord)(m))
 		q.count().Sent++
-		created = true
 	}
-	if created {
-		t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
-	}
+	q.reserveSeqs(t)
 	return waits
 }
 
