@@ -65,8 +65,11 @@ type store struct {
 	// mu is held for writing across a registry update and its copy into
 	// memory, and across a reload, so that a reload cannot fall between
 	// the two and bring back what the update changed.
-	mu           sync.RWMutex
-	reg          Registry
+	mu  sync.RWMutex
+	reg Registry
+	// The values of topics and subs are never changed in place: a change
+	// replaces them whole (applyMemLocked, reload), so a reader may keep
+	// one it got under mu without copying it (subscription).
 	topics       map[string]*Topic        // by ARN
 	subs         map[string]*Subscription // by ARN
 	unsubscribed map[string]*Subscription // by token
@@ -462,6 +465,19 @@ func (s *store) purgeExpired(nowMs int64) {
 		}
 		return c, nil
 	}) // tried again by the next purge if it fails
+}
+
+// subscription returns the subscription of arn as the store keeps it,
+// not a copy: the caller reads it and must not change it. The store never
+// changes a subscription in place (applyMemLocked replaces it whole with
+// the registry's), so what it returns stays as it was. Deliveries read the
+// subscription of every one of a publish's deliveries; getSubscription's
+// copy (its attributes map) cost an allocation or two each.
+func (s *store) subscription(arn string) (*Subscription, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sub, ok := s.subs[arn]
+	return sub, ok
 }
 
 func (s *store) getSubscription(arn string) (*Subscription, bool) {
