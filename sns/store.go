@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -508,16 +509,27 @@ func (s *store) updateSubscription(arn string, f func(sub *Subscription) error) 
 }
 
 // listSubscriptions lists the subscriptions of one topic, or of all topics
-// when topicARN is "", ordered by ARN.
+// when topicARN is "", ordered by ARN: copies the caller may change.
 func (s *store) listSubscriptions(topicARN string) []*Subscription {
+	out := s.topicSubscriptions(topicARN)
+	for i, sub := range out {
+		out[i] = sub.clone()
+	}
+	return out
+}
+
+// topicSubscriptions is listSubscriptions without the copies: the
+// subscriptions as the store keeps them, to read and not to change (see
+// subscription). Every publish reads its topic's.
+func (s *store) topicSubscriptions(topicARN string) []*Subscription {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Subscription
 	for _, sub := range s.subs {
 		if topicARN == "" || sub.TopicARN == topicARN {
-			out = append(out, sub.clone())
+			out = append(out, sub)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ARN < out[j].ARN })
+	slices.SortFunc(out, func(a, b *Subscription) int { return strings.Compare(a.ARN, b.ARN) })
 	return out
 }
