@@ -51,8 +51,8 @@ func asciiPrefix(body string) int {
 		if w&highs != 0 {
 			break // not ASCII: the rune loop takes it from the first such byte
 		}
-		// Some byte is below 0x20 exactly when this is not zero (every
-		// byte is below 0x80 here, so no borrow crosses a byte).
+		// Not zero exactly when some byte is below 0x20: the lowest such
+		// byte sets its top bit, and a borrow only adds bits above it.
 		if (w-0x20*ones)&^w&highs == 0 {
 			continue
 		}

@@ -15,7 +15,9 @@ package engine
 // once the batches already committed are durable), and q.nextSeq <=
 // q.seqLimit after every operation that hands out sequences. Batches are
 // durable in commit order, so a message whose batch is durable has its
-// sequence below a counter that is durable too.
+// sequence below a counter that is durable too. A commit that fails makes
+// the engine read everything again from the store (recover.go), where
+// load sets seqLimit to the counter the store really has.
 
 // seqBlock is how far ahead a standard queue's counter is written.
 const seqBlock = 1024
