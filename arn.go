@@ -26,9 +26,20 @@ func (a ARN) String() string {
 
 // ParseARN splits an ARN into its six parts. It reports false for anything
 // that is not arn:partition:service:region:account:resource.
+//
+// It allocates nothing (the parts are substrings of s): every SNS delivery
+// parses its queue's ARN.
 func ParseARN(s string) (ARN, bool) {
-	parts := strings.SplitN(s, ":", 6)
-	if len(parts) != 6 || parts[0] != "arn" || parts[1] == "" || parts[2] == "" || parts[5] == "" {
+	var parts [6]string
+	for i := range 5 {
+		p, rest, ok := strings.Cut(s, ":")
+		if !ok {
+			return ARN{}, false
+		}
+		parts[i], s = p, rest
+	}
+	parts[5] = s
+	if parts[0] != "arn" || parts[1] == "" || parts[2] == "" || parts[5] == "" {
 		return ARN{}, false
 	}
 	return ARN{Partition: parts[1], Service: parts[2], Region: parts[3], Account: parts[4], Resource: parts[5]}, true

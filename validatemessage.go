@@ -1,6 +1,7 @@
 package tidemq
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"unicode"
@@ -18,15 +19,9 @@ func ValidateBody(body string) error {
 	if body == "" {
 		return MissingParameter("MessageBody")
 	}
-	// Printable ASCII, tab, LF and CR are allowed: checked a byte at a
-	// time, the runes only from the first byte that is not one of those.
-	start := 0
-	for start < len(body) {
-		if c := body[start]; c >= 0x80 || c < 0x20 && c != 0x9 && c != 0xA && c != 0xD {
-			break
-		}
-		start++
-	}
+	// Printable ASCII, tab, LF and CR are allowed: checked eight bytes at
+	// a time, the runes only from the first byte that is not one of those.
+	start := asciiPrefix(body)
 	for i, r := range body[start:] {
 		i += start
 		if r == utf8.RuneError {
@@ -39,6 +34,40 @@ func ValidateBody(body string) error {
 		}
 	}
 	return nil
+}
+
+// asciiPrefix returns the length of body's longest prefix of printable
+// ASCII (0x20 to 0x7F), tab, LF and CR. A word of eight bytes none of
+// which has its top bit set or is below 0x20 is passed whole; a word with
+// a byte below 0x20 (a line break, say) is checked byte by byte.
+func asciiPrefix(body string) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(body); i += 8 {
+		w := binary.LittleEndian.Uint64([]byte(body[i : i+8]))
+		if w&highs != 0 {
+			break // not ASCII: the rune loop takes it from the first such byte
+		}
+		// Not zero exactly when some byte is below 0x20: the lowest such
+		// byte sets its top bit, and a borrow only adds bits above it.
+		if (w-0x20*ones)&^w&highs == 0 {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if c := body[j]; c < 0x20 && c != 0x9 && c != 0xA && c != 0xD {
+				return j
+			}
+		}
+	}
+	for ; i < len(body); i++ {
+		if c := body[i]; c >= 0x80 || c < 0x20 && c != 0x9 && c != 0xA && c != 0xD {
+			return i
+		}
+	}
+	return len(body)
 }
 
 func allowedRune(r rune) bool {

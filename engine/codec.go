@@ -36,15 +36,6 @@ func (e *encoder) attrs(m map[string]tidemq.MessageAttributeValue) {
 	}
 }
 
-// attrsSize bounds what attrs writes of m.
-func attrsSize(m map[string]tidemq.MessageAttributeValue) int {
-	n := binary.MaxVarintLen64
-	for name, v := range m {
-		n += 4*binary.MaxVarintLen64 + len(name) + len(v.DataType) + len(v.StringValue) + len(v.BinaryValue)
-	}
-	return n
-}
-
 func (e *encoder) history(h []tidemq.HistoryEvent) {
 	e.uint(uint64(len(h)))
 	for _, ev := range h {
@@ -151,27 +142,82 @@ func (d *decoder) history() []tidemq.HistoryEvent {
 
 const recordVersion = 1
 
-// encodeMessage writes the immutable part of a message.
+// encodeMessage writes the immutable part of a message in a buffer of its
+// own, in one allocation; a batch that can take it in place
+// (storage.Filler) gets it through messageRecord instead, without the
+// buffer.
 func encodeMessage(m *message) []byte {
-	// Sized for the whole record, so that it is written without growing
-	// (a grown copy of a large body costs as much as the body).
-	n := 80 + len(m.ID) + len(m.Body) + len(m.Group) + len(m.DedupID) + len(m.Sender) + len(m.DLQSource) +
-		attrsSize(m.Attrs) + attrsSize(m.SysAttrs)
-	e := encoder{b: make([]byte, 0, n)}
+	r := (*messageRecord)(m)
+	b := make([]byte, r.Len())
+	r.Fill(b)
+	return b
+}
+
+// messageRecord is a message's immutable record (the m/ key) as a
+// storage.Value: its exact length, and the record written into a slice of
+// that length, so that a store writes it straight into its batch.
+type messageRecord message
+
+// uvarintLen is the length of v as binary.AppendUvarint writes it.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// varintLen is the length of v as binary.AppendVarint writes it.
+func varintLen(v int64) int {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	return uvarintLen(u)
+}
+
+func strLen(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
+
+// attrsLen is what attrs writes of m, exactly.
+func attrsLen(m map[string]tidemq.MessageAttributeValue) int {
+	n := uvarintLen(uint64(len(m)))
+	for name, v := range m {
+		n += strLen(name) + strLen(v.DataType) + strLen(v.StringValue) +
+			uvarintLen(uint64(len(v.BinaryValue))) + len(v.BinaryValue)
+	}
+	return n
+}
+
+// Len is the length of the record, exactly (storage.Value).
+func (r *messageRecord) Len() int {
+	return 1 + strLen(r.ID) + strLen(r.Body) + attrsLen(r.Attrs) + attrsLen(r.SysAttrs) +
+		strLen(r.Group) + strLen(r.DedupID) + strLen(r.Sender) +
+		varintLen(int64(r.Sent)) + varintLen(int64(r.Enqueued)) + varintLen(int64(r.availableAt)) +
+		strLen(r.DLQSource) + uvarintLen(r.fifoSeq)
+}
+
+// Fill writes the record into p, which is Len bytes long
+// (storage.Value). It panics if the record does not fill p exactly: a
+// record cut short or padded would be read back corrupt.
+func (r *messageRecord) Fill(p []byte) {
+	e := encoder{b: p[:0:len(p)]}
 	e.b = append(e.b, recordVersion)
-	e.str(m.ID)
-	e.str(m.Body)
-	e.attrs(m.Attrs)
-	e.attrs(m.SysAttrs)
-	e.str(m.Group)
-	e.str(m.DedupID)
-	e.str(m.Sender)
-	e.int(int64(m.Sent))
-	e.int(int64(m.Enqueued))
-	e.int(int64(m.availableAt))
-	e.str(m.DLQSource)
-	e.uint(m.fifoSeq)
-	return e.b
+	e.str(r.ID)
+	e.str(r.Body)
+	e.attrs(r.Attrs)
+	e.attrs(r.SysAttrs)
+	e.str(r.Group)
+	e.str(r.DedupID)
+	e.str(r.Sender)
+	e.int(int64(r.Sent))
+	e.int(int64(r.Enqueued))
+	e.int(int64(r.availableAt))
+	e.str(r.DLQSource)
+	e.uint(r.fifoSeq)
+	if len(e.b) != len(p) || len(p) > 0 && &e.b[0] != &p[0] {
+		panic("engine: message record is not the length it said")
+	}
 }
 
 func decodeMessage(seq uint64, b []byte) (*message, error) {

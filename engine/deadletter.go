@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 )
 
 // deadLetter moves m to q's dead-letter queue if it has used up its
@@ -42,9 +43,9 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	dst.add(n)
 	dst.count().MovedIn++
 	t.addCreated(dst, n)
-	t.b.Set(seqKey(prefixMessage, dst.id, n.seq), encodeMessage(n))
+	storage.SetValue(t.b, seqKey(prefixMessage, dst.id, n.seq), (*messageRecord)(n))
 	t.b.Set(seqKey(prefixState, dst.id, n.seq), encodeState(n))
-	t.b.Set(idKey(prefixCounter, dst.id), uint64Value(dst.nextSeq))
+	dst.reserveSeqs(t)
 	return n
 }
 

@@ -71,6 +71,7 @@ func (e *Engine) load() (err error) {
 	err = e.store.Scan([]byte(prefixCounter), func(k, v []byte) error {
 		if q := e.byID[binary.BigEndian.Uint64(k[len(prefixCounter):])]; q != nil && len(v) == 8 {
 			q.nextSeq = binary.BigEndian.Uint64(v)
+			q.seqLimit = q.nextSeq
 		}
 		return nil
 	})

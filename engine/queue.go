@@ -39,6 +39,9 @@ type queue struct {
 	// with 100,000 queues, four empty maps each took 22 MB.
 	msgs    map[uint64]*message // every live message, by sequence
 	nextSeq uint64
+	// seqLimit is the sequence counter as the store has it: nextSeq
+	// stays at or below it (seqcounter.go).
+	seqLimit uint64
 	// pending are created messages waiting for their batch to be durable,
 	// in sequence order; publish releases them in that order.
 	pending []*message

@@ -73,7 +73,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p tidemq.CreateQueueParams) (_
 	t := e.begin()
 	t.b.Set([]byte(keyNextQueue), uint64Value(e.nextQueueID))
 	t.b.Set(queueKey(q.name), q.record())
-	t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
+	q.reserveSeqs(t)
 	info := q.info()
 	return info, e.finish(&h, t)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/storage"
 )
 
 // dedupEntry remembers a FIFO send for the deduplication window.
@@ -86,7 +87,6 @@ func waitAll(waits []*sharedDurable) error {
 func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessagesParams, results []tidemq.SendResult) []*sharedDurable {
 	sender := p.SenderID(e.acct)
 	var waits []*sharedDurable
-	created := false
 	for i := range p.Entries {
 		entry, res := &p.Entries[i], &results[i]
 		if res.Err != nil {
@@ -121,13 +121,10 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		}
 		q.add(m)
 		t.addCreated(q, m)
-		t.b.Set(seqKey(prefixMessage, q.id, m.seq), encodeMessage(m))
+		storage.SetValue(t.b, seqKey(prefixMessage, q.id, m.seq), (*messageRecord)(m))
 		q.count().Sent++
-		created = true
 	}
-	if created {
-		t.b.Set(idKey(prefixCounter, q.id), uint64Value(q.nextSeq))
-	}
+	q.reserveSeqs(t)
 	return waits
 }
 

@@ -41,7 +41,7 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 	}
 	sqs := make([]sqsDelivery, 0, len(r.deliveries))
 	for _, d := range r.deliveries {
-		sub, ok := s.store.getSubscription(d.sub)
+		sub, ok := s.store.subscription(d.sub)
 		if !ok {
 			s.stats.unsubscribed.Add(1)
 			s.done(d)
@@ -139,7 +139,7 @@ func (s *Service) deliverRecord(r *record, wait bool) {
 // background, or dead-lettered.
 func (s *Service) deliverDirect(r *record) error {
 	d := r.deliveries[0]
-	sub, ok := s.store.getSubscription(d.sub)
+	sub, ok := s.store.subscription(d.sub)
 	if !ok {
 		s.stats.unsubscribed.Add(1)
 		return nil
@@ -186,7 +186,7 @@ func (s *Service) releaseHTTPSlot(sub string) {
 // succeeds, fails for good, exhausts the policy or the service closes.
 func (s *Service) retryLoop(d *delivery, n int, lastErr error) {
 	for ; ; n++ {
-		sub, ok := s.store.getSubscription(d.sub)
+		sub, ok := s.store.subscription(d.sub)
 		if !ok {
 			s.stats.unsubscribed.Add(1)
 			s.done(d)

@@ -291,7 +291,7 @@ func (s *Service) publish(_ context.Context, t *Topic, ins []PublishParams) ([]P
 		expired = s.dedup.expire(nowMs)
 		s.dedupMu.Unlock()
 	}
-	subs := s.store.listSubscriptions(t.ARN)
+	subs := s.store.topicSubscriptions(t.ARN)
 	results := make([]PublishResult, len(ins))
 	errs := make([]error, len(ins))
 	var recs []*record

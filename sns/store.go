@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,8 +66,11 @@ type store struct {
 	// mu is held for writing across a registry update and its copy into
 	// memory, and across a reload, so that a reload cannot fall between
 	// the two and bring back what the update changed.
-	mu           sync.RWMutex
-	reg          Registry
+	mu  sync.RWMutex
+	reg Registry
+	// The values of topics and subs are never changed in place: a change
+	// replaces them whole (applyMemLocked, reload), so a reader may keep
+	// one it got under mu without copying it (subscription).
 	topics       map[string]*Topic        // by ARN
 	subs         map[string]*Subscription // by ARN
 	unsubscribed map[string]*Subscription // by token
@@ -464,6 +468,19 @@ func (s *store) purgeExpired(nowMs int64) {
 	}) // tried again by the next purge if it fails
 }
 
+// subscription returns the subscription of arn as the store keeps it,
+// not a copy: the caller reads it and must not change it. The store never
+// changes a subscription in place (applyMemLocked replaces it whole with
+// the registry's), so what it returns stays as it was. Deliveries read the
+// subscription of every one of a publish's deliveries; getSubscription's
+// copy (its attributes map) cost an allocation or two each.
+func (s *store) subscription(arn string) (*Subscription, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sub, ok := s.subs[arn]
+	return sub, ok
+}
+
 func (s *store) getSubscription(arn string) (*Subscription, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -492,16 +509,27 @@ func (s *store) updateSubscription(arn string, f func(sub *Subscription) error) 
 }
 
 // listSubscriptions lists the subscriptions of one topic, or of all topics
-// when topicARN is "", ordered by ARN.
+// when topicARN is "", ordered by ARN: copies the caller may change.
 func (s *store) listSubscriptions(topicARN string) []*Subscription {
+	out := s.topicSubscriptions(topicARN)
+	for i, sub := range out {
+		out[i] = sub.clone()
+	}
+	return out
+}
+
+// topicSubscriptions is listSubscriptions without the copies: the
+// subscriptions as the store keeps them, to read and not to change (see
+// subscription). Every publish reads its topic's.
+func (s *store) topicSubscriptions(topicARN string) []*Subscription {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Subscription
 	for _, sub := range s.subs {
 		if topicARN == "" || sub.TopicARN == topicARN {
-			out = append(out, sub.clone())
+			out = append(out, sub)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ARN < out[j].ARN })
+	slices.SortFunc(out, func(a, b *Subscription) int { return strings.Compare(a.ARN, b.ARN) })
 	return out
 }

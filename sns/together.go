@@ -44,7 +44,7 @@ func (s *Service) deliverTogether(recs []*record) bool {
 	entries := make([]tidemq.SendEntry, 0, n) // one array for all the entries
 	for _, r := range recs {
 		for _, d := range r.deliveries {
-			sub, ok := s.store.getSubscription(d.sub)
+			sub, ok := s.store.subscription(d.sub)
 			if !ok || sub.IsHTTP() {
 				return false // changed meanwhile: the recorded path counts it
 			}

@@ -49,9 +49,10 @@ func (b *prefixedBatch) CommitContext(ctx context.Context) (Durable, error) {
 	return b.Batch.Commit()
 }
 
-func (b *prefixedBatch) Set(k, v []byte)       { b.Batch.Set(b.s.key(k), v) }
-func (b *prefixedBatch) Delete(k []byte)       { b.Batch.Delete(b.s.key(k)) }
-func (b *prefixedBatch) SingleDelete(k []byte) { b.Batch.SingleDelete(b.s.key(k)) }
+func (b *prefixedBatch) Set(k, v []byte)            { b.Batch.Set(b.s.key(k), v) }
+func (b *prefixedBatch) SetValue(k []byte, v Value) { SetValue(b.Batch, b.s.key(k), v) }
+func (b *prefixedBatch) Delete(k []byte)            { b.Batch.Delete(b.s.key(k)) }
+func (b *prefixedBatch) SingleDelete(k []byte)      { b.Batch.SingleDelete(b.s.key(k)) }
 
 // DeleteRange deletes [start, end) of the namespace; a nil end means its
 // end.

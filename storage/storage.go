@@ -53,6 +53,35 @@ type Batch interface {
 	Commit() (Durable, error)
 }
 
+// Value is a record that writes itself: Len bytes, written by Fill into
+// a slice of exactly that length. A store that has a Filler writes it in
+// place, into the batch's own memory.
+type Value interface {
+	Len() int
+	Fill(p []byte)
+}
+
+// Filler is implemented by a batch that can take a value written in place
+// (SetValue) rather than encoded elsewhere and copied in: the engine
+// writes each message record this way (engine/codec.go), one copy of its
+// body fewer on the way into the store.
+type Filler interface {
+	// SetValue sets key to the Len bytes v.Fill writes.
+	SetValue(key []byte, v Value)
+}
+
+// SetValue sets key to v in b: in place where b is a Filler, else through
+// a buffer of its own and Set.
+func SetValue(b Batch, key []byte, v Value) {
+	if f, ok := b.(Filler); ok {
+		f.SetValue(key, v)
+		return
+	}
+	p := make([]byte, v.Len())
+	v.Fill(p)
+	b.Set(key, p)
+}
+
 // Ranger is implemented by a store that can visit one range of keys without
 // reading the keys before it: the engine pages a queue's backlog in from
 // the store with it, a page at a time (engine/page.go).

@@ -201,6 +201,20 @@ func (b *batch) Set(k, v []byte) {
 		_ = b.b.Set(k, v, nil)
 	}
 }
+
+// SetValue writes v straight into the batch's memory (storage.Filler).
+func (b *batch) SetValue(k []byte, v storage.Value) {
+	if b.b == nil {
+		return
+	}
+	op := b.b.SetDeferred(len(k), v.Len())
+	copy(op.Key, k)
+	v.Fill(op.Value)
+	_ = op.Finish()
+}
+
+var _ storage.Filler = (*batch)(nil)
+
 func (b *batch) Delete(k []byte) {
 	if b.b != nil {
 		_ = b.b.Delete(k, nil)

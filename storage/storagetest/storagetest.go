@@ -30,6 +30,22 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *tes
 			t.Fatalf("scan m/ = %q, want %q", got, want)
 		}
 	})
+	t.Run("values written in place read back as set", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		storage.SetValue(b, []byte("v/1"), filled("abc"))
+		b.Set([]byte("v/2"), []byte("x"))
+		storage.SetValue(b, []byte("v/3"), filled(""))
+		storage.SetValue(storage.Prefix(s, "w/").NewBatch(), []byte("never"), filled("uncommitted"))
+		under := storage.Prefix(s, "v/").NewBatch()
+		storage.SetValue(under, []byte("4"), filled("under a prefix"))
+		commit(t, b)
+		commit(t, under)
+		if got, want := scan(t, s, ""), "v/1=abc v/2=x v/3= v/4=under a prefix"; got != want {
+			t.Fatalf("scan = %q, want %q", got, want)
+		}
+	})
 	t.Run("deletes, single deletes and range deletes", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
@@ -294,3 +310,9 @@ func scan(t *testing.T, s storage.Store, prefix string) string {
 	}
 	return string(bytes.Join(parts, []byte(" ")))
 }
+
+// filled is a storage.Value of fixed bytes.
+type filled string
+
+func (f filled) Len() int      { return len(f) }
+func (f filled) Fill(p []byte) { copy(p, f) }
