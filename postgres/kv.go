@@ -90,7 +90,9 @@ func (kv *KV) NewBatch() storage.Batch { return &kvBatch{kv: kv} }
 // Scan calls fn for every key with the prefix, in key order.
 func (kv *KV) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	ctx := context.Background()
-	from := append([]byte(nil), prefix...)
+	// Never nil: pgx sends a nil slice as NULL, and key >= NULL matches
+	// nothing (Scan of "", every key, found none).
+	from := append([]byte{}, prefix...)
 	end := prefixEnd(prefix)
 	for {
 		var rows pgx.Rows
@@ -163,7 +165,7 @@ func (b *kvBatch) Delete(key []byte) {
 func (b *kvBatch) SingleDelete(key []byte) { b.Delete(key) }
 
 func (b *kvBatch) DeleteRange(start, end []byte) {
-	b.ops = append(b.ops, kvOp{'r', append([]byte(nil), start...), append([]byte(nil), end...)})
+	b.ops = append(b.ops, kvOp{'r', append([]byte{}, start...), append([]byte(nil), end...)})
 }
 
 func (b *kvBatch) Empty() bool { return len(b.ops) == 0 }
