@@ -18,6 +18,37 @@ type fixedSnapshots []tidemq.QueueSnapshot
 
 func (f fixedSnapshots) Snapshot() []tidemq.QueueSnapshot { return f }
 
+// queuesAnswer is what h answered to a GET /tidemq/queues: its status and
+// body, and the page decoded from it (err: the body is no page).
+type queuesAnswer struct {
+	code      int
+	body      string
+	queues    []tidemq.QueueSnapshot
+	nextToken string
+	err       error
+}
+
+// getQueues serves r with h and decodes the page it answers.
+func getQueues(h http.Handler, r *http.Request) queuesAnswer {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	var out struct {
+		Queues    []tidemq.QueueSnapshot
+		NextToken string
+	}
+	err := json.Unmarshal(rec.Body.Bytes(), &out)
+	return queuesAnswer{code: rec.Code, body: rec.Body.String(), queues: out.Queues, nextToken: out.NextToken, err: err}
+}
+
+// names are the names of the page's queues.
+func (a queuesAnswer) names() []string {
+	var names []string
+	for _, q := range a.queues {
+		names = append(names, q.Name)
+	}
+	return names
+}
+
 // GET /tidemq/queues answers a page at a time, 1,000 queues by default.
 func TestQueuesRoutePages(t *testing.T) {
 	snaps := make(fixedSnapshots, 2500)
@@ -26,14 +57,8 @@ func TestQueuesRoutePages(t *testing.T) {
 	}
 	h := Queues(snaps)
 	get := func(query string) (int, []tidemq.QueueSnapshot, string) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues"+query, nil))
-		var out struct {
-			Queues    []tidemq.QueueSnapshot
-			NextToken string
-		}
-		_ = json.Unmarshal(rec.Body.Bytes(), &out)
-		return rec.Code, out.Queues, out.NextToken
+		a := getQueues(h, httptest.NewRequest("GET", "/tidemq/queues"+query, nil))
+		return a.code, a.queues, a.nextToken
 	}
 	code, qs, next := get("")
 	if code != http.StatusOK || len(qs) != tidemq.SnapshotPageSize || next == "" {
@@ -99,25 +124,18 @@ func TestVisibleQueuesPages(t *testing.T) {
 	var seen []string
 	next := ""
 	for pages := 0; ; pages++ {
-		rec := httptest.NewRecorder()
 		r := httptest.NewRequest("GET", "/tidemq/queues?limit=300&nextToken="+url.QueryEscape(next), nil)
 		r.Header.Set("X-Caller", "team")
 		decided = 0
-		h.ServeHTTP(rec, r)
-		var out struct {
-			Queues    []tidemq.QueueSnapshot
-			NextToken string
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
-			t.Fatalf("page %d: %d %s", pages, rec.Code, rec.Body)
+		a := getQueues(h, r)
+		if a.err != nil || a.code != http.StatusOK {
+			t.Fatalf("page %d: %d %s", pages, a.code, a.body)
 		}
 		if decided > 3*300+3 {
 			t.Errorf("page %d decided %d queues for 300 shown", pages, decided)
 		}
-		for _, q := range out.Queues {
-			seen = append(seen, q.Name)
-		}
-		if next = out.NextToken; next == "" {
+		seen = append(seen, a.names()...)
+		if next = a.nextToken; next == "" {
 			break
 		}
 	}
@@ -156,19 +174,11 @@ func TestQueuesPageCostsItsQueues(t *testing.T) {
 	}
 	h := Queues(eng)
 	get := func(query string) (names []string, next string) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues"+query, nil))
-		var out struct {
-			Queues    []tidemq.QueueSnapshot
-			NextToken string
+		a := getQueues(h, httptest.NewRequest("GET", "/tidemq/queues"+query, nil))
+		if a.err != nil || a.code != http.StatusOK {
+			t.Fatalf("GET /tidemq/queues%s: %d %s", query, a.code, a.body)
 		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
-			t.Fatalf("GET /tidemq/queues%s: %d %s", query, rec.Code, rec.Body)
-		}
-		for _, q := range out.Queues {
-			names = append(names, q.Name)
-		}
-		return names, out.NextToken
+		return a.names(), a.nextToken
 	}
 	names, next := get("?limit=100&nextToken=" + url.QueryEscape(tidemq.PageToken("q04999")))
 	if len(names) != 100 || names[0] != "q05000" || names[99] != "q05099" || next != tidemq.PageToken("q05099") {
@@ -215,19 +225,12 @@ func TestVisibleQueuesFewVisibleAskFewPages(t *testing.T) {
 	var seen []string
 	next := ""
 	for pages := 0; pages < 5; pages++ {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/tidemq/queues?limit=1&nextToken="+url.QueryEscape(next), nil))
-		var out struct {
-			Queues    []tidemq.QueueSnapshot
-			NextToken string
+		a := getQueues(h, httptest.NewRequest("GET", "/tidemq/queues?limit=1&nextToken="+url.QueryEscape(next), nil))
+		if a.err != nil || a.code != http.StatusOK {
+			t.Fatalf("page %d: %d %s", pages, a.code, a.body)
 		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
-			t.Fatalf("page %d: %d %s", pages, rec.Code, rec.Body)
-		}
-		for _, q := range out.Queues {
-			seen = append(seen, q.Name)
-		}
-		if next = out.NextToken; next == "" {
+		seen = append(seen, a.names()...)
+		if next = a.nextToken; next == "" {
 			break
 		}
 	}
