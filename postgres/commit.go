@@ -49,7 +49,7 @@ type sendRows struct {
 	sys     [][]byte
 	delays  []int64
 	groups  []string // MessageGroupId, "" for none (a standard queue keeps and returns it)
-	sizes   []int    // each message's size (tidemq.MessageSize), for --max-queue-bytes
+	sizes   []int    // each message's size (tidemq.MessageSize), only with --max-queue-bytes
 	notify  string   // the queue's name
 	written int64    // how many were inserted
 }

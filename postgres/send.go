@@ -93,7 +93,9 @@ func (b *Broker) standardRows(q *queue, p *tidemq.SendMessagesParams) ([]tidemq.
 		sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
 		delays = append(delays, int64(delay))
 		groups = append(groups, entry.MessageGroupID)
-		sizes = append(sizes, tidemq.MessageSize(entry.Body, entry.Attributes))
+		if b.maxQueueBytes > 0 { // only the check of --max-queue-bytes reads them
+			sizes = append(sizes, tidemq.MessageSize(entry.Body, entry.Attributes))
+		}
 	}
 	if len(ids) == 0 {
 		return results, nil
