@@ -216,6 +216,36 @@ func queueLimitChecks() []check {
 			e.ok(err, "SendToQueues to the queue under its limit")
 			e.wantCounts("ok", 1, 0, 0, "after SendToQueues")
 		}},
+		{"MaxQueueBytesInvalidEntries", func(e *env) {
+			// The entries' own checks come first: a request to a full
+			// queue none of whose entries is valid adds nothing, so it
+			// gets its entries' errors; one valid entry makes it a send,
+			// refused whole. The same for a send to several queues.
+			e.limited(Limits{MaxQueueBytes: 250})
+			e.create("q", nil)
+			e.create("full", nil)
+			for i := 0; i < 3; i++ {
+				e.send("full", sized(100, ""))
+			}
+			bad := tidemq.SendEntry{ID: "bad", Body: "a\x00b"}
+			good := sized(100, "")
+			good.ID = "good"
+			res, err := e.trySendBatch("full", bad)
+			e.ok(err, "a batch of invalid entries to a full queue")
+			if len(res) != 1 {
+				e.t.Fatalf("a batch of one invalid entry: %d results", len(res))
+			}
+			e.wantCode(res[0].Err, tidemq.ErrInvalidMessageContents, "the invalid entry of a batch to a full queue")
+			_, err = e.trySendBatch("full", bad, good)
+			e.wantCode(err, tidemq.ErrRequestThrottled, "a batch with one valid entry to a full queue")
+			ps := []tidemq.SendMessagesParams{{Queue: "q", Entries: []tidemq.SendEntry{good}}, {Queue: "full", Entries: []tidemq.SendEntry{bad}}}
+			_, err = tidemq.SendToQueues(e.ctx, e.b, ps)
+			if err != tidemq.ErrNoQueuesSender {
+				e.wantCode(err, tidemq.ErrInvalidMessageContents, "SendToQueues with an invalid entry for a full queue")
+			}
+			e.wantCounts("q", 0, 0, 0, "after the refused sends")
+			e.wantCounts("full", 3, 0, 0, "after the refused sends")
+		}},
 		{"MaxQueueBytesDeadLetterNotRefused", func(e *env) {
 			// A dead-letter move is not a send: it goes into a full
 			// dead-letter queue (nothing acknowledged is dropped).

@@ -45,11 +45,11 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 			return nil, err
 		}
 	}
-	if err := e.full(q); err != nil {
+	results := p.Results(q.fifo, q.MaxSize)
+	if err := e.full(q, results); err != nil {
 		_ = e.finish(&h, t)
 		return nil, err
 	}
-	results := p.Results(q.fifo, q.MaxSize)
 	waits := e.sendLocked(q, now, t, &p, results)
 	if err := e.finish(&h, t); err != nil {
 		return nil, err
@@ -62,10 +62,18 @@ func (e *Engine) SendMessages(ctx context.Context, p tidemq.SendMessagesParams) 
 
 // full refuses a send to q once q holds --max-queue-bytes. The send that
 // reaches the limit is accepted whole, so a queue can pass it by one
-// request (at most 1 MiB).
-func (e *Engine) full(q *queue) error {
-	if e.maxQueueBytes > 0 && q.bytes >= e.maxQueueBytes {
-		return tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
+// request (at most 1 MiB). A request none of whose entries is valid
+// (results, as p.Results gave them) adds nothing, so it gets its entries'
+// errors, not the throttle: as on PostgreSQL, which never reaches its
+// check without a row to write.
+func (e *Engine) full(q *queue, results []tidemq.SendResult) error {
+	if e.maxQueueBytes <= 0 || q.bytes < e.maxQueueBytes {
+		return nil
+	}
+	for i := range results {
+		if results[i].Err == nil {
+			return tidemq.QueueFull(q.name, q.bytes, e.maxQueueBytes)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/tidemq/tidemq"
 )
@@ -44,10 +45,6 @@ func (e *Engine) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 		}
 		if !seen {
 			e.advance(q, now, t)
-			// Once per queue, as for one request.
-			if err := e.full(q); err != nil {
-				return refuse(err)
-			}
 		}
 		if q.fifo {
 			if err := p.ValidateFIFO(q.ContentDedup); err != nil {
@@ -61,6 +58,15 @@ func (e *Engine) SendToQueues(ctx context.Context, ps []tidemq.SendMessagesParam
 			}
 		}
 		queues[i] = q
+	}
+	// Every entry passed its checks; then --max-queue-bytes, once per
+	// queue as for one request (PostgreSQL checks in the same order).
+	for i, q := range queues {
+		if slices.Index(queues, q) == i {
+			if err := e.full(q, results[i]); err != nil {
+				return refuse(err)
+			}
+		}
 	}
 	var waits []*sharedDurable
 	for i, q := range queues {
