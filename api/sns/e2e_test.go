@@ -36,7 +36,7 @@ import (
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
-	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 const account = "000000000000"
@@ -52,17 +52,27 @@ type env struct {
 	postgres bool
 }
 
+// newEnv serves the embedded store as `tidemq serve --data-dir` runs it:
+// one Pebble store in a temporary directory shared by the engine (its
+// standard queues' backlog paged to disk) and the topic service.
 func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
 
 // newEnvWith is newEnv with the topic service's options adjusted by opt.
 func newEnvWith(t *testing.T, opt func(*sns.Options)) *env {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log})
+	st, err := pebble.Open(t.TempDir(), pebble.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnvOn(t, eng, nil, opt)
+	shared := storage.Share(st)
+	eng, err := engine.Open(engine.Options{Store: shared, Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log,
+		PageSize: engine.DefaultPageSize})
+	if err != nil {
+		_ = shared.Close()
+		t.Fatal(err)
+	}
+	return newEnvOn(t, eng, shared.Share(), opt)
 }
 
 // newEnvOn serves broker and a topic service on store (nil: in memory).
