@@ -115,7 +115,10 @@ func (e *env) confirmHTTP(topic string, h *hook, attrs map[string]string) string
 }
 
 func TestHTTPSubscriptionHandshake(t *testing.T) {
-	e := newEnv(t)
+	onBothStores(t, checkHTTPSubscriptionHandshake)
+}
+
+func checkHTTPSubscriptionHandshake(t *testing.T, e *env) {
 	h := newHook(t, nil)
 	topic := e.topic("web", nil)
 
@@ -285,8 +288,13 @@ func TestHTTPSubscriptionHandshake(t *testing.T) {
 // exhausts the policy and the message goes to the dead-letter queue as the
 // endpoint would have received it.
 func TestHTTPRetriesAndDeadLetter(t *testing.T) {
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		checkHTTPRetriesAndDeadLetter(t, clk, open(func(o *sns.Options) { o.Clock = clk }))
+	})
+}
+
+func checkHTTPRetriesAndDeadLetter(t *testing.T, clk *clocktest.Clock, e *env) {
 	topic := e.topic("web", nil)
 	dlqURL, dlqARN := e.queue("web-dlq", nil)
 
@@ -497,8 +505,13 @@ func TestHTTPBacklogIsBounded(t *testing.T) {
 // dead-letter queue at once, without waiting for the retry schedule; a
 // 429 is retried like a server error.
 func TestHTTPClientErrorIsNotRetried(t *testing.T) {
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		checkHTTPClientErrorIsNotRetried(t, clk, open(func(o *sns.Options) { o.Clock = clk }))
+	})
+}
+
+func checkHTTPClientErrorIsNotRetried(t *testing.T, clk *clocktest.Clock, e *env) {
 	topic := e.topic("web4xx", nil)
 	dlqURL, dlqARN := e.queue("web4xx-dlq", nil)
 	gone := newHook(t, func(int) int { return http.StatusNotFound })
