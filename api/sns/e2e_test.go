@@ -157,8 +157,9 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
-func TestFanOutEnvelopeAndRaw(t *testing.T) {
-	e := newEnv(t)
+func TestFanOutEnvelopeAndRaw(t *testing.T) { onBothStores(t, checkFanOutEnvelopeAndRaw) }
+
+func checkFanOutEnvelopeAndRaw(t *testing.T, e *env) {
 	topic := e.topic("orders", nil)
 	if again := e.topic("orders", nil); again != topic {
 		t.Fatalf("CreateTopic not idempotent: %s then %s", topic, again)
@@ -315,8 +316,9 @@ func verifySigned(t *testing.T, m map[string]any, keys []string) {
 	}
 }
 
-func TestFilterPolicyDelivery(t *testing.T) {
-	e := newEnv(t)
+func TestFilterPolicyDelivery(t *testing.T) { onBothStores(t, checkFilterPolicyDelivery) }
+
+func checkFilterPolicyDelivery(t *testing.T, e *env) {
 	topic := e.topic("events", nil)
 	allURL, allARN := e.queue("all", nil)
 	redURL, redARN := e.queue("red", nil)
@@ -352,8 +354,9 @@ func TestFilterPolicyDelivery(t *testing.T) {
 	wantCode(t, err, "InvalidParameter")
 }
 
-func TestFIFOTopicKeepsGroupOrder(t *testing.T) {
-	e := newEnv(t)
+func TestFIFOTopicKeepsGroupOrder(t *testing.T) { onBothStores(t, checkFIFOTopicKeepsGroupOrder) }
+
+func checkFIFOTopicKeepsGroupOrder(t *testing.T, e *env) {
 	topic := e.topic("orders.fifo", map[string]string{"FifoTopic": "true"})
 	qURL, qARN := e.queue("orders.fifo", map[string]string{"FifoQueue": "true"})
 	stdURL, stdARN := e.queue("audit", nil)
@@ -417,8 +420,9 @@ func TestFIFOTopicKeepsGroupOrder(t *testing.T) {
 	}
 }
 
-func TestTopicAndSubscriptionAdmin(t *testing.T) {
-	e := newEnv(t)
+func TestTopicAndSubscriptionAdmin(t *testing.T) { onBothStores(t, checkTopicAndSubscriptionAdmin) }
+
+func checkTopicAndSubscriptionAdmin(t *testing.T, e *env) {
 	a := e.topic("a", map[string]string{"DisplayName": "A"})
 	b := e.topic("b", nil)
 	_, qARN := e.queue("q", nil)
@@ -500,8 +504,9 @@ func TestTopicAndSubscriptionAdmin(t *testing.T) {
 	}
 }
 
-func TestPublishBatch(t *testing.T) {
-	e := newEnv(t)
+func TestPublishBatch(t *testing.T) { onBothStores(t, checkPublishBatch) }
+
+func checkPublishBatch(t *testing.T, e *env) {
 	topic := e.topic("batch.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 	qURL, qARN := e.queue("batch.fifo", map[string]string{"FifoQueue": "true"})
 	e.subscribe(topic, qARN, map[string]string{"RawMessageDelivery": "true"})

@@ -407,7 +407,10 @@ func (denyAll) Authenticate(*http.Request, []byte) (string, error) {
 // requests, as on AWS, unless the subscription was confirmed with
 // AuthenticateOnUnsubscribe.
 func TestAnonymousConfirmAndUnsubscribe(t *testing.T) {
-	e := newEnv(t)
+	onBothStores(t, checkAnonymousConfirmAndUnsubscribe)
+}
+
+func checkAnonymousConfirmAndUnsubscribe(t *testing.T, e *env) {
 	authed := httptest.NewServer(apisns.NewHandler(apisns.Config{Service: e.svc, Auth: denyAll{}, Logger: slog.New(slog.DiscardHandler)}))
 	defer authed.Close()
 	viaAuthed := func(u string) (int, string) {
