@@ -370,9 +370,14 @@ func checkHTTPRetriesAndDeadLetter(t *testing.T, clk *clocktest.Clock, e *env) {
 // The retry schedule comes from Options (milliseconds here) and from a
 // subscription's DeliveryPolicy.
 func TestHTTPUndeliverableIsCounted(t *testing.T) {
-	e := newEnvWith(t, func(o *sns.Options) {
-		o.HTTPRetry = &sns.RetryPolicy{NumRetries: 2, NumNoDelayRetries: 1, MinDelay: time.Millisecond, MaxDelay: time.Millisecond}
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		checkHTTPUndeliverableIsCounted(t, open(func(o *sns.Options) {
+			o.HTTPRetry = &sns.RetryPolicy{NumRetries: 2, NumNoDelayRetries: 1, MinDelay: time.Millisecond, MaxDelay: time.Millisecond}
+		}))
 	})
+}
+
+func checkHTTPUndeliverableIsCounted(t *testing.T, e *env) {
 	topic := e.topic("web", nil)
 	h := newHook(t, nil)
 	e.confirmHTTP(topic, h, map[string]string{"DeliveryPolicy": `{"healthyRetryPolicy":{"numRetries":1,"numNoDelayRetries":1}}`})
@@ -477,10 +482,15 @@ func checkAnonymousConfirmAndUnsubscribe(t *testing.T, e *env) {
 // memory; the rest are dead-lettered (here: counted, no RedrivePolicy) at
 // once rather than piling up.
 func TestHTTPBacklogIsBounded(t *testing.T) {
-	e := newEnvWith(t, func(o *sns.Options) {
-		o.MaxPendingHTTP = 2
-		o.HTTPRetry = &sns.RetryPolicy{NumRetries: 3, MinDelay: time.Hour, MaxDelay: time.Hour}
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		checkHTTPBacklogIsBounded(t, open(func(o *sns.Options) {
+			o.MaxPendingHTTP = 2
+			o.HTTPRetry = &sns.RetryPolicy{NumRetries: 3, MinDelay: time.Hour, MaxDelay: time.Hour}
+		}))
 	})
+}
+
+func checkHTTPBacklogIsBounded(t *testing.T, e *env) {
 	topic := e.topic("web", nil)
 	h := newHook(t, nil)
 	e.confirmHTTP(topic, h, nil)
