@@ -68,6 +68,15 @@ func checkAttributeShapes(t *testing.T, e *env) {
 	if got, want := attributeNames(ta.Attributes), "ContentBasedDeduplication,DisplayName,EffectiveDeliveryPolicy,FifoTopic,Owner,Policy,SubscriptionsConfirmed,SubscriptionsDeleted,SubscriptionsPending,TopicArn"; got != want {
 		t.Errorf("FIFO topic attributes:\n got %s\nwant %s", got, want)
 	}
+	// Once set, FifoThroughputScope is shown.
+	if _, err := e.sns.SetTopicAttributes(e.ctx, &awssns.SetTopicAttributesInput{TopicArn: aws.String(fifo),
+		AttributeName: aws.String("FifoThroughputScope"), AttributeValue: aws.String("MessageGroup")}); err != nil {
+		t.Fatal(err)
+	}
+	ta, err = e.sns.GetTopicAttributes(e.ctx, &awssns.GetTopicAttributesInput{TopicArn: aws.String(fifo)})
+	if err != nil || ta.Attributes["FifoThroughputScope"] != "MessageGroup" {
+		t.Errorf("FifoThroughputScope after setting it: %q, %v", ta.Attributes["FifoThroughputScope"], err)
+	}
 }
 
 // TestSubscribeIdempotent: subscribing the same endpoint again with the
