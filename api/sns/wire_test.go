@@ -182,6 +182,11 @@ func checkWire(t *testing.T, e *env) {
 		{"ListPlatformApplications", form("Action", "ListPlatformApplications")},
 		{"GetDataProtectionPolicy", form("Action", "GetDataProtectionPolicy", "ResourceArn", topic)},
 		{"PutDataProtectionPolicy", form("Action", "PutDataProtectionPolicy", "ResourceArn", topic, "DataProtectionPolicy", "{}")},
+		{"CreateTopic with an ArchivePolicy", form("Action", "CreateTopic", "Name", "wire-archive.fifo",
+			"Attributes.entry.1.key", "FifoTopic", "Attributes.entry.1.value", "true",
+			"Attributes.entry.2.key", "ArchivePolicy", "Attributes.entry.2.value", `{"MessageRetentionPeriod":"30"}`)},
+		{"SetTopicAttributes with a throttle policy", form("Action", "SetTopicAttributes", "TopicArn", topic, "AttributeName", "DeliveryPolicy",
+			"AttributeValue", `{"http":{"defaultHealthyRetryPolicy":{"numRetries":3,"minDelayTarget":20,"maxDelayTarget":20},"defaultThrottlePolicy":{"maxReceivesPerSecond":5}}}`)},
 		{"CreateTopic with a DataProtectionPolicy", form("Action", "CreateTopic", "Name", "wire-dp",
 			"Attributes.entry.1.key", "DataProtectionPolicy", "Attributes.entry.1.value", `{"Name":"p","Version":"2021-06-01","Statement":[]}`)},
 	}
