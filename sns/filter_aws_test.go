@@ -125,6 +125,12 @@ func TestFilterPolicyLimits(t *testing.T) {
 		{`{"key_a":{"key_b":{"key_c":["1","2","3","4"]}},"key_d":{"key_e":["1","2","3","4","5","6","7"]}}`, ScopeMessageBody, "Invalid parameter: FilterPolicy: Filter policy is too complex"},
 		// $or branches add up: (1 × 2) + (1 × 1 × 2) + (1 × 1 × 3) = 7.
 		{`{"source":["aws.cloudwatch"],"$or":[{"metricName":["CPUUtilization","ReadLatency"]},{"metricType":["MetricType"],"$or":[{"metricId":[1234,4321]},{"spaceId":[1000,2000,3000]}]}]}`, ScopeMessageAttributes, ""},
+		// At the limit: $or branches add up (75 + 75, not 75 × 75), and
+		// a key beside the $or multiplies their sum (2 × (37 + 38)).
+		{`{"$or":[{"a":` + values(75) + `},{"b":` + values(75) + `}]}`, ScopeMessageAttributes, ""},
+		{`{"$or":[{"a":` + values(75) + `},{"b":` + values(76) + `}]}`, ScopeMessageAttributes, "Invalid parameter: FilterPolicy: Filter policy is too complex"},
+		{`{"x":["1","2"],"$or":[{"a":` + values(37) + `},{"b":` + values(38) + `}]}`, ScopeMessageAttributes, ""},
+		{`{"x":["1","2"],"$or":[{"a":` + values(38) + `},{"b":` + values(38) + `}]}`, ScopeMessageAttributes, "Invalid parameter: FilterPolicy: Filter policy is too complex"},
 		// Five keys at most, counting a nested policy's parent keys.
 		{`{"a":["1"],"b":["1"],"c":["1"],"d":["1"],"e":["1"],"f":["1"]}`, ScopeMessageAttributes, "Invalid parameter: FilterPolicy: Filter policy can not have more than 5 keys"},
 		{`{"a":{"x":["1"],"y":["1"],"z":["1"]},"b":{"x":["1"],"y":["1"],"z":["1"]}}`, ScopeMessageBody, ""},

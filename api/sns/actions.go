@@ -36,6 +36,27 @@ var actions = map[string]func(q *request) (any, error){
 	"RemovePermission":          removePermission,
 }
 
+// unimplemented are the actions of AWS's SNS API (botocore's sns model,
+// 2010-03-31) that tidemq does not answer: SMS, mobile push and data
+// protection (the README's "Not implemented"). They are SNS requests all
+// the same: the SNS handler refuses them with InvalidAction, in SNS's
+// namespace and counted as SNS.<Action>, instead of the SQS handler
+// answering them as SQS.
+var unimplemented = map[string]bool{
+	// SMS
+	"CheckIfPhoneNumberIsOptedOut": true, "CreateSMSSandboxPhoneNumber": true, "DeleteSMSSandboxPhoneNumber": true,
+	"GetSMSAttributes": true, "GetSMSSandboxAccountStatus": true, "ListOriginationNumbers": true,
+	"ListPhoneNumbersOptedOut": true, "ListSMSSandboxPhoneNumbers": true, "OptInPhoneNumber": true,
+	"SetSMSAttributes": true, "VerifySMSSandboxPhoneNumber": true,
+	// mobile push
+	"CreatePlatformApplication": true, "CreatePlatformEndpoint": true, "DeleteEndpoint": true,
+	"DeletePlatformApplication": true, "GetEndpointAttributes": true, "GetPlatformApplicationAttributes": true,
+	"ListEndpointsByPlatformApplication": true, "ListPlatformApplications": true, "SetEndpointAttributes": true,
+	"SetPlatformApplicationAttributes": true,
+	// data protection
+	"GetDataProtectionPolicy": true, "PutDataProtectionPolicy": true,
+}
+
 // sharedActions are action names SQS has too: a request for one is SNS's
 // when it names a topic (TopicArn), else SQS's.
 var sharedActions = map[string]bool{"AddPermission": true, "RemovePermission": true}
@@ -46,12 +67,12 @@ var sharedActions = map[string]bool{"AddPermission": true, "RemovePermission": t
 // credential, as on AWS.
 var anonymousActions = map[string]bool{"ConfirmSubscription": true, "Unsubscribe": true}
 
-// IsAction reports whether action is one of the SNS actions tidemq answers
-// and not also an SQS action (AddPermission, RemovePermission: see
-// isSNSAction).
+// IsAction reports whether action is an SNS action and not also an SQS
+// action (AddPermission, RemovePermission: see isSNSAction): one tidemq
+// answers, or one of AWS's it refuses (unimplemented).
 func IsAction(action string) bool {
 	_, ok := actions[action]
-	return ok && !sharedActions[action]
+	return ok && !sharedActions[action] || unimplemented[action]
 }
 
 // isSNSAction reports whether a request of action is SNS's; param looks up

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
@@ -66,6 +68,15 @@ func checkAttributeShapes(t *testing.T, e *env) {
 	if got, want := attributeNames(ta.Attributes), "ContentBasedDeduplication,DisplayName,EffectiveDeliveryPolicy,FifoTopic,Owner,Policy,SubscriptionsConfirmed,SubscriptionsDeleted,SubscriptionsPending,TopicArn"; got != want {
 		t.Errorf("FIFO topic attributes:\n got %s\nwant %s", got, want)
 	}
+	// Once set, FifoThroughputScope is shown.
+	if _, err := e.sns.SetTopicAttributes(e.ctx, &awssns.SetTopicAttributesInput{TopicArn: aws.String(fifo),
+		AttributeName: aws.String("FifoThroughputScope"), AttributeValue: aws.String("MessageGroup")}); err != nil {
+		t.Fatal(err)
+	}
+	ta, err = e.sns.GetTopicAttributes(e.ctx, &awssns.GetTopicAttributesInput{TopicArn: aws.String(fifo)})
+	if err != nil || ta.Attributes["FifoThroughputScope"] != "MessageGroup" {
+		t.Errorf("FifoThroughputScope after setting it: %q, %v", ta.Attributes["FifoThroughputScope"], err)
+	}
 }
 
 // TestSubscribeIdempotent: subscribing the same endpoint again with the
@@ -122,6 +133,54 @@ func checkTraceHeaderAndFIFOToStandard(t *testing.T, e *env) {
 	}
 	if g, ok := attrs["MessageGroupId"]; ok {
 		t.Errorf("a standard queue behind a FIFO topic got MessageGroupId %q", g)
+	}
+}
+
+// TestTraceHeaderOnEveryPath: the X-Ray header reaches SQS as
+// AWSTraceHeader whichever way a standard topic's publish goes: straight
+// to its one queue, into several queues in one write, as an envelope or
+// raw, and from a PublishBatch.
+func TestTraceHeaderOnEveryPath(t *testing.T) { checkTraceHeaderOnEveryPath(t, newEnv(t)) }
+
+func checkTraceHeaderOnEveryPath(t *testing.T, e *env) {
+	const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
+	withTrace := func(o *awssns.Options) { o.APIOptions = append(o.APIOptions, addHeader("X-Amzn-Trace-Id", trace)) }
+	one := e.topic("trace-one", nil)
+	oneURL, oneARN := e.queue("trace-one", nil)
+	e.subscribe(one, oneARN, nil)
+	fan := e.topic("trace-fan", nil)
+	var fanURLs []string
+	for i, raw := range []string{"false", "true", "false"} {
+		u, arn := e.queue("trace-fan-"+strconv.Itoa(i), nil)
+		fanURLs = append(fanURLs, u)
+		e.subscribe(fan, arn, map[string]string{"RawMessageDelivery": raw})
+	}
+	check := func(what, url string, want int) {
+		t.Helper()
+		out, err := e.sqs.ReceiveMessage(e.ctx, &awssqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+		if err != nil || len(out.Messages) != want {
+			t.Fatalf("%s: ReceiveMessage: %d messages, want %d (%v)", what, len(out.Messages), want, err)
+		}
+		for _, m := range out.Messages {
+			if got := m.Attributes["AWSTraceHeader"]; got != trace {
+				t.Errorf("%s: AWSTraceHeader = %q, want %q", what, got, trace)
+			}
+		}
+	}
+	if _, err := e.sns.Publish(e.ctx, &awssns.PublishInput{TopicArn: aws.String(one), Message: aws.String("m")}, withTrace); err != nil {
+		t.Fatal(err)
+	}
+	check("one queue", oneURL, 1)
+	if _, err := e.sns.Publish(e.ctx, &awssns.PublishInput{TopicArn: aws.String(fan), Message: aws.String("m")}, withTrace); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sns.PublishBatch(e.ctx, &awssns.PublishBatchInput{TopicArn: aws.String(fan), PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+		{Id: aws.String("a"), Message: aws.String("m")}, {Id: aws.String("b"), Message: aws.String("m")}}}, withTrace); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range fanURLs {
+		check("fan-out queue "+strconv.Itoa(i), u, 3)
 	}
 }
 
@@ -202,6 +261,6 @@ func addHeader(k, v string) func(*middleware.Stack) error {
 // store or the broker: they run on PostgreSQL too (postgres_test.go).
 var storeChecks = map[string]func(*testing.T, *env){
 	"AttributeShapes": checkAttributeShapes, "SubscribeIdempotent": checkSubscribeIdempotent,
-	"TraceHeaderAndFIFOToStandard": checkTraceHeaderAndFIFOToStandard, "ConfirmOnMissingTopic": checkConfirmOnMissingTopic,
+	"TraceHeaderAndFIFOToStandard": checkTraceHeaderAndFIFOToStandard, "TraceHeaderOnEveryPath": checkTraceHeaderOnEveryPath, "ConfirmOnMissingTopic": checkConfirmOnMissingTopic,
 	"Permissions": checkPermissions,
 }

@@ -17,8 +17,13 @@ import (
 // 5 minutes, and the duplicate publish answers the original MessageId and
 // SequenceNumber.
 func TestFIFOTopicDeduplication(t *testing.T) {
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		checkFIFOTopicDeduplication(t, clk, open(func(o *sns.Options) { o.Clock = clk }))
+	})
+}
+
+func checkFIFOTopicDeduplication(t *testing.T, clk *clocktest.Clock, e *env) {
 	topic := e.topic("dedup.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 	qURL, qARN := e.queue("dedup-audit", nil)
 	e.subscribe(topic, qARN, map[string]string{"RawMessageDelivery": "true"})

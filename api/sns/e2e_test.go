@@ -36,7 +36,7 @@ import (
 	"github.com/tidemq/tidemq/engine"
 	"github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
-	"github.com/tidemq/tidemq/storage/mem"
+	"github.com/tidemq/tidemq/storage/pebble"
 )
 
 const account = "000000000000"
@@ -52,17 +52,27 @@ type env struct {
 	postgres bool
 }
 
+// newEnv serves the embedded store as `tidemq serve --data-dir` runs it:
+// one Pebble store in a temporary directory shared by the engine (its
+// standard queues' backlog paged to disk) and the topic service.
 func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
 
 // newEnvWith is newEnv with the topic service's options adjusted by opt.
 func newEnvWith(t *testing.T, opt func(*sns.Options)) *env {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log})
+	st, err := pebble.Open(t.TempDir(), pebble.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnvOn(t, eng, nil, opt)
+	shared := storage.Share(st)
+	eng, err := engine.Open(engine.Options{Store: shared, Region: "us-east-1", AccountID: account, SweepInterval: -1, Logger: log,
+		PageSize: engine.DefaultPageSize})
+	if err != nil {
+		_ = shared.Close()
+		t.Fatal(err)
+	}
+	return newEnvOn(t, eng, shared.Share(), opt)
 }
 
 // newEnvOn serves broker and a topic service on store (nil: in memory).
@@ -147,8 +157,9 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
-func TestFanOutEnvelopeAndRaw(t *testing.T) {
-	e := newEnv(t)
+func TestFanOutEnvelopeAndRaw(t *testing.T) { onBothStores(t, checkFanOutEnvelopeAndRaw) }
+
+func checkFanOutEnvelopeAndRaw(t *testing.T, e *env) {
 	topic := e.topic("orders", nil)
 	if again := e.topic("orders", nil); again != topic {
 		t.Fatalf("CreateTopic not idempotent: %s then %s", topic, again)
@@ -305,8 +316,9 @@ func verifySigned(t *testing.T, m map[string]any, keys []string) {
 	}
 }
 
-func TestFilterPolicyDelivery(t *testing.T) {
-	e := newEnv(t)
+func TestFilterPolicyDelivery(t *testing.T) { onBothStores(t, checkFilterPolicyDelivery) }
+
+func checkFilterPolicyDelivery(t *testing.T, e *env) {
 	topic := e.topic("events", nil)
 	allURL, allARN := e.queue("all", nil)
 	redURL, redARN := e.queue("red", nil)
@@ -342,8 +354,9 @@ func TestFilterPolicyDelivery(t *testing.T) {
 	wantCode(t, err, "InvalidParameter")
 }
 
-func TestFIFOTopicKeepsGroupOrder(t *testing.T) {
-	e := newEnv(t)
+func TestFIFOTopicKeepsGroupOrder(t *testing.T) { onBothStores(t, checkFIFOTopicKeepsGroupOrder) }
+
+func checkFIFOTopicKeepsGroupOrder(t *testing.T, e *env) {
 	topic := e.topic("orders.fifo", map[string]string{"FifoTopic": "true"})
 	qURL, qARN := e.queue("orders.fifo", map[string]string{"FifoQueue": "true"})
 	stdURL, stdARN := e.queue("audit", nil)
@@ -407,8 +420,9 @@ func TestFIFOTopicKeepsGroupOrder(t *testing.T) {
 	}
 }
 
-func TestTopicAndSubscriptionAdmin(t *testing.T) {
-	e := newEnv(t)
+func TestTopicAndSubscriptionAdmin(t *testing.T) { onBothStores(t, checkTopicAndSubscriptionAdmin) }
+
+func checkTopicAndSubscriptionAdmin(t *testing.T, e *env) {
 	a := e.topic("a", map[string]string{"DisplayName": "A"})
 	b := e.topic("b", nil)
 	_, qARN := e.queue("q", nil)
@@ -490,8 +504,9 @@ func TestTopicAndSubscriptionAdmin(t *testing.T) {
 	}
 }
 
-func TestPublishBatch(t *testing.T) {
-	e := newEnv(t)
+func TestPublishBatch(t *testing.T) { onBothStores(t, checkPublishBatch) }
+
+func checkPublishBatch(t *testing.T, e *env) {
 	topic := e.topic("batch.fifo", map[string]string{"FifoTopic": "true", "ContentBasedDeduplication": "true"})
 	qURL, qARN := e.queue("batch.fifo", map[string]string{"FifoQueue": "true"})
 	e.subscribe(topic, qARN, map[string]string{"RawMessageDelivery": "true"})

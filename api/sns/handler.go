@@ -195,9 +195,10 @@ func (q *request) serve(w http.ResponseWriter) (any, error) {
 }
 
 // metricAction is the request's action as the metrics label it:
-// SNS.<Action> for a name from the action table, "unknown" otherwise.
+// SNS.<Action> for a name from the action table or one of AWS's that
+// tidemq refuses (unimplemented), "unknown" otherwise.
 func (q *request) metricAction() string {
-	if _, ok := actions[q.action]; ok {
+	if _, ok := actions[q.action]; ok || unimplemented[q.action] {
 		return "SNS." + q.action
 	}
 	return "unknown"

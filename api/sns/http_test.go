@@ -115,7 +115,10 @@ func (e *env) confirmHTTP(topic string, h *hook, attrs map[string]string) string
 }
 
 func TestHTTPSubscriptionHandshake(t *testing.T) {
-	e := newEnv(t)
+	onBothStores(t, checkHTTPSubscriptionHandshake)
+}
+
+func checkHTTPSubscriptionHandshake(t *testing.T, e *env) {
 	h := newHook(t, nil)
 	topic := e.topic("web", nil)
 
@@ -285,8 +288,13 @@ func TestHTTPSubscriptionHandshake(t *testing.T) {
 // exhausts the policy and the message goes to the dead-letter queue as the
 // endpoint would have received it.
 func TestHTTPRetriesAndDeadLetter(t *testing.T) {
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		checkHTTPRetriesAndDeadLetter(t, clk, open(func(o *sns.Options) { o.Clock = clk }))
+	})
+}
+
+func checkHTTPRetriesAndDeadLetter(t *testing.T, clk *clocktest.Clock, e *env) {
 	topic := e.topic("web", nil)
 	dlqURL, dlqARN := e.queue("web-dlq", nil)
 
@@ -362,9 +370,14 @@ func TestHTTPRetriesAndDeadLetter(t *testing.T) {
 // The retry schedule comes from Options (milliseconds here) and from a
 // subscription's DeliveryPolicy.
 func TestHTTPUndeliverableIsCounted(t *testing.T) {
-	e := newEnvWith(t, func(o *sns.Options) {
-		o.HTTPRetry = &sns.RetryPolicy{NumRetries: 2, NumNoDelayRetries: 1, MinDelay: time.Millisecond, MaxDelay: time.Millisecond}
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		checkHTTPUndeliverableIsCounted(t, open(func(o *sns.Options) {
+			o.HTTPRetry = &sns.RetryPolicy{NumRetries: 2, NumNoDelayRetries: 1, MinDelay: time.Millisecond, MaxDelay: time.Millisecond}
+		}))
 	})
+}
+
+func checkHTTPUndeliverableIsCounted(t *testing.T, e *env) {
 	topic := e.topic("web", nil)
 	h := newHook(t, nil)
 	e.confirmHTTP(topic, h, map[string]string{"DeliveryPolicy": `{"healthyRetryPolicy":{"numRetries":1,"numNoDelayRetries":1}}`})
@@ -399,7 +412,10 @@ func (denyAll) Authenticate(*http.Request, []byte) (string, error) {
 // requests, as on AWS, unless the subscription was confirmed with
 // AuthenticateOnUnsubscribe.
 func TestAnonymousConfirmAndUnsubscribe(t *testing.T) {
-	e := newEnv(t)
+	onBothStores(t, checkAnonymousConfirmAndUnsubscribe)
+}
+
+func checkAnonymousConfirmAndUnsubscribe(t *testing.T, e *env) {
 	authed := httptest.NewServer(apisns.NewHandler(apisns.Config{Service: e.svc, Auth: denyAll{}, Logger: slog.New(slog.DiscardHandler)}))
 	defer authed.Close()
 	viaAuthed := func(u string) (int, string) {
@@ -466,10 +482,15 @@ func TestAnonymousConfirmAndUnsubscribe(t *testing.T) {
 // memory; the rest are dead-lettered (here: counted, no RedrivePolicy) at
 // once rather than piling up.
 func TestHTTPBacklogIsBounded(t *testing.T) {
-	e := newEnvWith(t, func(o *sns.Options) {
-		o.MaxPendingHTTP = 2
-		o.HTTPRetry = &sns.RetryPolicy{NumRetries: 3, MinDelay: time.Hour, MaxDelay: time.Hour}
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		checkHTTPBacklogIsBounded(t, open(func(o *sns.Options) {
+			o.MaxPendingHTTP = 2
+			o.HTTPRetry = &sns.RetryPolicy{NumRetries: 3, MinDelay: time.Hour, MaxDelay: time.Hour}
+		}))
 	})
+}
+
+func checkHTTPBacklogIsBounded(t *testing.T, e *env) {
 	topic := e.topic("web", nil)
 	h := newHook(t, nil)
 	e.confirmHTTP(topic, h, nil)
@@ -497,8 +518,13 @@ func TestHTTPBacklogIsBounded(t *testing.T) {
 // dead-letter queue at once, without waiting for the retry schedule; a
 // 429 is retried like a server error.
 func TestHTTPClientErrorIsNotRetried(t *testing.T) {
-	clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *sns.Options) { o.Clock = clk })
+	onBothStoresWith(t, func(t *testing.T, open func(func(*sns.Options)) *env) {
+		clk := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		checkHTTPClientErrorIsNotRetried(t, clk, open(func(o *sns.Options) { o.Clock = clk }))
+	})
+}
+
+func checkHTTPClientErrorIsNotRetried(t *testing.T, clk *clocktest.Clock, e *env) {
 	topic := e.topic("web4xx", nil)
 	dlqURL, dlqARN := e.queue("web4xx-dlq", nil)
 	gone := newHook(t, func(int) int { return http.StatusNotFound })

@@ -69,6 +69,17 @@ func onBothStores(t *testing.T, check func(t *testing.T, e *env)) {
 	t.Run("postgres", func(t *testing.T) { check(t, pgEnv(t, nil, nil)) })
 }
 
+// onBothStoresWith is onBothStores for checks that set the topic service's
+// options (a fake clock): check opens its env with open.
+func onBothStoresWith(t *testing.T, check func(t *testing.T, open func(func(*sns.Options)) *env)) {
+	t.Run("embedded", func(t *testing.T) {
+		check(t, func(opt func(*sns.Options)) *env { return newEnvWith(t, opt) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		check(t, func(opt func(*sns.Options)) *env { return pgEnv(t, opt, nil) })
+	})
+}
+
 // TestOnPostgres runs the checks whose behaviour goes through the broker or
 // the topic service's store (storeChecks) with both on PostgreSQL, as
 // `tidemq serve --store postgres://…` runs them: the two stores are one

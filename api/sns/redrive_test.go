@@ -17,8 +17,9 @@ import (
 // subscription's dead-letter queue as the queue would have received it
 // (the envelope, or the raw body with its attributes), and without a
 // RedrivePolicy it is counted as undeliverable.
-func TestSQSDeadLetterQueue(t *testing.T) {
-	e := newEnv(t)
+func TestSQSDeadLetterQueue(t *testing.T) { onBothStores(t, checkSQSDeadLetterQueue) }
+
+func checkSQSDeadLetterQueue(t *testing.T, e *env) {
 	topic := e.topic("orders", nil)
 	goneURL, goneARN := e.queue("gone", nil)
 	rawGoneURL, rawGoneARN := e.queue("raw-gone", nil)
@@ -67,8 +68,9 @@ func TestSQSDeadLetterQueue(t *testing.T) {
 	}
 }
 
-func TestRedrivePolicyValidation(t *testing.T) {
-	e := newEnv(t)
+func TestRedrivePolicyValidation(t *testing.T) { onBothStores(t, checkRedrivePolicyValidation) }
+
+func checkRedrivePolicyValidation(t *testing.T, e *env) {
 	topic := e.topic("t", nil)
 	fifo := e.topic("t.fifo", map[string]string{"FifoTopic": "true"})
 	_, qARN := e.queue("q", nil)

@@ -10,8 +10,9 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 )
 
-func TestTopicTags(t *testing.T) {
-	e := newEnv(t)
+func TestTopicTags(t *testing.T) { onBothStores(t, checkTopicTags) }
+
+func checkTopicTags(t *testing.T, e *env) {
 	out, err := e.sns.CreateTopic(e.ctx, &awssns.CreateTopicInput{Name: aws.String("tagged"),
 		Tags: []snstypes.Tag{{Key: aws.String("team"), Value: aws.String("orders")}}})
 	if err != nil {
