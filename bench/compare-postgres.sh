@@ -9,7 +9,8 @@
 #   COUNT   messages per scenario and configuration (default 10000)
 #   BASE    a commit to measure too, on PostgreSQL with one node (the
 #           "before" of a change); built from `git archive`, so the
-#           worktree is left alone. Default: none.
+#           worktree is left alone. Default: none. It runs before the
+#           head in odd rounds and after it in even ones.
 #
 # Environment: NODES, the node counts measured on PostgreSQL (default
 # "1 2 3"); LIMIT_BYTES, when set, measures one node more with
@@ -170,17 +171,25 @@ pgnodes() {
   psql -c "DROP DATABASE $db"
 }
 
+# The base runs before the head in odd rounds and after it in even ones,
+# so that a drift of the shared machine's load over a round does not
+# favour one side. The load average at each round's start is printed at
+# the end.
 for ROUND in $(seq "$ROUNDS"); do
+  echo "round $ROUND: load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$TMP/load" >&2
   echo "round $ROUND: pgbench" >&2
   ceiling
   echo "round $ROUND: pebble" >&2
   serve pebble --data-dir "$TMP/pebble-$ROUND"
   run pebble "$URL"; stop_all
-  [ -n "$BASEBIN" ] && pgnodes base-1 1 "$BASEBIN"
+  if [ -n "$BASEBIN" ] && [ $((ROUND % 2)) -eq 1 ]; then pgnodes base-1 1 "$BASEBIN"; fi
   for n in $NODES; do pgnodes "postgres-$n" "$n" "$TIDEMQ"; done
   [ -n "$LIMIT_BYTES" ] && pgnodes limited-1 1 "$TIDEMQ" --max-queue-bytes "$LIMIT_BYTES"
+  if [ -n "$BASEBIN" ] && [ $((ROUND % 2)) -eq 0 ]; then pgnodes base-1 1 "$BASEBIN"; fi
 done
+echo "round end: load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/load"
 grep -v -e '^$' -e '^note: no AWS credentials' "$TMP/bench.err" | tail -n 20 >&2 || true
+cat "$TMP/load"
 
 python3 - "$TMP/results" "$COUNT" "${#SCENARIOS[@]}" <<'PY'
 import json, sys, statistics, collections

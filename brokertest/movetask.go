@@ -152,6 +152,29 @@ func moveTaskChecks() []check {
 				}
 			}
 		}},
+		{"FIFORedriveLeavesGroupBehindMessageWithoutSource", func(e *env) {
+			// A FIFO dead letter whose source queue is gone stays in the
+			// DLQ, and the rest of its group stays behind it (a group
+			// keeps its order), while other groups move back.
+			fifo := map[string]string{tidemq.AttrContentBasedDeduplication: "true"}
+			withRedrive := map[string]string{tidemq.AttrContentBasedDeduplication: "true", tidemq.AttrRedrivePolicy: e.redrive("d.fifo", 1)}
+			e.create("d.fifo", fifo)
+			for _, q := range []string{"a.fifo", "b.fifo", "c.fifo"} {
+				e.create(q, withRedrive)
+			}
+			for _, m := range []struct{ q, body, group string }{{"a.fifo", "a1", "g"}, {"b.fifo", "b1", "g"}, {"c.fifo", "c1", "h"}} {
+				e.send(m.q, tidemq.SendEntry{Body: m.body, MessageGroupID: m.group})
+				e.deadLetter(m.q, 1)
+			}
+			e.ok(e.b.DeleteQueue(e.ctx, tidemq.DeleteQueueParams{Queue: "a.fifo"}), "DeleteQueue(a.fifo)")
+			res, err := e.b.MoveMessages(e.ctx, tidemq.MoveMessagesParams{Source: "d.fifo"})
+			e.ok(err, "MoveMessages(d.fifo) back to the sources")
+			if res.Moved != 1 || res.Remaining != 2 {
+				e.t.Fatalf("redrive with a1's source gone: moved %d, left %d; want 1 (c1) and 2 (a1, b1 behind it)", res.Moved, res.Remaining)
+			}
+			e.wantCounts("b.fifo", 0, 0, 0, "b.fifo, whose message waits behind a1 in group g")
+			e.wantCounts("c.fifo", 1, 0, 0, "c.fifo, whose message is of another group")
+		}},
 		{"RedrivesToADestination", func(e *env) {
 			e.create("dlq", nil)
 			e.create("src", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq", 1)})

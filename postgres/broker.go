@@ -104,6 +104,10 @@ type Broker struct {
 	group      groupCommit // commit.go
 	announcer  announcer   // announce.go
 	queueCache queueCache  // queuecache.go
+
+	// candidatesRead counts the rows candidates returned (a test reads
+	// it): a move of N messages reads O(N) of them, whatever stays.
+	candidatesRead atomic.Int64
 }
 
 type errBox struct{ err error }

@@ -109,15 +109,28 @@ func (r *writeReq) rows() int {
 // With --max-queue-bytes (Options.MaxQueueBytes), commitLimitedSQL writes
 // it instead (queueBytesSQL): the same statement, whose sends to a full
 // queue are left out.
-var commitSQL = commitStatement(false)
+//
+// A group of sends alone runs commitSendsSQL, and one of deletes alone
+// commitDeletesSQL: the same statement without the other's write, whose
+// statement trigger (queue_depth, migrations/0007_queue_depth.sql) would
+// otherwise run for no row in every commit of such a group.
+var (
+	commitSQL        = commitStatement(false, true, true)
+	commitSendsSQL   = commitStatement(false, true, false)
+	commitDeletesSQL = commitStatement(false, false, true)
+)
 
 // commitLimitedSQL is commitSQL with the check of --max-queue-bytes:
 // $15 is each message's size, $16 the place of its request in the group,
 // $17 the limit. It returns, besides, the requests it refused with the
 // queue and its bytes that refused each.
-var commitLimitedSQL = commitStatement(true)
+var commitLimitedSQL = commitStatement(true, true, true)
 
-func commitStatement(limited bool) string {
+// commitStatement is commitSQL; with --max-queue-bytes when limited;
+// without the insert unless sends, without the delete unless deletes (each
+// then a CTE of no row; s and h stay, whose casts type the parameters
+// but $8, which the write left types).
+func commitStatement(limited, sends, deletes bool) string {
 	s, from, full, refused := `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[])
 			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)`, `s`, ``, ``
 	if limited {
@@ -130,17 +143,25 @@ func commitStatement(limited bool) string {
 		refused = `, coalesce((SELECT array_agg(req) FROM f), '{}'), coalesce((SELECT array_agg(qid) FROM f), '{}'),
 		coalesce((SELECT array_agg(bytes) FROM f), '{}')`
 	}
-	return `WITH s AS (
-		` + s + `)` + full + `,
-	ins AS (
+	ins := `
 		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at)
 		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay FROM ` + from + ` ORDER BY n
-		RETURNING queue_id),
-	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
-	d AS (
+		RETURNING queue_id`
+	if !sends {
+		ins = `SELECT NULL::bigint AS queue_id WHERE false`
+	}
+	del := `
 		DELETE FROM messages m USING h WHERE m.queue_id = h.qid AND m.seq = h.seq AND m.receive_count >= h.count
 			AND (NOT h.fifo OR (m.receive_count = h.count AND m.visible_at > $8))
-		RETURNING m.queue_id, m.seq)
+		RETURNING m.queue_id, m.seq`
+	if !deletes {
+		del = `SELECT NULL::bigint AS queue_id, NULL::bigint AS seq WHERE false`
+	}
+	return `WITH s AS (
+		` + s + `)` + full + `,
+	ins AS (` + ins + `),
+	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
+	d AS (` + del + `)
 	SELECT coalesce((SELECT array_agg(queue_id) FROM ins), '{}'),
 		coalesce((SELECT array_agg(queue_id) FROM d), '{}'), coalesce((SELECT array_agg(seq) FROM d), '{}')` + refused
 }
@@ -319,7 +340,14 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 	var fullReq []int32
 	var fullQ, fullBytes []int64
 	if !limited {
-		if err := db.QueryRow(ctx, commitSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
+		sql := commitSQL
+		switch {
+		case len(dseq) == 0:
+			sql = commitSendsSQL
+		case len(sq) == 0:
+			sql = commitDeletesSQL
+		}
+		if err := db.QueryRow(ctx, sql, sq, senders, ids, bodies, attrs, sys, delays, now,
 			dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
 			return err
 		}

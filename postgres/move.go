@@ -114,30 +114,50 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 	moved := 0
 	byARN := map[string]*queue{}
 	into := map[string]bool{}
-	skip := map[int64]bool{}
-	// busy are src's groups with a message that stayed because its
-	// destination group was busy (move): the rest of the group stays
-	// behind it.
-	busy := map[string]bool{}
+	// What stays is left out of the next rounds' candidates (x), so that
+	// each round reads only messages it has not seen: a redrive of N
+	// messages reads O(N) rows, whatever stays. Of a FIFO src, the group
+	// of a message that stays (its destination group is busy, move, or
+	// its destination is gone) stays whole behind it, as the embedded
+	// engine's parked message holds its group. Of a standard src, the
+	// messages whose destination is gone stay (by their dlq_source), and
+	// one whose destination group is busy (a FIFO destination) stays.
+	var x except
+	isBusy, isGone := map[string]bool{}, map[string]bool{}
+	stay := func(m *message, busyGroup bool) {
+		switch {
+		case src.fifo:
+			if !isBusy[m.Group] {
+				isBusy[m.Group] = true
+				x.groups = append(x.groups, m.Group)
+			}
+		case busyGroup:
+			x.seqs = append(x.seqs, m.seq)
+		case !isGone[m.DLQSource]:
+			isGone[m.DLQSource] = true
+			x.sources = append(x.sources, m.DLQSource)
+		}
+	}
 	var wake []string
 	for max <= 0 || moved < max {
 		want := 100
 		if max > 0 {
 			want = min(want, max-moved)
 		}
-		cands, err := b.candidates(ctx, tx, src, now, want+len(skip))
+		cands, err := b.candidates(ctx, tx, src, now, want, x)
 		if err != nil {
 			return moved, nil, err
 		}
+		if len(cands) == 0 {
+			break
+		}
 		batch := &pgx.Batch{}
-		progress := false
 		for _, m := range cands {
-			if skip[m.seq] || (max > 0 && moved >= max) {
-				continue
+			if max > 0 && moved >= max {
+				break
 			}
-			if src.fifo && busy[m.Group] {
-				skip[m.seq], progress = true, true
-				continue
+			if (src.fifo && isBusy[m.Group]) || (!src.fifo && isGone[m.DLQSource]) {
+				continue // behind one that stays, in this round
 			}
 			to := dst
 			if to == nil {
@@ -159,7 +179,7 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 					}
 					return moved, wake, tidemq.NonExistentQueue()
 				}
-				skip[m.seq], progress = true, true
+				stay(m, false)
 				continue
 			}
 			m.settle(stampOf(now), src.name)
@@ -168,13 +188,11 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 				return moved, nil, err
 			}
 			if !ok {
-				skip[m.seq], progress = true, true
-				busy[m.Group] = true
+				stay(m, true)
 				continue
 			}
 			b.stat(src.id, func(s *tidemq.QueueStats) { s.MovedOut++ })
 			moved++
-			progress = true
 			if !into[to.name] {
 				into[to.name] = true
 				wake = append(wake, to.name)
@@ -182,9 +200,6 @@ func (b *Broker) moveSome(ctx context.Context, tx pgx.Tx, src, dst *queue, max i
 		}
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return moved, nil, err
-		}
-		if !progress { // every candidate moved, or known to stay, before
-			break
 		}
 	}
 	return moved, wake, nil

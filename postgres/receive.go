@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -239,12 +240,14 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 		// rest of its group (busy) is received: it is not delivered again
 		// while it waits to move, and its group keeps its order. A receive
 		// that got nothing else finds the group ready and looks again soon
-		// (received.contended). stay counts the messages so left, which
-		// the next round's candidates return again.
+		// (received.contended). stay counts the messages so left; the
+		// next round's candidates leave them out (x: their groups, of a
+		// FIFO queue; themselves, of a standard one).
 		busy := map[string]bool{}
 		stay := map[int64]bool{}
+		var x except
 		for round := 0; len(taken) < max && round < 10; round++ {
-			cands, err := b.candidates(ctx, tx, q, now, max-len(taken)+len(stay))
+			cands, err := b.candidates(ctx, tx, q, now, max-len(taken), x)
 			if err != nil {
 				return err
 			}
@@ -330,6 +333,17 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 			}
 			if moved == 0 && len(stay) == stayed {
 				break
+			}
+			x = except{}
+			for g := range busy {
+				if q.fifo {
+					x.groups = append(x.groups, g)
+				}
+			}
+			for seq := range stay {
+				if !q.fifo {
+					x.seqs = append(x.seqs, seq)
+				}
 			}
 		}
 		if len(taken) == 0 {
@@ -550,7 +564,21 @@ const fifoQueueKey = `hashtext(current_schema() || ':' || $1::bigint::text)`
 // puts one that came back behind one that did not), and
 // fifoLockedHeads puts them in the line's order. The heads are walked
 // lazily: only as far as the locks it needed.
-var fifoLockSQL = fifoPick("$5") + `,
+var fifoLockSQL = fifoLockWith(``)
+
+// fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $6 (a
+// text array) as if other transactions held them: the groups a move or a
+// receive already knows to stay (moveSome, receiveFIFO). So a round of
+// theirs reads only what it has not seen: the run of a group left out is
+// not read again round after round (issue 21: a redrive into a busy group
+// read its run once a round, inside one transaction). The caller counts
+// the left-out heads into $5.
+var fifoLockExceptSQL = fifoLockWith(`h.group_id <> ALL($6::text[]) AND `)
+
+// fifoLockWith is fifoLockSQL where a group's lock is tried only when the
+// condition cond (empty, or a condition followed by AND) holds.
+func fifoLockWith(cond string) string {
+	return fifoPick("$5") + `,
 	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
 	r AS (
 		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked, 0::bigint AS last
@@ -560,9 +588,10 @@ var fifoLockSQL = fifoPick("$5") + `,
 			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
 			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
 		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
-			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
+			CROSS JOIN LATERAL (SELECT ` + cond + `pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
 		WHERE r.got < $3 OR h.visible_at <= r.last)
 	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
+}
 
 // fifoLockedHeads are the common table expressions of fifoLockedLineSQL
 // and fifoLockedReceiveSQL: hh, the heads of the groups fifoLockSQL
@@ -607,6 +636,24 @@ const standardSQL = `SELECT * FROM (
 		ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
 	LIMIT $3`
 
+// standardExceptSQL is standardSQL leaving out the messages whose
+// dlq_source is in $5 (a text array) and those whose seq is in $6 (a
+// bigint array): those a move leaves where they are (moveSome, except),
+// so that its next round does not return them again.
+var standardExceptSQL = strings.ReplaceAll(standardSQL, `AND enqueued_at > $4`,
+	`AND enqueued_at > $4 AND dlq_source <> ALL($5::text[]) AND seq <> ALL($6::bigint[])`)
+
+// except is what a caller that takes candidates round after round in one
+// transaction already decided to leave where it is, for the next rounds
+// to leave out: groups, FIFO groups to leave out whole (of a FIFO
+// queue); sources, dlq_source values and seqs, sequence numbers whose
+// messages to leave out (of a standard queue).
+type except struct {
+	groups  []string
+	sources []string
+	seqs    []int64
+}
+
 // nextDeadlineSQL is a queue's next deadline after $2 (a delay or a
 // visibility timeout ending), from the two receive indexes.
 const nextDeadlineSQL = `SELECT least(
@@ -620,27 +667,44 @@ const nextDeadlineSQL = `SELECT least(
 // (tidemq.GroupHead), each group's in order (AWS returns a group's
 // messages together).
 //
+// A caller that takes candidates round after round in one transaction
+// names in x what it already decided to leave where it is, so that each
+// round returns only messages it has not seen.
+//
 // Messages past the queue's retention are left out (retention.go): the
 // sweep deletes them.
-func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int) ([]*message, error) {
+func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.Time, n int, x except) ([]*message, error) {
 	cutoff := q.cutoff(now)
 	if !q.fifo {
-		rows, err := tx.Query(ctx, standardSQL, q.id, stampOf(now), n, cutoff)
+		sql, args := standardSQL, []any{q.id, stampOf(now), n, cutoff}
+		if len(x.sources) > 0 || len(x.seqs) > 0 {
+			sql, args = standardExceptSQL, append(args, x.sources, x.seqs)
+		}
+		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return nil, err
 		}
 		ms, err := collectMessages(rows)
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].ReceiveCount > 0 && ms[j].ReceiveCount == 0 })
+		b.candidatesRead.Add(int64(len(ms)))
 		return ms, err
 	}
-	if _, err := tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra); err != nil {
+	var err error
+	if len(x.groups) > 0 {
+		_, err = tx.Exec(ctx, fifoLockExceptSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra+len(x.groups), x.groups)
+	} else {
+		_, err = tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra)
+	}
+	if err != nil {
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, fifoLockedLineSQL, q.id, stampOf(now), n, cutoff)
 	if err != nil {
 		return nil, err
 	}
-	return collectMessages(rows)
+	ms, err := collectMessages(rows)
+	b.candidatesRead.Add(int64(len(ms)))
+	return ms, err
 }
 
 // retryAttempt answers a retried FIFO receive from its attempt, if the
