@@ -145,7 +145,6 @@ type Service struct {
 	// noTogether is set once the broker answered that it cannot send to
 	// several queues in one write (together.go).
 	noTogether atomic.Bool
-	combiner   combiner // concurrent fan-outs written together (combine.go)
 
 	ctx     context.Context // canceled by Close
 	cancel  context.CancelFunc

@@ -58,7 +58,7 @@ func (s *Service) deliverTogether(recs []*record) bool {
 			ps = append(ps, tidemq.SendMessagesParams{Queue: queue, Entries: entries[i-1 : i : i], Client: r.Client})
 		}
 	}
-	if err := s.sendTogether(ps); err != nil { // with concurrent publishes (combine.go)
+	if _, err := tidemq.SendToQueues(s.ctx, s.opt.Broker, ps); err != nil {
 		if errors.Is(err, tidemq.ErrNoQueuesSender) {
 			s.noTogether.Store(true)
 		}
