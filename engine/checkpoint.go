@@ -75,7 +75,7 @@ type checkpointState struct {
 	// changes counts the messages paged, and those of pages dropped,
 	// since the last checkpoint: what a crash would read that it need not.
 	changes int
-	gen     uint64    // the last checkpoint's generation
+	gen     uint64 // the last checkpoint's generation
 	// indexOK: at load, the group index can be trusted (readCheckpoint).
 	indexOK bool
 	last    time.Time // when it was written, on the Clock
