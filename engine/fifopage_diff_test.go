@@ -86,7 +86,7 @@ func runFIFODiff(t *testing.T, seed int64, pageSize, steps int) {
 	})
 	rng := rand.New(rand.NewSource(seed))
 	d.create("dlq.fifo", map[string]string{"FifoQueue": "true", "MessageRetentionPeriod": "600"})
-	d.create("src.fifo", map[string]string{"FifoQueue": "true", "MessageRetentionPeriod": "300",
+	d.create("src.fifo", map[string]string{"FifoQueue": "true", "MessageRetentionPeriod": "120",
 		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq.fifo","maxReceiveCount":"3"}`})
 	groups := 2 + rng.Intn(5)
 	next := 0
