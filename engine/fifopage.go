@@ -306,18 +306,41 @@ func (q *queue) coldPages() (pages []page, groups []*group) {
 // sequence order, read with its receive state. A read error panics: the
 // hold's guard fails the engine, which reloads its state from the store.
 func (q *queue) readGroupRun(g *group, lo, hi uint64, fn func(m *message)) {
-	q.scanGroupRun(g, lo, hi, func(seq uint64) {
-		m, err := decodeMessage(seq, q.mustRecord(prefixMessage, seq))
-		if err == nil {
-			if s := q.getRecord(prefixState, seq); s != nil {
-				err = decodeState(m, s)
-			}
+	var seqs []uint64
+	q.scanGroupRun(g, lo, hi, func(seq uint64) { seqs = append(seqs, seq) })
+	if len(seqs) == 0 {
+		return
+	}
+	msgs := make([]*message, len(seqs))
+	keys := make([][]byte, len(seqs))
+	for i, seq := range seqs {
+		keys[i] = seqKey(prefixMessage, q.id, seq)
+	}
+	err := storage.ReadEach(q.e.store, keys, func(i int, v []byte) error {
+		m, err := decodeMessage(seqs[i], v)
+		msgs[i] = m
+		return err
+	})
+	if err == nil {
+		for i, seq := range seqs {
+			keys[i] = seqKey(prefixState, q.id, seq)
 		}
-		if err != nil {
-			panic(fmt.Sprintf("engine: message %d/%d: %v", q.id, seq, err))
+		err = storage.ReadEach(q.e.store, keys, func(i int, v []byte) error {
+			if msgs[i] == nil {
+				return nil
+			}
+			return decodeState(msgs[i], v)
+		})
+	}
+	if err != nil {
+		panic(fmt.Sprintf("engine: read the backlog of queue %s: %v", q.name, err))
+	}
+	for i, m := range msgs {
+		if m == nil {
+			panic(fmt.Sprintf("engine: the group index of queue %s names message %d, which is not in the store", q.name, seqs[i]))
 		}
 		fn(m)
-	})
+	}
 }
 
 // scanGroupRun visits the sequences of g's paged messages in [lo, hi):
