@@ -31,7 +31,8 @@ type group struct {
 	msgs     []*message
 	head     int // index of the first message that may still be live
 	inflight int // how many of msgs are in flight
-	// hot counts the group's live messages in memory (in msgs); cold are
+	// hot counts the group's published messages in memory (in msgs, not
+	// pending); cold are
 	// its paged messages, kept only in the store (fifopage.go). Every
 	// page lies after the group's first live message in memory, and
 	// refresh reads the next page in as soon as none is.

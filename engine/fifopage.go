@@ -55,7 +55,7 @@ func (q *queue) groupPagesOut(m *message, now time.Time) bool {
 		return false
 	}
 	g := q.groups.groups[m.Group]
-	return g != nil && (g.cold.n > 0 || g.hot > size) // hot counts m
+	return g != nil && (g.cold.n > 0 || g.hot >= size)
 }
 
 // pageOutFIFO leaves m, pending, on disk: it counts as ready, and the
@@ -63,7 +63,6 @@ func (q *queue) groupPagesOut(m *message, now time.Time) bool {
 func (q *queue) pageOutFIFO(m *message) {
 	g := q.groups.groups[m.Group]
 	g.unlist(m)
-	g.hot--
 	delete(q.msgs, m.seq)
 	q.byAge.Delete(m)
 	m.state = stateGone

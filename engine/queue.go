@@ -240,8 +240,15 @@ func (q *queue) setState(m *message, s msgState) {
 			g.inflight--
 		}
 	}
-	if g != nil && s == stateGone && m.state != stateGone && q.msgs[m.seq] == m {
-		g.hot-- // a paged message that leaves (retention) was not hot
+	if g != nil {
+		// g.hot counts the group's published messages in memory: not a
+		// pending one, nor a paged one that leaves (retention).
+		switch {
+		case m.state == statePending && s != stateGone:
+			g.hot++
+		case s == stateGone && m.state != statePending && m.state != stateGone && q.msgs[m.seq] == m:
+			g.hot--
+		}
 	}
 	m.state = s
 	m.gen++
@@ -293,9 +300,7 @@ func (q *queue) add(m *message) {
 	q.byAge.ReplaceOrInsert(m)
 	q.pending = append(q.pending, m)
 	if q.fifo {
-		g := q.groups.group(m.Group)
-		g.insert(m)
-		g.hot++
+		q.groups.group(m.Group).insert(m)
 	}
 }
 
