@@ -213,7 +213,7 @@ func presentMessages(t *testing.T, e *Engine, round int) map[string]*message {
 				n++
 			}
 			if groups != nil {
-				q.readGroupRun(groups[i], p.lo, p.hi, read)
+				q.readGroupRun(groups[i], p, read)
 			} else {
 				q.readRun(p.lo, p.hi, read)
 			}

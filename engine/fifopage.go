@@ -67,25 +67,29 @@ func (q *queue) pageOutFIFO(m *message) {
 	q.byAge.Delete(m)
 	m.state = stateGone
 	q.nReady++
-	q.pushGroup(g, m.seq, m.Enqueued, m.size(), m.DLQSource != "")
+	// A message has a state record once received or moved (markReceived,
+	// move).
+	q.pushGroup(g, m.seq, m.Enqueued, m.size(), m.DLQSource != "", m.ReceiveCount > 0 || len(m.History) > 0)
 	q.groups.refresh(g)
 	q.wakeOne()
 }
 
 // pushGroup adds a message to the last page of g, or starts a new one.
-func (q *queue) pushGroup(g *group, seq uint64, enqueued stamp, size int, dead bool) {
+// state: the message may have a receive state record.
+func (q *queue) pushGroup(g *group, seq uint64, enqueued stamp, size int, dead, state bool) {
 	b := &g.cold
 	if n := len(b.pages); n > 0 && b.pages[n-1].n < q.groupPageSize() {
 		p := &b.pages[n-1]
 		p.hi = seq + 1
 		p.n++
+		p.states = p.states || state
 		p.oldest = min(p.oldest, enqueued)
 		p.bytes += int64(size)
 		if dead {
 			p.dead++
 		}
 	} else {
-		p := page{lo: seq, hi: seq + 1, n: 1, oldest: enqueued, bytes: int64(size)}
+		p := page{lo: seq, hi: seq + 1, n: 1, oldest: enqueued, bytes: int64(size), states: state}
 		if dead {
 			p.dead = 1
 		}
@@ -113,7 +117,7 @@ func (q *queue) fillGroup(g *group) {
 	g.cold.n -= p.n
 	q.cold.n -= p.n
 	got := 0
-	q.readGroupRun(g, p.lo, p.hi, func(m *message) {
+	q.readGroupRun(g, p, func(m *message) {
 		q.warmGroup(g, m)
 		got++
 	})
@@ -247,7 +251,7 @@ func (e *Engine) expireGroups(q *queue, now time.Time, t *txn, capture *queue) {
 				continue
 			}
 			p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
-			q.readGroupRun(g, p.lo, p.hi, func(m *message) {
+			q.readGroupRun(g, *p, func(m *message) {
 				if m.Enqueued.Time().Add(q.Retention).After(now) {
 					if p.n == 0 || m.Enqueued < p.oldest {
 						p.oldest = m.Enqueued
@@ -301,12 +305,15 @@ func (q *queue) coldPages() (pages []page, groups []*group) {
 	return pages, groups
 }
 
-// readGroupRun calls fn with every paged message of g in [lo, hi), in
-// sequence order, read with its receive state. A read error panics: the
-// hold's guard fails the engine, which reloads its state from the store.
-func (q *queue) readGroupRun(g *group, lo, hi uint64, fn func(m *message)) {
+// readGroupRun calls fn with every paged message of g in page p's range,
+// in sequence order, read with its receive state (when p says one of them
+// may have one: the state records of a queue lie among the deletions of
+// the states of messages received and deleted, which a read would walk
+// over). A read error panics: the hold's guard fails the engine, which
+// reloads its state from the store.
+func (q *queue) readGroupRun(g *group, p page, fn func(m *message)) {
 	var seqs []uint64
-	q.scanGroupRun(g, lo, hi, func(seq uint64) { seqs = append(seqs, seq) })
+	q.scanGroupRun(g, p.lo, p.hi, func(seq uint64) { seqs = append(seqs, seq) })
 	if len(seqs) == 0 {
 		return
 	}
@@ -320,7 +327,7 @@ func (q *queue) readGroupRun(g *group, lo, hi uint64, fn func(m *message)) {
 		msgs[i] = m
 		return err
 	})
-	if err == nil {
+	if err == nil && p.states {
 		for i, seq := range seqs {
 			keys[i] = seqKey(prefixState, q.id, seq)
 		}

@@ -190,7 +190,7 @@ func (e *Engine) load() (err error) {
 					q.nDeadLettered++
 				}
 				if q.fifo {
-					q.pushGroup(q.groups.group(group), seq, enq, size, dl)
+					q.pushGroup(q.groups.group(group), seq, enq, size, dl, true) // its state is not read here
 				} else {
 					q.push(seq, enq, size, dl)
 				}

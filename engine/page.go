@@ -27,6 +27,9 @@ type page struct {
 	oldest stamp // the earliest enqueue stamp among them
 	bytes  int64 // their size (message.size): their share of queue.bytes
 	dead   int   // how many of them were dead-lettered (queue.nDeadLettered)
+	// states: some of them may have a receive state (s/): a FIFO page
+	// read skips the state records when none can (fifopage.go).
+	states bool
 }
 
 // backlog is a standard queue's paged messages. They are ready messages
@@ -276,7 +279,7 @@ func (q *queue) peekPaged(max int) []*message {
 			break
 		}
 		if groups != nil {
-			q.readGroupRun(groups[i], p.lo, p.hi, func(m *message) { out = append(out, m) })
+			q.readGroupRun(groups[i], p, func(m *message) { out = append(out, m) })
 		} else {
 			q.readRun(p.lo, p.hi, func(m *message) { out = append(out, m) })
 		}
