@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,9 +191,15 @@ func openOnPebbleStore(b *testing.B, dir string) (*engine.Engine, *pebble.Store)
 }
 
 // memory returns the Go heap in use after a collection and the process's
-// resident set, in MiB.
+// resident set, in MiB. With TIDEMQ_BENCH_FREE=1 the freed heap is
+// returned to the system first, so that the resident set after a restart
+// is not the peak of what came before it in the same process (a FIFO
+// fill's deduplication windows).
 func memory() (heap, rss float64) {
 	runtime.GC()
+	if os.Getenv("TIDEMQ_BENCH_FREE") == "1" {
+		debug.FreeOSMemory()
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	heap = float64(ms.HeapInuse) / (1 << 20)
