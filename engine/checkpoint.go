@@ -60,7 +60,7 @@ import (
 //	m/<0><0>               the canary: the marker's value
 const (
 	prefixHeaders     = "p/"
-	checkpointVersion = 2
+	checkpointVersion = 3
 	// DefaultCheckpointInterval is how often the sweep writes a checkpoint
 	// while the backlog changes: a crash reads about what was sent or
 	// received since the last one.
@@ -75,7 +75,9 @@ type checkpointState struct {
 	// changes counts the messages paged, and those of pages dropped,
 	// since the last checkpoint: what a crash would read that it need not.
 	changes int
-	gen     uint64    // the last checkpoint's generation
+	gen     uint64 // the last checkpoint's generation
+	// indexOK: at load, the group index can be trusted (readCheckpoint).
+	indexOK bool
 	last    time.Time // when it was written, on the Clock
 }
 
@@ -227,6 +229,9 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 		return nil, nil // none, or a version-1 clean shutdown's headers
 	}
 	e.ck.gen = binary.BigEndian.Uint64(marker[1:])
+	// The FIFO group index (fifopage.go) is exact when no other binary
+	// ran since the last start-up: the same guard as the pages'.
+	e.ck.indexOK = bytes.Equal(canary, marker)
 	if !bytes.Equal(canary, marker) {
 		e.log.Warn("checkpoint not used: its canary is gone (an older tidemq ran on this store since); reading every message")
 		return nil, nil

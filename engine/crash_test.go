@@ -201,13 +201,22 @@ func presentMessages(t *testing.T, e *Engine, round int) map[string]*message {
 			}
 			present[m.Body] = m
 		}
-		for _, p := range q.cold.pages {
+		pages, groups := q.cold.pages, []*group(nil)
+		if q.fifo {
+			pages, groups = q.coldPages()
+		}
+		for i, p := range pages {
 			n := 0
-			q.readRun(p.lo, p.hi, func(m *message) {
+			read := func(m *message) {
 				m.state = stateReady
 				present[m.Body] = m
 				n++
-			})
+			}
+			if groups != nil {
+				q.readGroupRun(groups[i], p, read)
+			} else {
+				q.readRun(p.lo, p.hi, read)
+			}
 			if n != p.n {
 				t.Errorf("round %d: page [%d, %d) of %s holds %d messages, counted %d", round, p.lo, p.hi, q.name, n, p.n)
 			}

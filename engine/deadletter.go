@@ -44,6 +44,9 @@ func (e *Engine) move(src *queue, m *message, dst *queue, now time.Time, t *txn,
 	dst.count().MovedIn++
 	t.addCreated(dst, n)
 	storage.SetValue(t.b, seqKey(prefixMessage, dst.id, n.seq), (*messageRecord)(n))
+	if dst.fifo && dst.paged() {
+		t.b.Set(groupKey(dst.id, n.Group, n.seq), nil)
+	}
 	t.b.Set(seqKey(prefixState, dst.id, n.seq), encodeState(n))
 	dst.reserveSeqs(t)
 	return n

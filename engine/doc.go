@@ -15,8 +15,8 @@
 // 100,000 idle queues does no work per queue each second.
 //
 // The store holds every message as records (see keys.go); memory holds the
-// working set, and with paging (Options.PageSize) a standard queue's
-// backlog stays only in the store.
+// working set, and with paging (Options.PageSize) a queue's backlog stays
+// only in the store.
 //
 // # Memory: the backlog on disk, the working set in memory
 //
@@ -90,10 +90,50 @@
 //   - A read error while paging panics under the lock: the engine fails and
 //     reloads its state from the store (# Failure), as for a failed write.
 //
-// FIFO queues are not paged yet: every message of a FIFO queue is in
-// memory, as before (a group's messages must be delivered in order, so a
-// FIFO page would be per group). Options.PageSize 0 turns paging off (the
-// in-memory store has nothing to gain from it).
+// A FIFO queue is paged per message group (fifopage.go), the same way:
+//
+//   - In memory, per group: its messages in flight, delayed or pending,
+//     and a window of ready messages, at most one group page
+//     (PageSize/16 messages, 256 by default) before later ones stay on
+//     disk. A group's pages hold its later ready messages, as ranges of
+//     sequences with the same numbers as a standard page; every page of a
+//     group lies after the group's first live message in memory.
+//   - The body is written once: each FIFO message of a paging engine has
+//     an index key g/<qid><len><group><seq> with an empty value, written
+//     in the batch that writes the message and deleted with it. A group's
+//     page read scans its index keys in the page's range and reads the
+//     m/ and s/ records of those sequences with one forward iterator
+//     (storage.ReadEach).
+//   - Refill: as soon as a paged message of a group could come before
+//     every live message of the group in memory (its window drained, or a
+//     receive walked to its end), the group's first page is read in
+//     (fifoIndex.refresh, and the receive walk). So order within a group,
+//     the group rules (a message waits while an earlier one is in
+//     flight), the line of groups (tidemq.GroupHead) and deduplication
+//     (its d/ records and window are not paged) are what they are
+//     without paging.
+//   - Counts, receipt handles, retention (per group page, the earliest
+//     over all groups kept exactly), peek, purge, queue deletion,
+//     dead-letter moves in and out (a move writes the destination's
+//     index key in its batch) and move tasks work as for a standard
+//     queue.
+//   - Start-up reads every message record of a FIFO queue (decoding only
+//     what paging needs, as without a checkpoint) and pages the ready ones
+//     again without building them in memory: checkpoints do not cover
+//     FIFO pages yet, so a FIFO backlog costs a read of its records at
+//     start-up, not memory.
+//   - The group index is trusted only when the checkpoint's canary is
+//     there (no other binary ran since the last start-up, checkpoint.go);
+//     otherwise load deletes every g/ key and writes them again from the
+//     message records, in a batch committed before any page is read. A
+//     binary before FIFO paging ignores g/ keys (its FIFO queues are all in
+//     memory) and removes the canary, so nothing is lost or duplicated
+//     either way.
+//   - Memory grows with the number of groups that hold messages (a group
+//     keeps up to a window in memory), not with their depth.
+//
+// Options.PageSize 0 turns paging off (the in-memory store has nothing to
+// gain from it).
 //
 // # Locking
 //

@@ -30,7 +30,9 @@ type Options struct {
 	SweepInterval time.Duration
 	// PageSize pages the backlog of standard queues (page.go): a queue
 	// keeps about this many ready messages in memory, and the rest in the
-	// store, read back a page at a time as receives drain the queue.
+	// store, read back a page at a time as receives drain the queue. A
+	// FIFO queue is paged per message group, in pages of PageSize/16
+	// (fifopage.go).
 	// 0 keeps every message in memory (for a store that is in memory
 	// anyway); `tidemq serve` uses DefaultPageSize on its disk store.
 	PageSize int

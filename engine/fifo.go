@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/tidemq/tidemq"
 )
@@ -30,6 +31,13 @@ type group struct {
 	msgs     []*message
 	head     int // index of the first message that may still be live
 	inflight int // how many of msgs are in flight
+	// hot counts the group's published messages in memory (in msgs, not
+	// pending); cold are
+	// its paged messages, kept only in the store (fifopage.go). Every
+	// page lies after the group's first live message in memory, and
+	// refresh reads the next page in as soon as none is.
+	hot  int
+	cold backlog
 	// availIndex is the position in the queue's available-groups heap (-1
 	// when not there).
 	availIndex int
@@ -55,11 +63,19 @@ func (g *group) first() *message {
 // hold it back (see group).
 func (g *group) canDeliver() bool {
 	m := g.first()
-	return m != nil && m.state == stateReady
+	return m != nil && m.state == stateReady && !g.coldBefore(m)
 }
 
-// empty reports whether the group holds no live message.
-func (g *group) empty() bool { return g.first() == nil }
+// coldBefore reports whether a paged message of the group may come
+// before m (nil: the end of the group's messages in memory): the next
+// page must be read in before m can be delivered.
+func (g *group) coldBefore(m *message) bool {
+	return g.cold.n > 0 && (m == nil || g.cold.pages[0].lo < m.seq)
+}
+
+// empty reports whether the group holds no live message, in memory or
+// paged.
+func (g *group) empty() bool { return g.first() == nil && g.cold.n == 0 }
 
 // insert adds m in sequence order. Messages nearly always arrive in order,
 // so this is an append; a dead-letter move into a FIFO queue keeps the
@@ -79,6 +95,27 @@ func (g *group) insert(m *message) {
 	g.msgs = append(g.msgs, nil)
 	copy(g.msgs[i+1:], g.msgs[i:])
 	g.msgs[i] = m
+}
+
+// place adds m, read from a page, in sequence order without compacting
+// msgs: a receive may be walking msgs by index (receiveLocked), and every
+// message it has passed comes before m.
+func (g *group) place(m *message) {
+	i := len(g.msgs)
+	for i > g.head && g.msgs[i-1].seq > m.seq {
+		i--
+	}
+	g.msgs = slices.Insert(g.msgs, i, m)
+}
+
+// unlist takes m, about to be paged out, out of msgs.
+func (g *group) unlist(m *message) {
+	for i := len(g.msgs) - 1; i >= g.head; i-- {
+		if g.msgs[i] == m {
+			g.msgs = slices.Delete(g.msgs, i, i+1)
+			return
+		}
+	}
 }
 
 // groupHeap orders the groups that can deliver in the line AWS serves
@@ -119,11 +156,16 @@ func (m *message) head() tidemq.GroupHead {
 
 // fifoIndex is the receive index of a FIFO queue.
 type fifoIndex struct {
+	q      *queue
 	groups map[string]*group
 	avail  groupHeap
+	// cold are the groups with paged messages (fifopage.go).
+	cold map[*group]struct{}
 }
 
-func newFIFOIndex() *fifoIndex { return &fifoIndex{groups: make(map[string]*group)} }
+func newFIFOIndex(q *queue) *fifoIndex {
+	return &fifoIndex{q: q, groups: make(map[string]*group)}
+}
 
 func (f *fifoIndex) group(id string) *group {
 	g := f.groups[id]
@@ -135,8 +177,13 @@ func (f *fifoIndex) group(id string) *group {
 }
 
 // refresh puts g in or out of the available heap (and fixes its place, since
-// its head may have changed) and forgets it when it is empty.
+// its head may have changed) and forgets it when it is empty. It first
+// reads in the group's next page when a paged message comes before every
+// live message of the group in memory.
 func (f *fifoIndex) refresh(g *group) {
+	for g.coldBefore(g.first()) {
+		f.q.fillGroup(g)
+	}
 	if g.canDeliver() {
 		if g.availIndex < 0 {
 			heap.Push(&f.avail, g)
@@ -148,7 +195,7 @@ func (f *fifoIndex) refresh(g *group) {
 	if g.availIndex >= 0 {
 		heap.Remove(&f.avail, g.availIndex)
 	}
-	if g.inflight == 0 && g.empty() {
+	if g.inflight == 0 && g.empty() && len(g.cold.pages) == 0 {
 		delete(f.groups, g.id)
 	}
 }

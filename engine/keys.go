@@ -15,6 +15,8 @@ import "encoding/binary"
 //	d/<qid><dedup key>     deduplication entry (dedupRecord)
 //	p/, p/<qid><lo>        the last checkpoint of the paged backlogs (checkpoint.go)
 //	m/<0><0>               its canary (no queue has id 0)
+//	g/<qid><len><group><seq>  FIFO group index: empty, one per message of a
+//	                       FIFO queue of a paging engine (fifopage.go)
 //
 // <qid> and <seq> are 8-byte big-endian, so messages sort in send order.
 const (
@@ -23,6 +25,7 @@ const (
 	prefixMessage = "m/"
 	prefixState   = "s/"
 	prefixDedup   = "d/"
+	prefixGroup   = "g/"
 	keyNextQueue  = "n"
 	// keyHandleSecret holds the random key that seals receipt handles; it
 	// is kept so that handles stay valid across restarts.
@@ -58,3 +61,24 @@ func parseSeqKey(prefix string, k []byte) (qid, seq uint64, ok bool) {
 }
 
 func uint64Value(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// groupKey is the index key of message seq of FIFO group group in queue
+// qid: the group's length (2 bytes, so that no group's keys are a prefix
+// of another's) and the group sort the keys of one group together, in
+// sequence order.
+func groupKey(qid uint64, group string, seq uint64) []byte {
+	k := make([]byte, 0, len(prefixGroup)+8+2+len(group)+8)
+	k = append(k, prefixGroup...)
+	k = binary.BigEndian.AppendUint64(k, qid)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(group)))
+	k = append(k, group...)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// groupKeySeq returns the sequence of a group index key.
+func groupKeySeq(k []byte) (uint64, bool) {
+	if len(k) < len(prefixGroup)+8+2+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:]), true
+}

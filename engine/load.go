@@ -80,9 +80,18 @@ func (e *Engine) load() (err error) {
 	}
 	// The pages of the last checkpoint, for the queues that can use them
 	// (checkpoint.go).
+	e.ck.indexOK = false
 	ck, err := e.readCheckpoint(cleanup)
 	if err != nil {
 		return err
+	}
+	// The FIFO group index (fifopage.go) is rebuilt from the messages when
+	// another binary may have written since the last start-up: in its own
+	// batch, committed before any page is read.
+	var index storage.Batch
+	if e.pageSize > 0 && !e.ck.indexOK {
+		index = e.store.NewBatch()
+		index.DeleteRange([]byte(prefixGroup), []byte("g0")) // '0' follows '/'
 	}
 	for qid := range ck {
 		if q := e.byID[qid]; q == nil || q.pageSize() == 0 {
@@ -109,7 +118,7 @@ func (e *Engine) load() (err error) {
 			// their page.
 			return nil
 		}
-		if q.pageSize() > 0 {
+		if q.paged() {
 			// The history is decoded only when it decides (a dead-letter
 			// queue's messages have a state but no visibility deadline).
 			var m message
@@ -155,7 +164,7 @@ func (e *Engine) load() (err error) {
 		// A ready message of a paged queue is paged again, in sequence
 		// order; a hot one lies within a checkpoint page, so it is built
 		// in memory instead.
-		paged := q.pageSize() > 0
+		paged := q.paged()
 		if seq >= q.nextSeq {
 			q.nextSeq = seq + 1
 		}
@@ -167,9 +176,12 @@ func (e *Engine) load() (err error) {
 		if paged && !hasState && !hot {
 			// A ready message of a paged queue stays on disk; only a
 			// delayed one is read.
-			enq, avail, dl, size, err := peekMessageSize(v)
+			enq, avail, dl, size, group, err := peekRecord(v)
 			if err != nil {
 				return fmt.Errorf("message %d/%d: %w", qid, seq, err)
+			}
+			if q.fifo && index != nil {
+				index.Set(groupKey(qid, group, seq), nil)
 			}
 			if avail <= stampOf(now) {
 				q.nReady++
@@ -177,9 +189,19 @@ func (e *Engine) load() (err error) {
 				if dl {
 					q.nDeadLettered++
 				}
-				q.push(seq, enq, size, dl)
+				if q.fifo {
+					q.pushGroup(q.groups.group(group), seq, enq, size, dl, true) // its state is not read here
+				} else {
+					q.push(seq, enq, size, dl)
+				}
 				return nil
 			}
+		} else if q.fifo && index != nil {
+			_, _, _, _, group, err := peekRecord(v)
+			if err != nil {
+				return fmt.Errorf("message %d/%d: %w", qid, seq, err)
+			}
+			index.Set(groupKey(qid, group, seq), nil)
 		}
 		m, err := decodeMessage(seq, v)
 		if err == nil && hasState {
@@ -253,6 +275,11 @@ func (e *Engine) load() (err error) {
 	for k := range states {
 		cleanup.Delete(seqKey(prefixState, k.qid, k.seq)) // a state record whose message is gone
 	}
+	if index != nil {
+		if err := storage.CommitSync(index); err != nil {
+			return err
+		}
+	}
 	err = e.store.Scan([]byte(prefixDedup), func(k, v []byte) error {
 		q := e.byID[binary.BigEndian.Uint64(k[len(prefixDedup):])]
 		var r dedupRecord
@@ -295,6 +322,14 @@ func (e *Engine) load() (err error) {
 				cleanup.Set(seqKey(prefixState, q.id, m.seq), encodeState(m))
 			}
 			q.activate(m, now)
+		}
+	}
+	for _, q := range e.queues {
+		if q.fifo {
+			// Every group with pages reads its first one in (fifopage.go).
+			for g := range q.groups.cold {
+				q.groups.refresh(g)
+			}
 		}
 	}
 	t := &txn{b: cleanup}

@@ -27,6 +27,9 @@ type page struct {
 	oldest stamp // the earliest enqueue stamp among them
 	bytes  int64 // their size (message.size): their share of queue.bytes
 	dead   int   // how many of them were dead-lettered (queue.nDeadLettered)
+	// states: some of them may have a receive state (s/): a FIFO page
+	// read skips the state records when none can (fifopage.go).
+	states bool
 }
 
 // backlog is a standard queue's paged messages. They are ready messages
@@ -259,18 +262,27 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 // time, then sequence). It reads the pages in the order of their oldest
 // message and stops at the first page that cannot hold an older one.
 func (q *queue) peekPaged(max int) []*message {
-	order := make([]int, len(q.cold.pages))
+	pages := q.cold.pages
+	var groups []*group // a FIFO queue's pages are its groups' (fifopage.go)
+	if q.fifo {
+		pages, groups = q.coldPages()
+	}
+	order := make([]int, len(pages))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(q.cold.pages[a].oldest, q.cold.pages[b].oldest) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(pages[a].oldest, pages[b].oldest) })
 	var out []*message
 	for _, i := range order {
-		p := q.cold.pages[i]
+		p := pages[i]
 		if len(out) >= max && out[max-1].Enqueued < p.oldest {
 			break
 		}
-		q.readRun(p.lo, p.hi, func(m *message) { out = append(out, m) })
+		if groups != nil {
+			q.readGroupRun(groups[i], p, func(m *message) { out = append(out, m) })
+		} else {
+			q.readRun(p.lo, p.hi, func(m *message) { out = append(out, m) })
+		}
 		slices.SortFunc(out, func(a, b *message) int {
 			if olderFirst(a, b) {
 				return -1
@@ -332,7 +344,7 @@ func (q *queue) forget(seq uint64, t *txn) {
 	}
 	if q.cold.gone == nil {
 		q.cold.gone = make(map[uint64]struct{})
-		t.paged = append(t.paged, q)
+		t.paged = append(t.paged, &q.cold)
 	}
 	q.cold.gone[seq] = struct{}{}
 }
@@ -347,14 +359,20 @@ func peekMessage(b []byte) (enqueued, availableAt stamp, deadLettered bool, err 
 
 // peekMessageSize is peekMessage with the message's size (message.size).
 func peekMessageSize(b []byte) (enqueued, availableAt stamp, deadLettered bool, size int, err error) {
+	enqueued, availableAt, deadLettered, size, _, err = peekRecord(b)
+	return enqueued, availableAt, deadLettered, size, err
+}
+
+// peekRecord is peekMessageSize with the message's group.
+func peekRecord(b []byte) (enqueued, availableAt stamp, deadLettered bool, size int, group string, err error) {
 	if len(b) == 0 || b[0] != recordVersion {
-		return 0, 0, false, 0, errCorrupt
+		return 0, 0, false, 0, "", errCorrupt
 	}
 	d := decoder{b: b[1:]}
 	d.raw() // id
 	size = len(d.raw()) + d.skipAttrs()
 	d.skipAttrs()
-	d.raw() // group
+	group = string(d.raw())
 	d.raw() // deduplication id
 	d.raw() // sender
 	d.int() // sent
@@ -362,9 +380,9 @@ func peekMessageSize(b []byte) (enqueued, availableAt stamp, deadLettered bool, 
 	availableAt = stamp(d.int())
 	deadLettered = len(d.raw()) > 0
 	if d.err != nil {
-		return 0, 0, false, 0, d.err
+		return 0, 0, false, 0, "", d.err
 	}
-	return enqueued, availableAt, deadLettered, size, nil
+	return enqueued, availableAt, deadLettered, size, group, nil
 }
 
 // peekState reads the receive count and the deadlines of a state record

@@ -51,7 +51,10 @@ type queue struct {
 	timers timerHeap  // delay and visibility deadlines
 	byAge  ageIndex
 	// cold is a standard queue's backlog on disk (page.go): ready
-	// messages that are in none of the indexes above.
+	// messages that are in none of the indexes above. Of a FIFO queue,
+	// whose pages are its groups' (fifopage.go), it keeps only n, the
+	// paged messages of every group, and oldest, the earliest enqueue
+	// stamp among them.
 	cold backlog
 
 	nReady, nDelayed, nInflight int
@@ -190,7 +193,7 @@ func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 		QueueSettings: &noSettings,
 	}
 	if fifo {
-		q.groups = newFIFOIndex()
+		q.groups = newFIFOIndex(q)
 	}
 	return q
 }
@@ -208,6 +211,10 @@ func (q *queue) pageSize() int {
 	}
 	return q.e.pageSize
 }
+
+// paged reports whether q's backlog is paged: it is a queue of an engine
+// that pages, standard (pageSize) or FIFO (groupPageSize).
+func (q *queue) paged() bool { return q.e.pageSize > 0 }
 
 // applyAttributes stores attrs (already validated and merged with the
 // defaults) and refreshes the parsed fields.
@@ -231,6 +238,16 @@ func (q *queue) setState(m *message, s msgState) {
 		q.nInflight--
 		if g != nil {
 			g.inflight--
+		}
+	}
+	if g != nil {
+		// g.hot counts the group's published messages in memory: not a
+		// pending one, nor a paged one that leaves (retention).
+		switch {
+		case m.state == statePending && s != stateGone:
+			g.hot++
+		case s == stateGone && m.state != statePending && m.state != stateGone && q.msgs[m.seq] == m:
+			g.hot--
 		}
 	}
 	m.state = s
@@ -329,6 +346,10 @@ func (q *queue) publish(now time.Time) {
 		if !m.durable {
 			break
 		}
+		if q.fifo && q.groupPagesOut(m, now) {
+			q.pageOutFIFO(m)
+			continue
+		}
 		if q.pagesOut(m, now) {
 			q.pageOut(m)
 			continue
@@ -366,6 +387,10 @@ func (q *queue) remove(m *message, t *txn) {
 	}
 	q.byAge.Delete(m)
 	q.forget(m.seq, t)
+	if q.fifo && q.paged() {
+		q.forgetInGroup(m, t)
+		t.b.Delete(groupKey(q.id, m.Group, m.seq))
+	}
 	// A FIFO group's list (until the group's head passes it) or a
 	// remembered receive attempt (5 minutes) may keep m reachable for a
 	// while: drop what is big. Ready and timer entries name m by sequence.
@@ -404,6 +429,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 		e.expire(q, m, capture, now, t)
 	}
 	e.expirePaged(q, now, t, capture)
+	e.expireGroups(q, now, t, capture)
 	w := q.windows
 	if w == nil {
 		return

@@ -148,14 +148,14 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	q.byAge.Clear(false)
 	q.cold.reset()
 	if q.fifo {
-		q.groups = newFIFOIndex()
+		q.groups = newFIFOIndex(q)
 	}
 	q.nReady, q.nDelayed, q.nInflight, q.nDeadLettered = 0, 0, 0, 0
 	q.bytes = 0
 	if q.windows != nil {
 		q.windows.attempts, q.windows.attemptOrder = nil, nil
 	}
-	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id)} {
+	for _, r := range [][2][]byte{rangeOf(prefixMessage, q.id), rangeOf(prefixState, q.id), rangeOf(prefixHeaders, q.id), rangeOf(prefixGroup, q.id)} {
 		t.b.DeleteRange(r[0], r[1])
 	}
 	return n

@@ -31,7 +31,9 @@ func (q *queue) lookupReceipt(handle string) (tidemq.Receipt, *message, error) {
 		return r, nil, tidemq.InvalidReceiptHandle(handle)
 	}
 	m := q.msgs[r.Seq]
-	if m == nil {
+	if m == nil && q.fifo {
+		m = q.pageInGroupOne(r.Seq)
+	} else if m == nil {
 		m = q.pageInOne(r.Seq)
 	}
 	if m != nil && r.Count > m.ReceiveCount {

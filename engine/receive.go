@@ -122,7 +122,14 @@ func (e *Engine) receiveLocked(q *queue, p tidemq.ReceiveMessagesParams, max int
 			// As many messages of this group as possible, in order, up to
 			// the first that is not ready (fifo.go: group), and never past
 			// the in-flight limit.
-			for i := g.head; i < len(g.msgs) && len(taken) < max && q.nInflight < limit; i++ {
+			// The group's next page is read in when the walk reaches it.
+			for i := g.head; len(taken) < max && q.nInflight < limit; i++ {
+				for i < len(g.msgs) && g.coldBefore(g.msgs[i]) || i == len(g.msgs) && g.cold.n > 0 {
+					q.fillGroup(g)
+				}
+				if i == len(g.msgs) {
+					break
+				}
 				m := g.msgs[i]
 				if m == nil || m.state == stateGone {
 					continue

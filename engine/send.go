@@ -130,6 +130,9 @@ func (e *Engine) sendLocked(q *queue, now time.Time, t *txn, p *tidemq.SendMessa
 		q.add(m)
 		t.addCreated(q, m)
 		storage.SetValue(t.b, seqKey(prefixMessage, q.id, m.seq), (*messageRecord)(m))
+		if q.fifo && q.paged() {
+			t.b.Set(groupKey(q.id, m.Group, m.seq), nil)
+		}
 		q.count().Sent++
 	}
 	q.reserveSeqs(t)

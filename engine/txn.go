@@ -21,7 +21,7 @@ type txn struct {
 	durable *sharedDurable
 	// paged are the queues whose backlog.gone this operation filled; they
 	// are emptied once its batch is committed (and so visible to reads).
-	paged []*queue
+	paged []*backlog
 }
 
 // sharedDurable lets several waiters wait for one commit.
@@ -60,8 +60,8 @@ func (t *txn) addCreated(q *queue, m *message) {
 
 // committed forgets what t's batch deletes, now that reads see it.
 func (t *txn) committed() {
-	for _, q := range t.paged {
-		q.cold.gone = nil
+	for _, b := range t.paged {
+		b.gone = nil
 	}
 	t.paged = nil
 }

@@ -32,6 +32,14 @@ func (s *prefixed) ScanRange(start, end []byte, fn func(key, value []byte) error
 	return ScanRange(s.s, s.key(start), s.key(end), func(k, v []byte) error { return fn(k[n:], v) })
 }
 
+func (s *prefixed) ReadEach(keys [][]byte, fn func(i int, value []byte) error) error {
+	full := make([][]byte, len(keys))
+	for i, k := range keys {
+		full[i] = s.key(k)
+	}
+	return ReadEach(s.s, full, fn)
+}
+
 func (s *prefixed) Close() error { return s.s.Close() }
 
 type prefixedBatch struct {

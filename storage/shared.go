@@ -41,6 +41,11 @@ func (h *Shared) ScanRange(start, end []byte, fn func(key, value []byte) error) 
 	return ScanRange(h.s, start, end, fn)
 }
 
+// ReadEach reads keys of the store (see Seeker).
+func (h *Shared) ReadEach(keys [][]byte, fn func(i int, value []byte) error) error {
+	return ReadEach(h.s, keys, fn)
+}
+
 // Scan scans the store.
 func (h *Shared) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	return h.s.Scan(prefix, fn)

@@ -111,6 +111,33 @@ func ScanRange(s Store, start, end []byte, fn func(key, value []byte) error) err
 	})
 }
 
+// Seeker is implemented by a store that reads many single keys, given in
+// ascending order, with one iterator: the engine reads a FIFO group's page
+// of messages, scattered among other groups' records, with it
+// (engine/fifopage.go).
+type Seeker interface {
+	// ReadEach calls fn(i, value) for each keys[i] present in the store,
+	// in order, and stops at the first error fn returns (which it
+	// returns). keys must be in ascending order. The value is valid only
+	// during the call, and fn must not use the store.
+	ReadEach(keys [][]byte, fn func(i int, value []byte) error) error
+}
+
+// ReadEach reads each of keys (in ascending order) that s holds: through
+// Seeker when s is one, else one ScanRange a key.
+func ReadEach(s Store, keys [][]byte, fn func(i int, value []byte) error) error {
+	if r, ok := s.(Seeker); ok {
+		return r.ReadEach(keys, fn)
+	}
+	for i, k := range keys {
+		err := ScanRange(s, k, append(k[:len(k):len(k)], 0), func(_, v []byte) error { return fn(i, v) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Reopener is implemented by a store that can recover from a failed write
 // without the process restarting. A store may keep a write error for good
 // (Pebble's write-ahead log fails every commit after its first failed write

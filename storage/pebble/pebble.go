@@ -5,6 +5,7 @@
 package pebble
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -165,6 +166,36 @@ func (s *Store) ScanRange(start, end []byte, fn func(key, value []byte) error) e
 		if err := fn(it.Key(), it.Value()); err != nil {
 			it.Close()
 			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// ReadEach reads each of keys, in ascending order, with one iterator
+// (storage.Seeker): every seek moves forward from the last.
+func (s *Store) ReadEach(keys [][]byte, fn func(i int, value []byte) error) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	db := s.db.Load()
+	if db == nil {
+		return errClosed
+	}
+	last := keys[len(keys)-1]
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: keys[0], UpperBound: append(last[:len(last):len(last)], 0)})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
+			if err := fn(i, it.Value()); err != nil {
+				it.Close()
+				return err
+			}
 		}
 	}
 	if err := it.Error(); err != nil {

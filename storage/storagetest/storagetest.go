@@ -96,6 +96,34 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, reopen func(t *tes
 			}
 		}
 	})
+	t.Run("ReadEach reads the keys present, in order", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		b := s.NewBatch()
+		for _, k := range []string{"e/1", "e/3", "e/30", "e/5", "e/7"} {
+			b.Set([]byte(k), []byte("v"+k[2:]))
+		}
+		commit(t, b)
+		under := storage.Prefix(s, "e")
+		for name, st := range map[string]storage.Store{"store": s, "prefixed": under} {
+			p := "e/"
+			if st == under {
+				p = "/"
+			}
+			var keys [][]byte
+			for _, k := range []string{"0", "1", "2", "3", "5", "6"} { // 3 but not 30
+				keys = append(keys, []byte(p+k))
+			}
+			var got []string
+			err := storage.ReadEach(st, keys, func(i int, v []byte) error {
+				got = append(got, fmt.Sprintf("%d=%s", i, v))
+				return nil
+			})
+			if err != nil || fmt.Sprint(got) != "[1=v1 3=v3 4=v5]" {
+				t.Fatalf("%s: ReadEach = %v, %v", name, got, err)
+			}
+		}
+	})
 	t.Run("later batches win in commit order", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
