@@ -252,18 +252,9 @@ func (e *Engine) expireGroups(q *queue, now time.Time, t *txn, capture *queue) {
 			}
 			p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 			q.readGroupRun(g, *p, func(m *message) {
-				if m.Enqueued.Time().Add(q.Retention).After(now) {
-					if p.n == 0 || m.Enqueued < p.oldest {
-						p.oldest = m.Enqueued
-					}
-					p.n++
-					p.bytes += int64(m.size())
-					if m.DLQSource != "" {
-						p.dead++
-					}
-					return
+				if !p.keep(m, q.Retention, now) {
+					gdue = append(gdue, m)
 				}
-				gdue = append(gdue, m)
 			})
 		}
 		// Every due message is marked gone before any leaves: a page read

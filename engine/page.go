@@ -32,6 +32,23 @@ type page struct {
 	states bool
 }
 
+// keep counts m into p, recounted by a retention pass, when m is still
+// within retention at now; it returns false for a message that is due.
+func (p *page) keep(m *message, retention time.Duration, now time.Time) bool {
+	if !m.Enqueued.Time().Add(retention).After(now) {
+		return false
+	}
+	if p.n == 0 || m.Enqueued < p.oldest {
+		p.oldest = m.Enqueued
+	}
+	p.n++
+	p.bytes += int64(m.size())
+	if m.DLQSource != "" {
+		p.dead++
+	}
+	return true
+}
+
 // backlog is a standard queue's paged messages. They are ready messages
 // (they count in queue.nReady) that are in no in-memory index.
 //
@@ -236,18 +253,9 @@ func (e *Engine) expirePaged(q *queue, now time.Time, t *txn, capture *queue) {
 		p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 		var due []*message
 		q.readRun(p.lo, p.hi, func(m *message) {
-			if m.Enqueued.Time().Add(q.Retention).After(now) {
-				if p.n == 0 || m.Enqueued < p.oldest {
-					p.oldest = m.Enqueued
-				}
-				p.n++
-				p.bytes += int64(m.size())
-				if m.DLQSource != "" {
-					p.dead++
-				}
-				return
+			if !p.keep(m, q.Retention, now) {
+				due = append(due, m)
 			}
-			due = append(due, m)
 		})
 		for _, m := range due {
 			b.n--
