@@ -3,23 +3,11 @@ package server_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/smithy-go"
-
-	"github.com/tidemq/tidemq/authz"
-	"github.com/tidemq/tidemq/engine"
-	"github.com/tidemq/tidemq/internal/server"
-	topicstore "github.com/tidemq/tidemq/sns"
-	"github.com/tidemq/tidemq/storage/mem"
 )
 
 // A team and an application of a partner's account, which may publish
@@ -40,36 +28,7 @@ const teamAndPartner = `principals:
 // RemovePermission takes it back with the next call.
 func TestAddPermissionIsEvaluated(t *testing.T) {
 	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	path := filepath.Join(t.TempDir(), "principals.yaml")
-	if err := os.WriteFile(path, []byte(teamAndPartner), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	store, err := authz.NewStore(path, "000000000000", nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: "000000000000", SweepInterval: -1, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := topicstore.Open(topicstore.Options{Broker: eng, Region: "us-east-1", AccountID: "000000000000", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &authz.Authorizer{Store: store, Account: "000000000000", Region: "us-east-1", Logger: log,
-		TopicPolicy: func(_ context.Context, arn string) (string, error) { return svc.TopicPolicy(arn) }}
-	srv := httptest.NewServer(server.Protocols(server.ProtocolOptions{Broker: eng, Topics: svc, Region: "us-east-1",
-		AccountID: "000000000000", Auth: &authz.Authenticator{Store: store, Services: []string{"sqs"}}, Authorizer: a, Logger: log}))
-	t.Cleanup(func() {
-		srv.Close()
-		_ = svc.Close()
-		_ = eng.Close()
-	})
-	client := func(key, secret string) *awssns.Client {
-		return awssns.New(awssns.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1",
-			Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), Retryer: retry.AddWithMaxAttempts(retry.NewStandard(), 1)})
-	}
+	client := topicPolicyServer(t, teamAndPartner)
 	team, partner := client("AKIATEAMA", "secret-a"), client("AKIAPARTNERAPP", "secret-p")
 	out, err := team.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String("a-orders")})
 	if err != nil {

@@ -39,36 +39,7 @@ const twoTeams = `principals:
 // policy lets it list it).
 func TestTopicPoliciesOverTheSDK(t *testing.T) {
 	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	path := filepath.Join(t.TempDir(), "principals.yaml")
-	if err := os.WriteFile(path, []byte(twoTeams), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	store, err := authz.NewStore(path, "000000000000", nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: "000000000000", SweepInterval: -1, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := topicstore.Open(topicstore.Options{Broker: eng, Region: "us-east-1", AccountID: "000000000000", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &authz.Authorizer{Store: store, Account: "000000000000", Region: "us-east-1", Logger: log,
-		TopicPolicy: func(_ context.Context, arn string) (string, error) { return svc.TopicPolicy(arn) }}
-	srv := httptest.NewServer(server.Protocols(server.ProtocolOptions{Broker: eng, Topics: svc, Region: "us-east-1",
-		AccountID: "000000000000", Auth: &authz.Authenticator{Store: store, Services: []string{"sqs"}}, Authorizer: a, Logger: log}))
-	t.Cleanup(func() {
-		srv.Close()
-		_ = svc.Close()
-		_ = eng.Close()
-	})
-	client := func(key, secret string) *awssns.Client {
-		return awssns.New(awssns.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1",
-			Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), Retryer: retry.AddWithMaxAttempts(retry.NewStandard(), 1)})
-	}
+	client := topicPolicyServer(t, twoTeams)
 	teamA, teamB := client("AKIATEAMA", "secret-a"), client("AKIATEAMB", "secret-b")
 	denied := func(what string, err error) {
 		t.Helper()
@@ -86,7 +57,7 @@ func TestTopicPoliciesOverTheSDK(t *testing.T) {
 		return aws.ToString(out.TopicArn)
 	}
 	orders, news := create(teamA, "a-orders"), create(teamB, "b-news")
-	_, err = teamB.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String("a-stolen")})
+	_, err := teamB.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String("a-stolen")})
 	denied("team B creating an a- topic", err)
 	publish := func(c *awssns.Client, topic string) error {
 		_, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m")})
@@ -144,5 +115,43 @@ func TestTopicPoliciesOverTheSDK(t *testing.T) {
 	setPolicy("") // back to the default policy
 	if _, err := teamA.DeleteTopic(ctx, &awssns.DeleteTopicInput{TopicArn: aws.String(orders)}); err != nil {
 		t.Errorf("team A deleting its topic without the deny: %v", err)
+	}
+}
+
+// topicPolicyServer serves the SQS and SNS protocols in-process under
+// access control, for the principals file principals (YAML), on the
+// embedded engine, and gives an SNS client for a key and its secret (no
+// retries: a refusal is seen as it is).
+func topicPolicyServer(t *testing.T, principals string) func(key, secret string) *awssns.Client {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	path := filepath.Join(t.TempDir(), "principals.yaml")
+	if err := os.WriteFile(path, []byte(principals), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := authz.NewStore(path, "000000000000", nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(engine.Options{Store: mem.New(), Region: "us-east-1", AccountID: "000000000000", SweepInterval: -1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := topicstore.Open(topicstore.Options{Broker: eng, Region: "us-east-1", AccountID: "000000000000", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &authz.Authorizer{Store: store, Account: "000000000000", Region: "us-east-1", Logger: log,
+		TopicPolicy: func(_ context.Context, arn string) (string, error) { return svc.TopicPolicy(arn) }}
+	srv := httptest.NewServer(server.Protocols(server.ProtocolOptions{Broker: eng, Topics: svc, Region: "us-east-1",
+		AccountID: "000000000000", Auth: &authz.Authenticator{Store: store, Services: []string{"sqs"}}, Authorizer: a, Logger: log}))
+	t.Cleanup(func() {
+		srv.Close()
+		_ = svc.Close()
+		_ = eng.Close()
+	})
+	return func(key, secret string) *awssns.Client {
+		return awssns.New(awssns.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1",
+			Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), Retryer: retry.AddWithMaxAttempts(retry.NewStandard(), 1)})
 	}
 }
