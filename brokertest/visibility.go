@@ -1,6 +1,8 @@
 package brokertest
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -15,6 +17,34 @@ import (
 // exact deadline a backend puts the instant T+v.
 func visibilityChecks() []check {
 	return []check{
+		{"HistoryKeepsTheFirstAndTheLatestEvents", func(e *env) {
+			// A message received over and over keeps a bounded story: the
+			// send, its first recorded event and the latest ones
+			// (tidemq.AppendHistory), whichever store keeps it.
+			e.create("q", nil)
+			e.sendBody("q", "x")
+			const receives = tidemq.MaxHistoryEvents + 5
+			var m *tidemq.Message
+			for i := 1; i <= receives; i++ {
+				m = e.receiveOne("q", withVisibility(1))
+				e.advance(2 * time.Second)
+			}
+			h := m.History
+			if len(h) != tidemq.MaxHistoryEvents+1 {
+				e.t.Fatalf("after %d receives the history holds %d events %v, want %d (the send and %d kept)",
+					receives, len(h), historyKinds(m), tidemq.MaxHistoryEvents+1, tidemq.MaxHistoryEvents)
+			}
+			first, prev, last := h[1], h[len(h)-2], h[len(h)-1]
+			if h[0].Kind != tidemq.HistorySent || first.Kind != tidemq.HistoryReceived || !strings.HasPrefix(first.Detail, "receive 1,") {
+				e.t.Errorf("history starts %s, %s %q; want the send, then the first receive", h[0].Kind, first.Kind, first.Detail)
+			}
+			if want := fmt.Sprintf("receive %d,", receives); last.Kind != tidemq.HistoryReceived || !strings.HasPrefix(last.Detail, want) {
+				e.t.Errorf("history ends %s %q, want the latest receive (%q)", last.Kind, last.Detail, want)
+			}
+			if prev.Kind != tidemq.HistoryExpired {
+				e.t.Errorf("before the latest receive the history has %s, want %s", prev.Kind, tidemq.HistoryExpired)
+			}
+		}},
 		{"DefaultIs30Seconds", func(e *env) {
 			e.create("q", nil)
 			e.sendBody("q", "x")

@@ -1,0 +1,88 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemq/tidemq/internal/pgtest"
+)
+
+// TestAppendEventsKeepsTheFirstAndTheLatest checks tidemq_append_events,
+// which every receive calls, against tidemq.AppendHistory's rule (the
+// first event kept, the oldest after it dropped, at most bound events),
+// as 0006 defined it in SQL and as 0015 defines it in PL/pgSQL: both must
+// give the same arrays for every length up to the bound and every add.
+func TestAppendEventsKeepsTheFirstAndTheLatest(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := pgtest.Schema(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	// model appends add to events one at a time, as AppendHistory does.
+	model := func(events []int, add []int, bound int) []int {
+		out := slices.Clone(events)
+		for _, a := range add {
+			if len(out) >= bound {
+				out = append(out[:1], out[2:]...)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	check := func(schema string) {
+		t.Helper()
+		for _, bound := range []int{2, 3, 4, 32} {
+			for k := -1; k <= bound; k++ { // -1: a NULL events column
+				for n := 1; n <= 2; n++ {
+					var events []int
+					var ev []byte // nil: NULL
+					if k >= 0 {
+						events = make([]int, k)
+						for i := range events {
+							events[i] = i
+						}
+						ev, _ = json.Marshal(events)
+					}
+					add := make([]int, n)
+					for i := range add {
+						add[i] = 100 + i
+					}
+					ad, _ := json.Marshal(add)
+					var got []int
+					if err := pool.QueryRow(ctx, `SELECT tidemq_append_events($1::jsonb, $2::jsonb, $3)`, ev, ad, bound).Scan(&got); err != nil {
+						t.Fatal(err)
+					}
+					want := model(events, add, bound)
+					if k < 0 {
+						want = add
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("%s: tidemq_append_events(%s, %s, %d) = %v, want %v", schema, ev, ad, bound, got, want)
+					}
+				}
+			}
+		}
+	}
+	if err := migrateTo(ctx, pool, 14); err != nil {
+		t.Fatal(err)
+	}
+	check("schema 14 (SQL)")
+	if err := migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var lang string
+	if err := pool.QueryRow(ctx, `SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		WHERE p.proname = 'tidemq_append_events' AND p.pronamespace = current_schema()::regnamespace`).Scan(&lang); err != nil {
+		t.Fatal(err)
+	}
+	if lang != "plpgsql" {
+		t.Fatalf("after the migrations tidemq_append_events is in %s, want plpgsql (0015)", lang)
+	}
+	check("schema 15 (PL/pgSQL)")
+}
