@@ -70,6 +70,8 @@ type Broker struct {
 	region  string
 	acct    string
 	log     *slog.Logger
+	// planStats: when this node last analyzed messages (planstats.go).
+	planStats planStats
 	// handleKey seals receipt handles; it is in the database (meta), so
 	// every node accepts every node's handles.
 	handleKey []byte
@@ -409,13 +411,22 @@ func (b *Broker) sweepLoop(interval time.Duration) {
 const minSweepTime = 30 * time.Second
 
 // Sweep drops (or captures) the expired messages of every queue, and
-// forgets the deduplication entries and receive attempts that ran out.
+// forgets the deduplication entries and receive attempts that ran out;
+// then it analyzes messages if it outgrew the planner's statistics
+// (planstats.go).
 func (b *Broker) Sweep(ctx context.Context) error {
-	return b.inTx(ctx, func(tx pgx.Tx) error {
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
 		qs, err := b.allQueues(ctx, tx)
 		if err != nil {
 			return err
 		}
 		return b.expireAll(ctx, tx, qs, b.clock.Now())
 	})
+	if err != nil {
+		return err
+	}
+	if _, err := b.refreshPlanStats(ctx); err != nil {
+		b.log.Warn("postgres: could not analyze messages for the planner", "err", err)
+	}
+	return nil
 }

@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Plans made for an empty table. pgx caches every statement on its
+// connection, and after five executions PostgreSQL may settle on a generic
+// plan, made for the tables as the planner's statistics describe them
+// then, and keep it until the table's statistics change. The group
+// commit's delete and the receive's write are joins of a few keys against
+// messages: made while messages is empty or small (a new database, or
+// one whose queues all drained since autovacuum's last look), their
+// generic plans read the queue's rows instead of probing by key (a hash
+// join over a sequential scan; TestPlanStatsRefreshedWhenMessagesGrow
+// shows one), and a burst of sends that fills the table in less time than
+// autovacuum takes to ANALYZE it (a minute or more) makes every delete and
+// receive of every node scan it meanwhile.
+//
+// So each sweep compares the live rows PostgreSQL's statistics count in
+// messages with the planner's estimate (pg_class.reltuples), and when the
+// table holds at least statsMinRows and planStatsGrowth times the
+// estimate, analyzes it (SKIP_LOCKED: never waiting for autovacuum, which
+// would do the same): the new statistics invalidate the cached plans of
+// every session, whose next execution plans for the table as it is. At
+// most one ANALYZE per planStatsEvery on this node.
+const (
+	planStatsMinRows = 10_000
+	planStatsGrowth  = 4
+	planStatsEvery   = 30 * time.Second
+)
+
+// planStats is the node's record of its last ANALYZE.
+type planStats struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// refreshPlanStats analyzes messages when it outgrew the planner's
+// statistics (see above), and reports whether it did.
+func (b *Broker) refreshPlanStats(ctx context.Context) (bool, error) {
+	b.planStats.mu.Lock()
+	defer b.planStats.mu.Unlock()
+	now := b.clock.Now()
+	if !b.planStats.last.IsZero() && now.Sub(b.planStats.last) < planStatsEvery {
+		return false, nil
+	}
+	var live int64
+	var estimate float64
+	if err := b.pool.QueryRow(ctx, `SELECT coalesce(s.n_live_tup, 0), c.reltuples
+		FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+		WHERE c.oid = 'messages'::regclass`).Scan(&live, &estimate); err != nil {
+		return false, err
+	}
+	if live < planStatsMinRows || float64(live) <= planStatsGrowth*max(estimate, 0) {
+		return false, nil
+	}
+	b.planStats.last = now
+	if _, err := b.pool.Exec(ctx, `ANALYZE (SKIP_LOCKED) messages`); err != nil {
+		return false, err
+	}
+	b.log.Info("postgres: analyzed messages, which outgrew the planner's statistics", "rows", live, "estimate", int64(estimate))
+	return true, nil
+}
