@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
 // TestAppendEventsKeepsTheFirstAndTheLatest checks tidemq_append_events,
@@ -18,12 +14,7 @@ import (
 // give the same arrays for every length up to the bound and every add.
 func TestAppendEventsKeepsTheFirstAndTheLatest(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := schemaPool(t)
 	// model appends add to events one at a time, as AppendHistory does.
 	model := func(events []int, add []int, bound int) []int {
 		out := slices.Clone(events)

@@ -10,44 +10,23 @@ import (
 	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
-// genericPlan returns the generic plan of sql (EXPLAIN's text) on a fresh
-// schema: tables empty and never analyzed, as on a new install or in the
-// first minutes of a new database. pgx caches its statements, and after
-// five executions PostgreSQL may settle on a generic plan made for the
-// tables as they were then, and keep it while they grow: such a plan must
-// already read by key.
-func genericPlan(t *testing.T, sql string) string {
+// schemaPool is a pool on a fresh schema of its own, without tables.
+func schemaPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	ctx := context.Background()
 	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, err := pgxpool.New(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `PREPARE p AS `+sql); err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'p'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	args := make([]string, n)
-	for i := range args {
-		args[i] = "NULL"
-	}
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE p(`+strings.Join(args, ", ")+`)`)
+	return pool
+}
+
+// explain returns EXPLAIN's text of query (an EXECUTE of a prepared
+// statement) on db.
+func explain(t *testing.T, db querier, query string) string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `EXPLAIN `+query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +43,42 @@ func genericPlan(t *testing.T, sql string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
+}
+
+// nulls is n NULL arguments for an EXECUTE.
+func nulls(n int) string {
+	return strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
+}
+
+// genericPlan returns the generic plan of sql (EXPLAIN's text) on a fresh
+// schema: tables empty and never analyzed, as on a new install or in the
+// first minutes of a new database. pgx caches its statements, and after
+// five executions PostgreSQL may settle on a generic plan made for the
+// tables as they were then, and keep it while they grow: such a plan must
+// already read by key.
+func genericPlan(t *testing.T, sql string) string {
+	t.Helper()
+	ctx := context.Background()
+	pool := schemaPool(t)
+	if err := migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `PREPARE p AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'p'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	return explain(t, conn, `EXECUTE p(`+nulls(n)+`)`)
 }
 
 // TestFIFOSentReadsTheWindowByKey: the answer of a FIFO send reads each

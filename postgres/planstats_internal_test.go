@@ -37,23 +37,7 @@ func TestPlanStatsRefreshedWhenMessagesGrow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plan := func() string {
-		t.Helper()
-		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE stale(`+strings.TrimSuffix(strings.Repeat("NULL, ", 14), ", ")+`)`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var l string
-			if err := rows.Scan(&l); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, l)
-		}
-		return strings.Join(lines, "\n")
-	}
+	plan := func() string { return explain(t, conn, `EXECUTE stale(`+nulls(14)+`)`) }
 	const scan = "Seq Scan on messages"
 	if p := plan(); !strings.Contains(p, scan) {
 		t.Fatalf("on an empty table the delete's generic plan has no %s; the test shows nothing:\n%s", scan, p)

@@ -87,12 +87,7 @@ func queueBytes(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 // included; the broker's sends then keep the counters.
 func TestQueueBytesMigrationBackfills(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := schemaPool(t)
 	if err := migrateTo(ctx, pool, 12); err != nil {
 		t.Fatal(err)
 	}
