@@ -260,3 +260,34 @@ func TestFIFOCheckpointCodec(t *testing.T) {
 		t.Fatal("a page past the head accepted")
 	}
 }
+
+// Retention reads a group's due pages (expireGroups) only when they are
+// older than the group's messages in memory, which a group's order
+// (enqueue times grow with sequences, and a move resets them) leaves to a
+// clock that stepped back. Whatever reaches it, each page it reads leaves
+// the checkpoint, as a dropped record in the next batch.
+func TestFIFOCheckpointRetentionDropsPages(t *testing.T) {
+	env := newPagedEnv(t)
+	env.create("q.fifo", map[string]string{"FifoQueue": "true", "MessageRetentionPeriod": "300"})
+	env.sendGroup("q.fifo", "x", 0, 30)
+	env.restart() // a checkpoint with x's pages
+	env.e.mu.Lock()
+	defer env.e.mu.Unlock()
+	q := env.e.queues["q.fifo"]
+	g := q.groups.groups["x"]
+	pages := slices.Clone(g.cold.pages)
+	if len(pages) < 10 || len(env.e.ck.drops) != 0 {
+		t.Fatalf("%d pages, %d drops: the test tests nothing", len(pages), len(env.e.ck.drops))
+	}
+	// The engine is not used after this: its batch is never committed.
+	env.e.expireGroups(q, env.clk.Now().Add(time.Hour), env.e.begin(), nil)
+	if len(env.e.ck.drops) != len(pages) {
+		t.Fatalf("retention read %d pages and dropped %d", len(pages), len(env.e.ck.drops))
+	}
+	for i, d := range env.e.ck.drops {
+		p, err := decodeGroupPage(pages[i].lo, d.v)
+		if !bytes.Equal(d.k, pageKey(q.id, pages[i].lo)) || err != nil || !p.dropped || p.group != "x" || p.hi != pages[i].hi {
+			t.Fatalf("drop %d: %x %+v %v, want page [%d, %d) of x dropped", i, d.k, p, err, pages[i].lo, pages[i].hi)
+		}
+	}
+}
