@@ -33,6 +33,11 @@ import (
 // lock order, and no other write can come first). Purge and queue deletion
 // delete a queue's page records with its messages.
 //
+// A FIFO queue's pages are its groups', which are not ranges of its
+// records: its part of a checkpoint is a head and group pages, and a
+// page read is replaced by a dropped record rather than deleted
+// (fifocheckpoint.go, where that argument is written out).
+//
 // So at start-up the page records found are exact, and load installs them
 // without reading their messages, reads each hot sequence, and reads
 // every other record as after a crash with no checkpoint: of a paged
@@ -53,10 +58,16 @@ import (
 // leave marker and canary as they are: the canary stays valid until a
 // start-up.)
 // Binaries with page headers of version 1 delete the whole p/ range
-// themselves (the marker's value is not theirs).
+// themselves (the marker's value is not theirs), and so does every later
+// one on a marker of another version: version 4 added FIFO heads and
+// group pages, which version 3 (FIFO paging without FIFO checkpoints)
+// would not drop when it reads a group page in. A store last checkpointed
+// by another version is read whole once, and its group index rebuilt.
 //
 //	p/                     marker: checkpointVersion, then the generation (8 bytes)
-//	p/<qid><lo>            one page of queue qid starting at sequence lo (encodePage)
+//	p/<qid>                a FIFO queue's head (encodeFIFOHead)
+//	p/<qid><lo>            one page of queue qid starting at sequence lo (encodePage;
+//	                       a FIFO group's: encodeGroupPage)
 //	m/<0><0>               the canary: the marker's value
 const (
 	prefixHeaders     = "p/"
