@@ -252,7 +252,9 @@ func (q *queue) installGroups(f *ckFIFO) {
 
 // fifoReads returns the message keys load reads of q besides its records
 // from f.hi on: the hot sequences, and the messages of the dropped pages
-// that are neither hot nor in an installed page, in key order.
+// that are neither hot nor in an installed page, in key order. Called
+// right after installGroups, while q's groups have only the installed
+// pages.
 func (q *queue) fifoReads(f *ckFIFO) ([][]byte, error) {
 	seqs := slices.Clone(f.hot)
 	for _, p := range f.pages {

@@ -291,3 +291,44 @@ func TestFIFOCheckpointRetentionDropsPages(t *testing.T) {
 		}
 	}
 }
+
+// A message sent after a checkpoint extends its group's last page in
+// memory; at a start-up, the last installed page may come before a page
+// dropped since, and extending it must not hide the dropped page's
+// messages, which load reads into memory.
+func TestFIFOCheckpointTailPastDroppedPage(t *testing.T) {
+	env := newFIFOEnv(t) // group pages of 2
+	if _, err := env.e.CreateQueue(env.ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	env.send("x", 0, 6)
+	msgs, err := env.e.ReceiveMessages(env.ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10), VisibilityTimeout: new(30)})
+	if err != nil || len(msgs) != 6 {
+		t.Fatal(err, len(msgs))
+	}
+	env.clk.Advance(31 * time.Second)
+	// Start-ups without a checkpoint page them all again (the second: the
+	// first keeps those whose timeout ran out while it was down): x-0 and
+	// x-1 in memory, pages [x-2, x-3] and [x-4, x-5].
+	for range 2 {
+		b := env.store.NewBatch()
+		b.Delete(canaryKey())
+		if _, err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		env.open(fifoPageSize)
+	}
+	pageIn := func(m *tidemq.Message) { // an old handle brings a paged message into memory
+		env.e.ChangeMessageVisibility(env.ctx, tidemq.ChangeVisibilityParams{Queue: "q.fifo", Entries: []tidemq.ChangeVisibilityEntry{{ID: "0", ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: new(60)}}})
+	}
+	pageIn(msgs[3])           // the first page keeps x-2 only
+	env.restart(fifoPageSize) // a checkpoint: pages [x-2] of 1, [x-4, x-5]
+	pageIn(msgs[5])           // the second page is dropped
+	env.send("x", 6, 1)       // extends the last page in memory
+	env.open(fifoPageSize)    // a crash
+	if hot, paged := env.inMemory(); hot+paged != 7 {
+		t.Fatalf("after the crash: %d in memory, %d paged; want 7 in all", hot, paged)
+	}
+	got := env.drain()
+	wantInOrder(t, got["x"], "x", 0, 7)
+}

@@ -246,6 +246,12 @@ func (e *Engine) load() (err error) {
 			qids = append(qids, qid)
 		}
 		slices.Sort(qids)
+		// The keys a FIFO queue's checkpoint leaves to read, found as
+		// soon as its pages are installed: a record of the queue's tail
+		// may extend the last installed page of its group over a
+		// dropped page's range (pushGroup), whose messages are read
+		// after the scan.
+		fifoKeys := make(map[uint64][][]byte)
 		start := []byte(prefixMessage)
 		for _, qid := range qids {
 			q := e.byID[qid]
@@ -254,6 +260,9 @@ func (e *Engine) load() (err error) {
 					return err
 				}
 				q.installGroups(f)
+				if fifoKeys[qid], err = q.fifoReads(f); err != nil {
+					return err
+				}
 				start = seqKey(prefixMessage, qid, f.hi)
 				continue
 			}
@@ -272,11 +281,8 @@ func (e *Engine) load() (err error) {
 			return err
 		}
 		for _, qid := range qids {
-			if f := fck[qid]; f != nil {
-				keys, err := e.byID[qid].fifoReads(f)
-				if err != nil {
-					return err
-				}
+			if fck[qid] != nil {
+				keys := fifoKeys[qid]
 				err = storage.ReadEach(e.store, keys, func(i int, v []byte) error { return visitRecord(keys[i], v, true) })
 				if err != nil {
 					return err
