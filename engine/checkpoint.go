@@ -33,6 +33,11 @@ import (
 // lock order, and no other write can come first). Purge and queue deletion
 // delete a queue's page records with its messages.
 //
+// A FIFO queue's pages are its groups', which are not ranges of its
+// records: its part of a checkpoint is a head and group pages, and a
+// page read is replaced by a dropped record rather than deleted
+// (fifocheckpoint.go, where that argument is written out).
+//
 // So at start-up the page records found are exact, and load installs them
 // without reading their messages, reads each hot sequence, and reads
 // every other record as after a crash with no checkpoint: of a paged
@@ -53,14 +58,20 @@ import (
 // leave marker and canary as they are: the canary stays valid until a
 // start-up.)
 // Binaries with page headers of version 1 delete the whole p/ range
-// themselves (the marker's value is not theirs).
+// themselves (the marker's value is not theirs), and so does every later
+// one on a marker of another version: version 4 added FIFO heads and
+// group pages, which version 3 (FIFO paging without FIFO checkpoints)
+// would not drop when it reads a group page in. A store last checkpointed
+// by another version is read whole once, and its group index rebuilt.
 //
 //	p/                     marker: checkpointVersion, then the generation (8 bytes)
-//	p/<qid><lo>            one page of queue qid starting at sequence lo (encodePage)
+//	p/<qid>                a FIFO queue's head (encodeFIFOHead)
+//	p/<qid><lo>            one page of queue qid starting at sequence lo (encodePage;
+//	                       a FIFO group's: encodeGroupPage)
 //	m/<0><0>               the canary: the marker's value
 const (
 	prefixHeaders     = "p/"
-	checkpointVersion = 3
+	checkpointVersion = 4
 	// DefaultCheckpointInterval is how often the sweep writes a checkpoint
 	// while the backlog changes: a crash reads about what was sent or
 	// received since the last one.
@@ -70,8 +81,10 @@ const (
 // checkpointState is the engine's checkpoint bookkeeping, guarded by e.mu.
 type checkpointState struct {
 	// drops are the p/ keys of pages read or changed since the last
-	// checkpoint; finish deletes them with the next batch it commits.
-	drops [][]byte
+	// checkpoint, with what replaces them (nil: nothing, a standard page;
+	// a dropped record, a FIFO group's page); finish writes them with the
+	// next batch it commits.
+	drops []ckDrop
 	// changes counts the messages paged, and those of pages dropped,
 	// since the last checkpoint: what a crash would read that it need not.
 	changes int
@@ -81,18 +94,25 @@ type checkpointState struct {
 	last    time.Time // when it was written, on the Clock
 }
 
+// ckDrop is a page record to replace: deleted when v is nil.
+type ckDrop struct{ k, v []byte }
+
 // drop records that page p of queue qid is no longer what the last
 // checkpoint says.
 func (c *checkpointState) drop(qid uint64, p page) {
-	c.drops = append(c.drops, pageKey(qid, p.lo))
+	c.drops = append(c.drops, ckDrop{k: pageKey(qid, p.lo)})
 	c.changes += p.n
 }
 
-// flush adds the deletion of the dropped pages to b, the next batch to
-// commit.
+// flush adds the deletion (or replacement) of the dropped pages to b, the
+// next batch to commit.
 func (c *checkpointState) flush(b storage.Batch) {
-	for _, k := range c.drops {
-		b.Delete(k)
+	for _, d := range c.drops {
+		if d.v == nil {
+			b.Delete(d.k)
+		} else {
+			b.Set(d.k, d.v)
+		}
 	}
 	c.drops = nil
 }
@@ -150,6 +170,10 @@ func (e *Engine) writeCheckpoint(b storage.Batch, all bool) {
 			start, end := queueRange(prefixHeaders, q.id)
 			b.DeleteRange(start, end)
 		}
+		if q.fifo {
+			q.writeGroupPages(b) // fifocheckpoint.go
+			continue
+		}
 		if len(q.cold.pages) == 0 {
 			continue
 		}
@@ -179,35 +203,66 @@ func (e *Engine) writeCheckpoint(b storage.Batch, all bool) {
 	}
 }
 
-// readCheckpoint returns the pages of the last checkpoint by queue id, or
-// nil when there is none that can be trusted (none written, an older
-// version's, or its canary gone), and adds the removal of every p/ key and
-// of the canary to cleanup (load writes a new checkpoint after it).
-func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, error) {
+// readCheckpoint returns the pages of the last checkpoint by queue id, a
+// standard queue's and a FIFO queue's (fifocheckpoint.go), or nil when
+// there is none that can be trusted (none written, an older version's, or
+// its canary gone), and adds the removal of every p/ key and of the canary
+// to cleanup (load writes a new checkpoint after it).
+func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, map[uint64]*ckFIFO, error) {
 	var marker []byte
 	found := false
 	var damaged error // a page that does not decode: the checkpoint is not used
 	out := make(map[uint64][]ckPage)
+	heads := make(map[uint64]*ckFIFO)
+	gpages := make(map[uint64][]ckGroupPage)
+	fifo := func(qid uint64) bool { q := e.byID[qid]; return q != nil && q.fifo }
 	err := e.store.Scan([]byte(prefixHeaders), func(k, v []byte) error {
 		found = true
-		switch len(k) {
-		case len(prefixHeaders):
+		if len(k) == len(prefixHeaders) {
 			marker = bytes.Clone(v)
-		case len(prefixHeaders) + 16:
-			qid, lo, _ := parseSeqKey(prefixHeaders, k)
-			p, err := decodePage(lo, v)
+			return nil
+		}
+		if qid, ok := fifoHeadKey(k); ok {
+			if !fifo(qid) {
+				return nil
+			}
+			f, err := decodeFIFOHead(v)
 			if err != nil {
 				if damaged == nil {
-					damaged = fmt.Errorf("checkpoint page %x: %w", k, err)
+					damaged = fmt.Errorf("checkpoint head %x: %w", k, err)
 				}
 				return nil
 			}
-			out[qid] = append(out[qid], *p)
+			heads[qid] = f
+			return nil
 		}
+		if len(k) != len(prefixHeaders)+16 {
+			return nil
+		}
+		qid, lo, _ := parseSeqKey(prefixHeaders, k)
+		if fifo(qid) {
+			p, err := decodeGroupPage(lo, v)
+			if err != nil {
+				if damaged == nil {
+					damaged = fmt.Errorf("checkpoint group page %x: %w", k, err)
+				}
+				return nil
+			}
+			gpages[qid] = append(gpages[qid], *p)
+			return nil
+		}
+		p, err := decodePage(lo, v)
+		if err != nil {
+			if damaged == nil {
+				damaged = fmt.Errorf("checkpoint page %x: %w", k, err)
+			}
+			return nil
+		}
+		out[qid] = append(out[qid], *p)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if found {
 		cleanup.DeleteRange([]byte(prefixHeaders), []byte("p0"))
@@ -220,13 +275,13 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if canary != nil {
 		cleanup.Delete(canaryKey())
 	}
 	if len(marker) != 9 || marker[0] != checkpointVersion {
-		return nil, nil // none, or a version-1 clean shutdown's headers
+		return nil, nil, nil // none, or an older version's (its pages are left unused)
 	}
 	e.ck.gen = binary.BigEndian.Uint64(marker[1:])
 	// The FIFO group index (fifopage.go) is exact when no other binary
@@ -234,10 +289,10 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 	e.ck.indexOK = bytes.Equal(canary, marker)
 	if !bytes.Equal(canary, marker) {
 		e.log.Warn("checkpoint not used: its canary is gone (an older tidemq ran on this store since); reading every message")
-		return nil, nil
+		return nil, nil, nil
 	}
 	if e.pageSize == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for qid, pages := range out {
 		for i := 1; i < len(pages) && damaged == nil; i++ {
@@ -246,12 +301,20 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, err
 			}
 		}
 	}
+	// A FIFO queue's pages are used only with its head (a purge deletes
+	// the head, and may leave a dropped record after it).
+	for qid, f := range heads {
+		f.pages = gpages[qid]
+		if err := checkFIFO(qid, f); err != nil && damaged == nil {
+			damaged = err
+		}
+	}
 	if damaged != nil {
 		// Only an optimisation is lost: every message record is intact.
 		e.log.Warn("checkpoint not used: it is damaged; reading every message", "err", damaged)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return out, nil
+	return out, heads, nil
 }
 
 // encodePage encodes page p and its hot sequences (the key holds p.lo).

@@ -117,11 +117,20 @@
 //     dead-letter moves in and out (a move writes the destination's
 //     index key in its batch) and move tasks work as for a standard
 //     queue.
-//   - Start-up reads every message record of a FIFO queue (decoding only
-//     what paging needs, as without a checkpoint) and pages the ready ones
-//     again without building them in memory: checkpoints do not cover
-//     FIFO pages yet, so a FIFO backlog costs a read of its records at
-//     start-up, not memory.
+//   - Restart builds only the working set from a checkpoint too
+//     (fifocheckpoint.go). A FIFO queue's checkpoint is a head, its next
+//     sequence then (hi) and the sequences it held in memory, and its
+//     groups' pages: every record below hi was in memory, or is in a
+//     listed page, or in a page listed as dropped. A group page read into
+//     memory (a refill, a receipt handle, retention) is replaced by a
+//     dropped record in the next batch that commits. Load skips the
+//     queue's records below hi, installs the pages, reads the listed
+//     sequences and the dropped pages' messages (through the group index)
+//     into memory, and reads the records from hi on as without a
+//     checkpoint. So a FIFO start-up reads what was in memory, sent or
+//     read since the last checkpoint, not the backlog; without one (none
+//     yet, its canary gone, or one of checkpointVersion 3 or older) it
+//     reads every record once, decoding only what paging needs.
 //   - The group index is trusted only when the checkpoint's canary is
 //     there (no other binary ran since the last start-up, checkpoint.go);
 //     otherwise load deletes every g/ key and writes them again from the
@@ -167,6 +176,7 @@
 //   - Every deadline reads the injected Clock.
 //   - queue.bytes is the size of every live message of the queue, paged
 //     ones included: add and remove keep it, load rebuilds it (from page
-//     headers or from every record); Options.MaxQueueBytes refuses sends
+//     headers, a FIFO group's pages included, or from every record);
+//     Options.MaxQueueBytes refuses sends
 //     on it, never a move.
 package engine

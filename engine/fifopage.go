@@ -103,6 +103,8 @@ func (q *queue) pushGroup(g *group, seq uint64, enqueued stamp, size int, dead, 
 		q.cold.oldest = enqueued
 	}
 	q.cold.n++
+	q.cold.changed = true // the next checkpoint writes q's pages again
+	q.e.ck.changes++
 	if q.groups.cold == nil {
 		q.groups.cold = make(map[*group]struct{})
 	}
@@ -113,6 +115,7 @@ func (q *queue) pushGroup(g *group, seq uint64, enqueued stamp, size int, dead, 
 // fillGroup reads g's first page into memory, as ready messages.
 func (q *queue) fillGroup(g *group) {
 	p := g.cold.pages[0]
+	q.droppedGroup(g, p) // before the read (fifocheckpoint.go)
 	g.cold.pages = g.cold.pages[1:]
 	g.cold.n -= p.n
 	q.cold.n -= p.n
@@ -189,6 +192,7 @@ func (q *queue) pageInGroupOne(seq uint64) *message {
 			panic(fmt.Sprintf("engine: message state %d/%d: %v", q.id, seq, err))
 		}
 	}
+	q.droppedGroup(g, g.cold.pages[i])
 	g.cold.n--
 	q.cold.n--
 	q.warmGroup(g, m)
@@ -250,6 +254,7 @@ func (e *Engine) expireGroups(q *queue, now time.Time, t *txn, capture *queue) {
 			if p.oldest.Time().Add(q.Retention).After(now) {
 				continue
 			}
+			q.droppedGroup(g, *p)
 			p.n, p.oldest, p.bytes, p.dead = 0, 0, 0, 0
 			q.readGroupRun(g, *p, func(m *message) {
 				if !p.keep(m, q.Retention, now) {

@@ -81,7 +81,7 @@ func (e *Engine) load() (err error) {
 	// The pages of the last checkpoint, for the queues that can use them
 	// (checkpoint.go).
 	e.ck.indexOK = false
-	ck, err := e.readCheckpoint(cleanup)
+	ck, fck, err := e.readCheckpoint(cleanup)
 	if err != nil {
 		return err
 	}
@@ -96,6 +96,11 @@ func (e *Engine) load() (err error) {
 	for qid := range ck {
 		if q := e.byID[qid]; q == nil || q.pageSize() == 0 {
 			delete(ck, qid)
+		}
+	}
+	for qid := range fck {
+		if q := e.byID[qid]; q == nil || q.groupPageSize() == 0 {
+			delete(fck, qid)
 		}
 	}
 	now := e.clock.Now()
@@ -116,6 +121,12 @@ func (e *Engine) load() (err error) {
 		if pages := ck[qid]; pages != nil && covers(pages, seq) {
 			// The states of a checkpoint page's messages are read with
 			// their page.
+			return nil
+		}
+		if f := fck[qid]; f != nil && f.covers(seq) {
+			// Those of a FIFO checkpoint's pages too; those of its
+			// dropped pages' messages are read with the message
+			// (fifocheckpoint.go).
 			return nil
 		}
 		if q.paged() {
@@ -220,20 +231,41 @@ func (e *Engine) load() (err error) {
 		return nil
 	}
 	visit := func(k, v []byte) error { return visitRecord(k, v, false) }
-	if len(ck) == 0 {
+	if len(ck) == 0 && len(fck) == 0 {
 		err = e.store.Scan([]byte(prefixMessage), visit)
 	} else {
 		// Every record but the checkpoint pages', in key order, with the
-		// pages installed in their place; then what was in memory within
-		// them.
-		qids := make([]uint64, 0, len(ck))
+		// pages installed in their place (a FIFO queue's, before its
+		// records from its head's hi on); then what was in memory within
+		// them, and what a FIFO queue's dropped pages held.
+		qids := make([]uint64, 0, len(ck)+len(fck))
 		for qid := range ck {
 			qids = append(qids, qid)
 		}
+		for qid := range fck {
+			qids = append(qids, qid)
+		}
 		slices.Sort(qids)
+		// The keys a FIFO queue's checkpoint leaves to read, found as
+		// soon as its pages are installed: a record of the queue's tail
+		// may extend the last installed page of its group over a
+		// dropped page's range (pushGroup), whose messages are read
+		// after the scan.
+		fifoKeys := make(map[uint64][][]byte)
 		start := []byte(prefixMessage)
 		for _, qid := range qids {
 			q := e.byID[qid]
+			if f := fck[qid]; f != nil {
+				if err = storage.ScanRange(e.store, start, seqKey(prefixMessage, qid, 0), visit); err != nil {
+					return err
+				}
+				q.installGroups(f)
+				if fifoKeys[qid], err = q.fifoReads(f); err != nil {
+					return err
+				}
+				start = seqKey(prefixMessage, qid, f.hi)
+				continue
+			}
 			for _, p := range ck[qid] {
 				if err = storage.ScanRange(e.store, start, seqKey(prefixMessage, qid, p.lo), visit); err != nil {
 					return err
@@ -249,6 +281,14 @@ func (e *Engine) load() (err error) {
 			return err
 		}
 		for _, qid := range qids {
+			if fck[qid] != nil {
+				keys := fifoKeys[qid]
+				err = storage.ReadEach(e.store, keys, func(i int, v []byte) error { return visitRecord(keys[i], v, true) })
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			e.byID[qid].cold.tidy()
 			for _, p := range ck[qid] {
 				for _, seq := range p.hot {
