@@ -425,7 +425,7 @@ func (b *Broker) Sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.refreshPlanStats(ctx); err != nil {
+	if _, err := b.refreshPlanStats(ctx); err != nil && ctx.Err() == nil && !b.closed.Load() {
 		b.log.Warn("postgres: could not analyze messages for the planner", "err", err)
 	}
 	return nil

@@ -21,11 +21,14 @@ import (
 //
 // So each sweep compares the live rows PostgreSQL's statistics count in
 // messages with the planner's estimate (pg_class.reltuples), and when the
-// table holds at least statsMinRows and planStatsGrowth times the
+// table holds at least planStatsMinRows and planStatsGrowth times the
 // estimate, analyzes it (SKIP_LOCKED: never waiting for autovacuum, which
 // would do the same): the new statistics invalidate the cached plans of
 // every session, whose next execution plans for the table as it is. At
-// most one ANALYZE per planStatsEvery on this node.
+// most one ANALYZE per planStatsEvery on this node (on the Clock: real
+// time in a server). Only the table's owner (or the database's, or a
+// superuser) may analyze it; a node whose role may not says so once and
+// leaves it to autovacuum.
 const (
 	planStatsMinRows = 10_000
 	planStatsGrowth  = 4
@@ -34,8 +37,9 @@ const (
 
 // planStats is the node's record of its last ANALYZE.
 type planStats struct {
-	mu   sync.Mutex
-	last time.Time
+	mu        sync.Mutex
+	last      time.Time
+	warnedNot bool // the role may not analyze messages, and the log said so
 }
 
 // refreshPlanStats analyzes messages when it outgrew the planner's
@@ -47,19 +51,37 @@ func (b *Broker) refreshPlanStats(ctx context.Context) (bool, error) {
 	if !b.planStats.last.IsZero() && now.Sub(b.planStats.last) < planStatsEvery {
 		return false, nil
 	}
-	var live int64
+	var live, analyzed int64
 	var estimate float64
-	if err := b.pool.QueryRow(ctx, `SELECT coalesce(s.n_live_tup, 0), c.reltuples
-		FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-		WHERE c.oid = 'messages'::regclass`).Scan(&live, &estimate); err != nil {
+	var may bool
+	if err := b.pool.QueryRow(ctx, `SELECT pg_stat_get_live_tuples(c.oid), c.reltuples, pg_stat_get_analyze_count(c.oid),
+			pg_has_role(c.relowner, 'USAGE') OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
+		FROM pg_class c WHERE c.oid = 'messages'::regclass`).Scan(&live, &estimate, &analyzed, &may); err != nil {
 		return false, err
 	}
 	if live < planStatsMinRows || float64(live) <= planStatsGrowth*max(estimate, 0) {
 		return false, nil
 	}
 	b.planStats.last = now
+	if !may {
+		if !b.planStats.warnedNot {
+			b.planStats.warnedNot = true
+			b.log.Warn("postgres: messages outgrew the planner's statistics, and this node's role may not ANALYZE it (it does not own the table): cached plans wait for autovacuum",
+				"rows", live, "estimate", int64(estimate))
+		}
+		return false, nil
+	}
 	if _, err := b.pool.Exec(ctx, `ANALYZE (SKIP_LOCKED) messages`); err != nil {
 		return false, err
+	}
+	var after int64
+	if err := b.pool.QueryRow(ctx, `SELECT pg_stat_get_analyze_count('messages'::regclass)`).Scan(&after); err != nil {
+		return false, err
+	}
+	if after == analyzed {
+		// Skipped: autovacuum or another node held the table.
+		b.log.Debug("postgres: ANALYZE of messages skipped (the table was locked)", "rows", live)
+		return false, nil
 	}
 	b.log.Info("postgres: analyzed messages, which outgrew the planner's statistics", "rows", live, "estimate", int64(estimate))
 	return true, nil
