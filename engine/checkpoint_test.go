@@ -115,6 +115,25 @@ func same(t *testing.T, what string, a, b *pagedEnv, queues ...string) {
 	}
 }
 
+// crashBoth crashes ck (a start-up that may use its checkpoint) and full
+// (one that reads every record), and fails unless ck's read at most half
+// the records full's did, both hold the same state, and ck's counts are
+// those of before.
+func crashBoth(t *testing.T, ck, full *pagedEnv, before map[string][3]int, queues ...string) {
+	t.Helper()
+	ck.crash()
+	full.crashFull()
+	if c, f := ck.e.loadedRecords, full.e.loadedRecords; c*2 > f {
+		t.Fatalf("a crash after a checkpoint read %d records, one without %d: the checkpoint was not used", c, f)
+	}
+	same(t, "after a crash", ck, full, queues...)
+	for _, name := range queues {
+		if c := ck.counts(name); c != before[name] {
+			t.Fatalf("%s: counts %v after the crash, %v before", name, c, before[name])
+		}
+	}
+}
+
 // A start-up from a checkpoint (a clean shutdown's, then a start-up's)
 // rebuilds the state a start-up that reads every record does, while
 // reading only the records outside the checkpoint's pages.
@@ -284,17 +303,7 @@ func TestCheckpointCrashAfterTail(t *testing.T) {
 	for _, name := range queues {
 		before[name] = ck.counts(name)
 	}
-	ck.crash()
-	full.crashFull()
-	if c, f := ck.e.loadedRecords, full.e.loadedRecords; c*2 > f {
-		t.Fatalf("a crash after a checkpoint read %d records, one without %d: the checkpoint was not used", c, f)
-	}
-	same(t, "after a crash", ck, full, queues...)
-	for _, name := range queues {
-		if c := ck.counts(name); c != before[name] {
-			t.Fatalf("%s: counts %v after the crash, %v before", name, c, before[name])
-		}
-	}
+	crashBoth(t, ck, full, before, queues...)
 	if c := ck.counts("q"); c[1] != len(inflight) {
 		t.Fatalf("q: %d in flight after the crash, want %d", c[1], len(inflight))
 	}

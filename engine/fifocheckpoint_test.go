@@ -188,17 +188,7 @@ func TestFIFOCheckpointCrashAfterTail(t *testing.T) {
 	if before["q.fifo"][1] == 0 {
 		t.Fatalf("counts %v: the tail does not cover in-flight messages", before)
 	}
-	ck.crash()
-	full.crashFull()
-	if c, f := ck.e.loadedRecords, full.e.loadedRecords; c*2 > f {
-		t.Fatalf("a crash after a FIFO checkpoint read %d records, one without %d: the checkpoint was not used", c, f)
-	}
-	same(t, "after a crash", ck, full, queues...)
-	for _, name := range queues {
-		if c := ck.counts(name); c != before[name] {
-			t.Fatalf("%s: counts %v after the crash, %v before", name, c, before[name])
-		}
-	}
+	crashBoth(t, ck, full, before, queues...)
 	// Sends of the last 5 minutes are still deduplicated.
 	for _, env := range []*pagedEnv{ck, full} {
 		env.sendGroup("q.fifo", "d", 0, 5)
