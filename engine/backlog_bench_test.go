@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +92,9 @@ func BenchmarkBacklog(b *testing.B) {
 		e.Sweep()
 	}
 	heap, rss := memory()
+	if path := os.Getenv("TIDEMQ_BENCH_HEAPPROFILE"); path != "" {
+		writeHeapProfile(b, path) // what the queued backlog holds
+	}
 	b.ReportMetric(heap, "heap-MiB")
 	b.ReportMetric(rss, "rss-MiB")
 
@@ -188,6 +192,18 @@ func openOnPebbleStore(b *testing.B, dir string) (*engine.Engine, *pebble.Store)
 		b.Fatal(err)
 	}
 	return e, s
+}
+
+// writeHeapProfile writes the heap's profile to path (go tool pprof).
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // memory returns the Go heap in use after a collection and the process's
