@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -64,8 +65,30 @@ func TestAppendEventsKeepsTheFirstAndTheLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("schema 14 (SQL)")
+	// 0006's definition, kept under another name for the comparison below.
+	var def string
+	if err := pool.QueryRow(ctx, `SELECT pg_get_functiondef('tidemq_append_events'::regproc)`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, strings.Replace(def, "tidemq_append_events(", "old_append_events(", 1)); err != nil {
+		t.Fatal(err)
+	}
 	if err := migrate(ctx, pool); err != nil {
 		t.Fatal(err)
+	}
+	// Beyond the rule: both definitions alike for NULL arguments, empty
+	// arrays, histories longer than the bound and bounds below 2.
+	var differ []string
+	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(format('(%s, %s, %s): %s, want %s', e, a, b, n, o)), '{}')
+		FROM unnest(ARRAY[NULL, '[]', '[0]', '[0,1]', '[0,1,2]', '[0,1,2,3,4,5,6]']::jsonb[]) AS e,
+			unnest(ARRAY[NULL, '[]', '[10]', '[10,11]', '[10,11,12,13,14]']::jsonb[]) AS a,
+			unnest(ARRAY[NULL, -3, 0, 1, 2, 3, 5, 32]) AS b,
+			LATERAL (SELECT tidemq_append_events(e, a, b) AS n, old_append_events(e, a, b) AS o) x
+		WHERE n IS DISTINCT FROM o`).Scan(&differ); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range differ {
+		t.Errorf("tidemq_append_events%s (0006's definition)", d)
 	}
 	var lang string
 	if err := pool.QueryRow(ctx, `SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
