@@ -216,6 +216,12 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, map
 	heads := make(map[uint64]*ckFIFO)
 	gpages := make(map[uint64][]ckGroupPage)
 	fifo := func(qid uint64) bool { q := e.byID[qid]; return q != nil && q.fifo }
+	// damage keeps the first record that does not decode.
+	damage := func(what string, k []byte, err error) {
+		if damaged == nil {
+			damaged = fmt.Errorf("checkpoint %s %x: %w", what, k, err)
+		}
+	}
 	err := e.store.Scan([]byte(prefixHeaders), func(k, v []byte) error {
 		found = true
 		if len(k) == len(prefixHeaders) {
@@ -228,9 +234,7 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, map
 			}
 			f, err := decodeFIFOHead(v)
 			if err != nil {
-				if damaged == nil {
-					damaged = fmt.Errorf("checkpoint head %x: %w", k, err)
-				}
+				damage("head", k, err)
 				return nil
 			}
 			heads[qid] = f
@@ -243,9 +247,7 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, map
 		if fifo(qid) {
 			p, err := decodeGroupPage(lo, v)
 			if err != nil {
-				if damaged == nil {
-					damaged = fmt.Errorf("checkpoint group page %x: %w", k, err)
-				}
+				damage("group page", k, err)
 				return nil
 			}
 			gpages[qid] = append(gpages[qid], *p)
@@ -253,9 +255,7 @@ func (e *Engine) readCheckpoint(cleanup storage.Batch) (map[uint64][]ckPage, map
 		}
 		p, err := decodePage(lo, v)
 		if err != nil {
-			if damaged == nil {
-				damaged = fmt.Errorf("checkpoint page %x: %w", k, err)
-			}
+			damage("page", k, err)
 			return nil
 		}
 		out[qid] = append(out[qid], *p)
@@ -363,9 +363,16 @@ func decodePage(lo uint64, b []byte) (*ckPage, error) {
 func (q *queue) install(p page) {
 	q.markBusy()
 	q.cold.pages = append(q.cold.pages, p)
+	q.countInstalled(p)
+	q.nextSeq = max(q.nextSeq, p.hi)
+}
+
+// countInstalled counts the messages of p, a page a checkpoint installs
+// (a standard queue's or a FIFO group's), as paged ready messages, with
+// their bytes.
+func (q *queue) countInstalled(p page) {
 	q.cold.n += p.n
 	q.nReady += p.n
 	q.nDeadLettered += p.dead
 	q.bytes += p.bytes
-	q.nextSeq = max(q.nextSeq, p.hi)
 }

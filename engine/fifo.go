@@ -167,6 +167,14 @@ func newFIFOIndex(q *queue) *fifoIndex {
 	return &fifoIndex{q: q, groups: make(map[string]*group)}
 }
 
+// markCold records that g has paged messages.
+func (f *fifoIndex) markCold(g *group) {
+	if f.cold == nil {
+		f.cold = make(map[*group]struct{})
+	}
+	f.cold[g] = struct{}{}
+}
+
 func (f *fifoIndex) group(id string) *group {
 	g := f.groups[id]
 	if g == nil {

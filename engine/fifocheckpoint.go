@@ -233,14 +233,8 @@ func (q *queue) installGroups(f *ckFIFO) {
 		g := q.groups.group(p.group)
 		g.cold.pages = append(g.cold.pages, p.page)
 		g.cold.n += p.n
-		q.cold.n += p.n
-		q.nReady += p.n
-		q.nDeadLettered += p.dead
-		q.bytes += p.bytes
-		if q.groups.cold == nil {
-			q.groups.cold = make(map[*group]struct{})
-		}
-		q.groups.cold[g] = struct{}{}
+		q.countInstalled(p.page)
+		q.groups.markCold(g)
 	}
 	for g := range q.groups.cold {
 		g.cold.tidy()

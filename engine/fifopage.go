@@ -105,10 +105,7 @@ func (q *queue) pushGroup(g *group, seq uint64, enqueued stamp, size int, dead, 
 	q.cold.n++
 	q.cold.changed = true // the next checkpoint writes q's pages again
 	q.e.ck.changes++
-	if q.groups.cold == nil {
-		q.groups.cold = make(map[*group]struct{})
-	}
-	q.groups.cold[g] = struct{}{}
+	q.groups.markCold(g)
 	q.markBusy()
 }
 
