@@ -54,23 +54,11 @@ func BenchmarkBacklog(b *testing.B) {
 	}
 	e := open()
 	crash := os.Getenv("TIDEMQ_BENCH_CRASH") == "1"
-	stopSweep := make(chan struct{})
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopSweep:
-				return
-			case <-t.C:
-				if crash {
-					e.Sweep()
-				}
-			}
+	stopSweep := sweepEverySecond(func() {
+		if crash {
+			e.Sweep()
 		}
-	}()
+	})
 	fifo := os.Getenv("TIDEMQ_BENCH_FIFO") == "1"
 	deepQ, shallowQ := "deep", "shallow"
 	var attrs map[string]string
@@ -150,8 +138,7 @@ func BenchmarkBacklog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	close(stopSweep)
-	<-swept
+	stopSweep()
 	if crash {
 		if err := st.Close(); err != nil {
 			b.Fatal(err)
@@ -170,6 +157,26 @@ func BenchmarkBacklog(b *testing.B) {
 	b.ReportMetric(heap, "heap-after-restart-MiB")
 	b.ReportMetric(rss, "rss-after-restart-MiB")
 	e.Close()
+}
+
+// sweepEverySecond calls sweep once a second, in real time, until the
+// function it returns is called (which waits for the last sweep).
+func sweepEverySecond(sweep func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				sweep()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // openOnPebble opens an engine on a Pebble store in dir, as `tidemq serve`

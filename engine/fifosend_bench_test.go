@@ -43,22 +43,7 @@ func BenchmarkFIFOSends(b *testing.B) {
 		b.Fatal(err)
 	}
 	fill(b, e, "send.fifo", true, depth)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				e.Sweep()
-			}
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	defer sweepEverySecond(func() { e.Sweep() })()
 	body := fmt.Sprintf("%0256d", 0)
 	var next atomic.Int64
 	b.SetParallelism(8)

@@ -45,11 +45,6 @@ func explain(t *testing.T, db querier, query string) string {
 	return strings.Join(plan, "\n")
 }
 
-// nulls is n NULL arguments for an EXECUTE.
-func nulls(n int) string {
-	return strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
-}
-
 // genericPlan returns the generic plan of sql (EXPLAIN's text) on a fresh
 // schema: tables empty and never analyzed, as on a new install or in the
 // first minutes of a new database. pgx caches its statements, and after
@@ -68,17 +63,25 @@ func genericPlan(t *testing.T, sql string) string {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `PREPARE p AS `+sql); err != nil {
+	return explain(t, conn, prepareGeneric(t, conn, "p", sql))
+}
+
+// prepareGeneric prepares sql as name on conn, whose plans are generic
+// from then on, and returns an EXECUTE of it with NULL arguments.
+func prepareGeneric(t *testing.T, conn *pgxpool.Conn, name, sql string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+sql); err != nil {
 		t.Fatal(err)
 	}
 	var n int
-	if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'p'`).Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`, name).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	return explain(t, conn, `EXECUTE p(`+nulls(n)+`)`)
+	return `EXECUTE ` + name + `(` + strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ") + `)`
 }
 
 // TestFIFOSentReadsTheWindowByKey: the answer of a FIFO send reads each

@@ -73,12 +73,8 @@ func TestPlanStatsRefreshedWhenMessagesGrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, s := range []string{`PREPARE stale AS ` + commitDeletesSQL, `SET plan_cache_mode = force_generic_plan`} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	plan := func() string { return explain(t, conn, `EXECUTE stale(`+nulls(14)+`)`) }
+	stale := prepareGeneric(t, conn, "stale", commitDeletesSQL)
+	plan := func() string { return explain(t, conn, stale) }
 	const scan = "Seq Scan on messages"
 	if p := plan(); !strings.Contains(p, scan) {
 		t.Fatalf("on an empty table the delete's generic plan has no %s; the test shows nothing:\n%s", scan, p)

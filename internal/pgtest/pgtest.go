@@ -131,25 +131,12 @@ func Separate(t testing.TB) string {
 func Database(t testing.TB) string {
 	t.Helper()
 	base := DSN(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
-	exec := func(sql string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := exec("CREATE DATABASE " + name + " TEMPLATE template0"); err != nil {
+	name := freshName()
+	if err := execOn(base, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+		if err := execOn(base, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("pgtest: drop database: %v", err)
 		}
 	})
@@ -159,6 +146,26 @@ func Database(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// freshName is a random name for a test's schema or database.
+func freshName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "t_" + hex.EncodeToString(b[:])
+}
+
+// execOn runs sql on a connection of its own to base.
+func execOn(base, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 // Schema creates a fresh schema for t and returns a DSN whose connections
@@ -171,29 +178,12 @@ func Schema(t testing.TB) (dsn, schema string) {
 
 func schemaOn(t testing.TB, base string) (dsn, schema string) {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema = "t_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("pgtest: connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+	schema = freshName()
+	if err := execOn(base, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("pgtest: create schema: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("pgtest: connect to drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		if err := execOn(base, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Errorf("pgtest: drop schema: %v", err)
 		}
 	})
