@@ -46,22 +46,7 @@ func (s *readCounter) ReadEach(keys [][]byte, fn func(i int, v []byte) error) er
 // the body as deduplication id.
 func (env *pagedEnv) sendGroup(queue, group string, first, n int) {
 	env.t.Helper()
-	for i := 0; i < n; i += 10 {
-		var entries []tidemq.SendEntry
-		for j := i; j < n && j < i+10; j++ {
-			body := group + "-" + strconv.Itoa(first+j)
-			entries = append(entries, tidemq.SendEntry{ID: strconv.Itoa(j), Body: body, MessageGroupID: group, MessageDeduplicationID: body})
-		}
-		res, err := env.e.SendMessages(env.ctx, tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true})
-		if err != nil {
-			env.t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				env.t.Fatal(r.Err)
-			}
-		}
-	}
+	sendTens(env.t, env.e, queue, n, groupEntry(group, first))
 }
 
 // A restart, clean or after a crash, of a checkpointed FIFO backlog reads

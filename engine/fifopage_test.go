@@ -52,22 +52,7 @@ func (env *fifoEnv) restart(pageSize int) {
 // send sends bodies first..first+n-1 to group, one batch of up to 10 at a time.
 func (env *fifoEnv) send(group string, first, n int) {
 	env.t.Helper()
-	for i := 0; i < n; i += 10 {
-		var entries []tidemq.SendEntry
-		for j := i; j < n && j < i+10; j++ {
-			body := group + "-" + strconv.Itoa(first+j)
-			entries = append(entries, tidemq.SendEntry{ID: strconv.Itoa(j), Body: body, MessageGroupID: group, MessageDeduplicationID: body})
-		}
-		res, err := env.e.SendMessages(env.ctx, tidemq.SendMessagesParams{Queue: "q.fifo", Entries: entries, Batch: true})
-		if err != nil {
-			env.t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				env.t.Fatal(r.Err)
-			}
-		}
-	}
+	sendTens(env.t, env.e, "q.fifo", n, groupEntry(group, first))
 }
 
 // drain receives and deletes everything, and returns the bodies by group

@@ -63,20 +63,40 @@ func (env *pagedEnv) crash() {
 // send sends n messages whose bodies are their numbers from first on.
 func (env *pagedEnv) send(queue string, first, n int) {
 	env.t.Helper()
+	sendTens(env.t, env.e, queue, n, func(j int) tidemq.SendEntry {
+		return tidemq.SendEntry{Body: strconv.Itoa(first + j)}
+	})
+}
+
+// sendTens sends n messages to queue in batches of up to 10, entry(j)
+// the j-th (its ID is set), and fails t unless each is accepted.
+func sendTens(t *testing.T, e *Engine, queue string, n int, entry func(j int) tidemq.SendEntry) {
+	t.Helper()
 	for i := 0; i < n; i += 10 {
 		var entries []tidemq.SendEntry
 		for j := i; j < n && j < i+10; j++ {
-			entries = append(entries, tidemq.SendEntry{ID: strconv.Itoa(j), Body: strconv.Itoa(first + j)})
+			se := entry(j)
+			se.ID = strconv.Itoa(j)
+			entries = append(entries, se)
 		}
-		res, err := env.e.SendMessages(env.ctx, tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true})
+		res, err := e.SendMessages(context.Background(), tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true})
 		if err != nil {
-			env.t.Fatal(err)
+			t.Fatal(err)
 		}
 		for _, r := range res {
 			if r.Err != nil {
-				env.t.Fatal(r.Err)
+				t.Fatal(r.Err)
 			}
 		}
+	}
+}
+
+// groupEntry is the j-th of a FIFO group's messages numbered from first:
+// its body, also its deduplication id, is group-number.
+func groupEntry(group string, first int) func(j int) tidemq.SendEntry {
+	return func(j int) tidemq.SendEntry {
+		body := group + "-" + strconv.Itoa(first+j)
+		return tidemq.SendEntry{Body: body, MessageGroupID: group, MessageDeduplicationID: body}
 	}
 }
 
