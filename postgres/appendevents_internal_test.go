@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
 // TestAppendEventsKeepsTheFirstAndTheLatest checks tidemq_append_events,
@@ -15,7 +17,7 @@ import (
 // give the same arrays for every length up to the bound and every add.
 func TestAppendEventsKeepsTheFirstAndTheLatest(t *testing.T) {
 	ctx := context.Background()
-	pool := schemaPool(t)
+	_, pool := pgtest.SchemaPool(t)
 	// model appends add to events one at a time, as AppendHistory does.
 	model := func(events []int, add []int, bound int) []int {
 		out := slices.Clone(events)

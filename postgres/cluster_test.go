@@ -227,12 +227,7 @@ func TestClusterTriggerRunsOnOneNodeAndFailsOver(t *testing.T) {
 // pool on it, and postgres.KV (migrated) to Share between the nodes.
 func sharedKV(t *testing.T) (string, *pgxpool.Pool, *storage.Shared) {
 	t.Helper()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	dsn, pool := pgtest.SchemaPool(t)
 	kv, err := postgres.OpenKV(context.Background(), postgres.Options{Pool: pool})
 	if err != nil {
 		t.Fatal(err)

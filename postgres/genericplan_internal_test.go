@@ -10,18 +10,6 @@ import (
 	"github.com/tidemq/tidemq/internal/pgtest"
 )
 
-// schemaPool is a pool on a fresh schema of its own, without tables.
-func schemaPool(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
-
 // explain returns EXPLAIN's text of query (an EXECUTE of a prepared
 // statement) on db.
 func explain(t *testing.T, db querier, query string) string {
@@ -54,7 +42,7 @@ func explain(t *testing.T, db querier, query string) string {
 func genericPlan(t *testing.T, sql string) string {
 	t.Helper()
 	ctx := context.Background()
-	pool := schemaPool(t)
+	_, pool := pgtest.SchemaPool(t)
 	if err := migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}

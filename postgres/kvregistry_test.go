@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/tidemq/tidemq/internal/pgtest"
 	"github.com/tidemq/tidemq/postgres"
 	"github.com/tidemq/tidemq/storage"
 )
@@ -88,12 +88,7 @@ func TestKVLockExcludesOtherNodes(t *testing.T) {
 	dsn, _, shared := sharedKV(t)
 	defer shared.Close()
 	other := func() *postgres.KV {
-		pool, err := pgxpool.New(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
+		kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pgtest.Pool(t, dsn)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,12 +18,7 @@ import (
 // leasePool opens a pool on a fresh, migrated schema.
 func leasePool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	dsn, _ := pgtest.Schema(t)
-	pool, err := pgxpool.New(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	_, pool := pgtest.SchemaPool(t)
 	if _, err := postgres.OpenKV(context.Background(), postgres.Options{Pool: pool}); err != nil { // migrates
 		t.Fatal(err)
 	}

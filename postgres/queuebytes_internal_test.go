@@ -87,7 +87,7 @@ func queueBytes(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 // included; the broker's sends then keep the counters.
 func TestQueueBytesMigrationBackfills(t *testing.T) {
 	ctx := context.Background()
-	pool := schemaPool(t)
+	_, pool := pgtest.SchemaPool(t)
 	if err := migrateTo(ctx, pool, 12); err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/internal/pgtest"
 	"github.com/tidemq/tidemq/postgres"
 	"github.com/tidemq/tidemq/sns"
 	"github.com/tidemq/tidemq/storage"
@@ -33,11 +32,7 @@ func TestFIFOTopicOrderAndDedupAcrossNodesOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := func(name string) *sns.Service {
-		pool, err := pgxpool.New(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := pgtest.Pool(t, dsn)
 		kv, err := postgres.OpenKV(ctx, postgres.Options{Pool: pool})
 		if err != nil {
 			t.Fatal(err)

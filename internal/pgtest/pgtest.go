@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // EnvDSN names the environment variable with the DSN of a server to use.
@@ -166,6 +167,25 @@ func execOn(base, sql string) error {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+// Pool opens a pool on dsn for t, closed when t ends.
+func Pool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// SchemaPool is Schema's DSN and a pool on it (Pool), for a test that
+// migrates or opens what it needs itself.
+func SchemaPool(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	dsn, _ := Schema(t)
+	return dsn, Pool(t, dsn)
 }
 
 // Schema creates a fresh schema for t and returns a DSN whose connections
