@@ -110,7 +110,7 @@
 //     (fifoIndex.refresh, and the receive walk). So order within a group,
 //     the group rules (a message waits while an earlier one is in
 //     flight), the line of groups (tidemq.GroupHead) and deduplication
-//     (its d/ records and window are not paged) are what they are
+//     (its w/ records and window are not paged) are what they are
 //     without paging.
 //   - Counts, receipt handles, retention (per group page, the earliest
 //     over all groups kept exactly), peek, purge, queue deletion,

@@ -1,6 +1,9 @@
 package engine
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"time"
+)
 
 // Key layout of the store. Queue ids are never reused, so a deleted queue's
 // records can be dropped with range deletes and a new queue of the same name
@@ -12,7 +15,14 @@ import "encoding/binary"
 //	c/<qid>                next sequence number of the queue (8 bytes)
 //	m/<qid><seq>           message, immutable once written (messageRecord)
 //	s/<qid><seq>           message state, rewritten on every receive (stateRecord)
-//	d/<qid><dedup key>     deduplication entry (dedupRecord)
+//	w/<qid><expires><dedup key>  deduplication entry (dedupRecord), by
+//	                       the end of its window (8-byte big-endian Unix
+//	                       nanoseconds), so that a pass that ends many
+//	                       windows deletes their records with one range
+//	                       delete (queue.go, expireWindows)
+//	d/<qid><dedup key>     deduplication entry as versions before w/ wrote
+//	                       it: read at start-up, deleted when it ends,
+//	                       never written
 //	p/, p/<qid><lo>        the last checkpoint of the paged backlogs (checkpoint.go)
 //	m/<0><0>               its canary (no queue has id 0)
 //	g/<qid><len><group><seq>  FIFO group index: empty, one per message of a
@@ -25,6 +35,7 @@ const (
 	prefixMessage = "m/"
 	prefixState   = "s/"
 	prefixDedup   = "d/"
+	prefixWindow  = "w/"
 	prefixGroup   = "g/"
 	keyNextQueue  = "n"
 	// keyHandleSecret holds the random key that seals receipt handles; it
@@ -46,6 +57,30 @@ func seqKey(prefix string, qid, seq uint64) []byte {
 }
 
 func dedupKey(qid uint64, key string) []byte { return append(idKey(prefixDedup, qid), key...) }
+
+// windowKey is the w/ key of the deduplication entry key of queue qid
+// whose window ends at expires.
+func windowKey(qid uint64, expires time.Time, key string) []byte {
+	return append(windowBound(qid, expires), key...)
+}
+
+// windowBound is where the w/ keys of queue qid whose windows end at
+// expires or later start: [idKey(prefixWindow, qid), windowBound(qid, t))
+// holds the entries whose windows ended before t.
+func windowBound(qid uint64, expires time.Time) []byte {
+	return binary.BigEndian.AppendUint64(idKey(prefixWindow, qid), uint64(expires.UnixNano()))
+}
+
+// parseWindowKey splits a w/ key.
+func parseWindowKey(k []byte) (qid uint64, expires time.Time, key string, ok bool) {
+	n := len(prefixWindow)
+	if len(k) < n+16 {
+		return 0, time.Time{}, "", false
+	}
+	qid = binary.BigEndian.Uint64(k[n:])
+	expires = time.Unix(0, int64(binary.BigEndian.Uint64(k[n+8:])))
+	return qid, expires, string(k[n+16:]), true
+}
 
 // queueRange returns the bounds of every key under prefix for one queue.
 func queueRange(prefix string, qid uint64) (start, end []byte) {

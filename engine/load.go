@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/storage"
@@ -327,12 +328,36 @@ func (e *Engine) load() (err error) {
 			cleanup.Delete(k)
 			return nil
 		}
-		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires}
+		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires, legacy: true}
 		q.win().addDedup(d)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	// The w/ records after the d/ ones: a key in both was sent again after
+	// its d/ window ended, and the later entry is the one that answers.
+	ended := make(map[uint64]bool) // queues with records of ended windows
+	err = e.store.Scan([]byte(prefixWindow), func(k, v []byte) error {
+		qid, expires, key, ok := parseWindowKey(k)
+		q := e.byID[qid]
+		var r dedupRecord
+		if !ok || q == nil || json.Unmarshal(v, &r) != nil {
+			cleanup.Delete(k)
+			return nil
+		}
+		if !expires.After(now) {
+			ended[qid] = true // range-deleted below, however many
+			return nil
+		}
+		q.win().addDedup(&dedupEntry{key: key, messageID: r.MessageID, seq: r.Seq, expires: expires})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for qid := range ended {
+		cleanup.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, now.Add(time.Nanosecond)))
 	}
 	var tasks []*moveTask
 	err = e.store.Scan([]byte(prefixTask), func(k, v []byte) error {

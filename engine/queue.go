@@ -434,15 +434,7 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 	if w == nil {
 		return
 	}
-	for len(w.dedupOrder) > 0 && !w.dedupOrder[0].expires.After(now) {
-		d := w.dedupOrder[0]
-		w.dedupOrder[0] = nil
-		w.dedupOrder = w.dedupOrder[1:]
-		if w.dedup[d.key] == d {
-			delete(w.dedup, d.key)
-			t.b.Delete(dedupKey(q.id, d.key))
-		}
-	}
+	expireWindows(q.id, w, now, t)
 	for len(w.attemptOrder) > 0 && !w.attemptOrder[0].expires.After(now) {
 		a := w.attemptOrder[0]
 		w.attemptOrder[0] = nil
@@ -454,6 +446,47 @@ func (e *Engine) advance(q *queue, now time.Time, t *txn) {
 	if len(w.dedup) == 0 && len(w.attempts) == 0 && len(w.dedupOrder) == 0 && len(w.attemptOrder) == 0 {
 		q.windows = nil // an idle FIFO queue keeps none
 	}
+}
+
+// massExpiry is how many deduplication windows one pass must end before
+// it deletes their records with one range delete rather than one delete
+// each. A server that sends steadily ends a few windows a pass and writes
+// point deletes, as cheap to read past as ever; a pass after a pause (or a
+// burst of sends five minutes earlier) may end millions at once, and a
+// delete each would be one batch of that size in memory (about 50 bytes a
+// window: 480 MiB for 10,000,000), held by the store until its next flush.
+const massExpiry = 1024
+
+// expireWindows forgets the deduplication entries of queue qid whose
+// windows ended by now, and deletes their records in t.
+func expireWindows(qid uint64, w *fifoWindows, now time.Time, t *txn) {
+	n := 0
+	for n < len(w.dedupOrder) && !w.dedupOrder[n].expires.After(now) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	mass := n > massExpiry
+	if mass {
+		// Every w/ record of the queue whose window ended by now, in
+		// memory or not (keys.go): one tombstone.
+		t.b.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, now.Add(time.Nanosecond)))
+	}
+	for i, d := range w.dedupOrder[:n] {
+		w.dedupOrder[i] = nil
+		if w.dedup[d.key] == d {
+			delete(w.dedup, d.key)
+		}
+		switch {
+		case d.legacy:
+			// Its own record: a later send of the key writes under w/.
+			t.b.Delete(dedupKey(qid, d.key))
+		case !mass:
+			t.b.Delete(windowKey(qid, d.expires, d.key))
+		}
+	}
+	w.dedupOrder = w.dedupOrder[n:]
 }
 
 // expire takes m, whose retention period passed, out of q: counted as

@@ -125,8 +125,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, p tidemq.DeleteQueueParams) (e
 	e.removeQueue(q)
 	t.b.Delete(queueKey(q.name))
 	t.b.Delete(idKey(prefixCounter, q.id))
-	start, end := queueRange(prefixDedup, q.id)
-	t.b.DeleteRange(start, end)
+	deleteWindows(t, q.id)
 	q.wakeAll() // each sees the queue is gone
 	return e.finish(&h, t)
 }
@@ -192,8 +191,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, p tidemq.PurgeQueueParams) (err
 	if q.windows != nil {
 		q.windows.dedup, q.windows.dedupOrder = nil, nil
 	}
-	start, end := queueRange(prefixDedup, q.id)
-	t.b.DeleteRange(start, end)
+	deleteWindows(t, q.id)
 	q.purged = stampOf(now)
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
@@ -276,4 +274,13 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, p tidemq.SetQueueAttrib
 	t := e.begin()
 	t.b.Set(queueKey(q.name), q.record())
 	return e.finish(&h, t)
+}
+
+// deleteWindows deletes every deduplication record of queue qid, d/ and w/
+// (keys.go).
+func deleteWindows(t *txn, qid uint64) {
+	for _, prefix := range []string{prefixDedup, prefixWindow} {
+		start, end := queueRange(prefix, qid)
+		t.b.DeleteRange(start, end)
+	}
 }

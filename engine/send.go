@@ -20,6 +20,9 @@ type dedupEntry struct {
 	// durable is the commit of the original send; a duplicate answers only
 	// once the original is durable. nil for entries loaded from the store.
 	durable *sharedDurable
+	// legacy is set for an entry read from a d/ record (keys.go), which
+	// its end deletes by key; the others are under w/.
+	legacy bool
 }
 
 type dedupRecord struct {
@@ -144,7 +147,7 @@ func (e *Engine) remember(q *queue, t *txn, key string, m *message, now time.Tim
 	d := &dedupEntry{key: key, messageID: m.ID, seq: m.fifoSeq, expires: now.Add(tidemq.DedupWindow), durable: t.durable}
 	q.win().addDedup(d)
 	rec, _ := json.Marshal(dedupRecord{MessageID: d.messageID, Seq: d.seq, Expires: d.expires})
-	t.b.Set(dedupKey(q.id, key), rec)
+	t.b.Set(windowKey(q.id, d.expires, key), rec)
 }
 
 func init() {
