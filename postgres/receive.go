@@ -781,6 +781,12 @@ func (b *Broker) inflightRoom(ctx context.Context, tx querier, q *queue, now tim
 	c, ok := b.inflight[q.id]
 	c.receives++
 	due := !ok || c.receives >= inflightRecount || c.count >= limit-inflightNear
+	if due {
+		// This receive counts; those that come while it counts go on
+		// with the estimate, rather than each counting too (16 clients
+		// ran 16 counts of tens of milliseconds each at once).
+		c.receives = 0
+	}
 	b.inflight[q.id] = c
 	b.statsMu.Unlock()
 	if !due {
