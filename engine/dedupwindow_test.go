@@ -205,3 +205,50 @@ func TestLegacyDedupRecordsAreReadAndEnd(t *testing.T) {
 		t.Fatalf("%d w/ records after a new send, want 1", n)
 	}
 }
+
+// After a downgrade and an upgrade a key may have a w/ record and a later
+// d/ one (the older release took the id again once the w/ window it could
+// not see had ended): the window that ends later answers.
+func TestLoadKeepsTheLaterWindowOfAKey(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	store := mem.New()
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := e.queue("f.fifo")
+	key := q.DedupKey("g", "k")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := store.NewBatch()
+	early, late := clk.Now().Add(time.Minute), clk.Now().Add(3*time.Minute)
+	rec, _ := json.Marshal(dedupRecord{MessageID: "from-w", Seq: 1, Expires: early})
+	b.Set(windowKey(q.id, early, key), rec)
+	rec, _ = json.Marshal(dedupRecord{MessageID: "from-d", Seq: 2, Expires: late})
+	b.Set(dedupKey(q.id, key), rec)
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	clk.Advance(2 * time.Minute) // the w/ window has ended, the d/ one has not
+	res, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "f.fifo", Entries: []tidemq.SendEntry{
+		{ID: "1", Body: "b", MessageGroupID: "g", MessageDeduplicationID: "k"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].MessageID != "from-d" {
+		t.Fatalf("a send within the later window got message %q, want from-d", res[0].MessageID)
+	}
+	if n := windowRecords(t, store, prefixWindow); n != 0 {
+		t.Fatalf("%d w/ records after their window ended, want 0", n)
+	}
+}

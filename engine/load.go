@@ -329,14 +329,14 @@ func (e *Engine) load() (err error) {
 			return nil
 		}
 		d := &dedupEntry{key: string(k[len(prefixDedup)+8:]), messageID: r.MessageID, seq: r.Seq, expires: r.Expires, legacy: true}
-		q.win().addDedup(d)
+		q.win().loadDedup(d)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	// The w/ records after the d/ ones: a key in both was sent again after
-	// its d/ window ended, and the later entry is the one that answers.
+	// The w/ records after the d/ ones; of a key in both, the later window
+	// answers (loadDedup).
 	ended := make(map[uint64]bool) // queues with records of ended windows
 	err = e.store.Scan([]byte(prefixWindow), func(k, v []byte) error {
 		qid, expires, key, ok := parseWindowKey(k)
@@ -350,7 +350,7 @@ func (e *Engine) load() (err error) {
 			ended[qid] = true // range-deleted below, however many
 			return nil
 		}
-		q.win().addDedup(&dedupEntry{key: key, messageID: r.MessageID, seq: r.Seq, expires: expires})
+		q.win().loadDedup(&dedupEntry{key: key, messageID: r.MessageID, seq: r.Seq, expires: expires})
 		return nil
 	})
 	if err != nil {

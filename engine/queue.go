@@ -127,6 +127,17 @@ func (w *fifoWindows) addDedup(d *dedupEntry) {
 	w.dedupOrder = append(w.dedupOrder, d)
 }
 
+// loadDedup is addDedup for a record read at start-up: of two records of
+// one key (a d/ and a w/ one, after a downgrade and an upgrade), the one
+// whose window ends later answers; both end in order.
+func (w *fifoWindows) loadDedup(d *dedupEntry) {
+	if old := w.dedup[d.key]; old != nil && old.expires.After(d.expires) {
+		w.dedupOrder = append(w.dedupOrder, d)
+		return
+	}
+	w.addDedup(d)
+}
+
 // addAttempt remembers a receive attempt until it expires.
 func (w *fifoWindows) addAttempt(a *receiveAttempt) {
 	if w.attempts == nil {
@@ -468,10 +479,11 @@ func expireWindows(qid uint64, w *fifoWindows, now time.Time, t *txn) {
 		return
 	}
 	mass := n > massExpiry
+	wall := now.Round(0) // the keys hold wall time; expires may hold a monotonic reading
 	if mass {
 		// Every w/ record of the queue whose window ended by now, in
 		// memory or not (keys.go): one tombstone.
-		t.b.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, now.Add(time.Nanosecond)))
+		t.b.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, wall.Add(time.Nanosecond)))
 	}
 	for i, d := range w.dedupOrder[:n] {
 		w.dedupOrder[i] = nil
@@ -482,7 +494,9 @@ func expireWindows(qid uint64, w *fifoWindows, now time.Time, t *txn) {
 		case d.legacy:
 			// Its own record: a later send of the key writes under w/.
 			t.b.Delete(dedupKey(qid, d.key))
-		case !mass:
+		case !mass || d.expires.Round(0).After(wall):
+			// Ended by the monotonic clock but not by the wall clock
+			// (stepped back since the send): past the range's end.
 			t.b.Delete(windowKey(qid, d.expires, d.key))
 		}
 	}

@@ -796,6 +796,11 @@ func (b *Broker) inflightRoom(ctx context.Context, tx querier, q *queue, now tim
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 		WHERE queue_id = $1 AND visible_at > $2 AND receive_count > 0 LIMIT $3) x`,
 		q.id, stampOf(now), limit).Scan(&n); err != nil {
+		b.statsMu.Lock()
+		c := b.inflight[q.id]
+		c.receives = inflightRecount // the next receive counts again
+		b.inflight[q.id] = c
+		b.statsMu.Unlock()
 		return 0, err
 	}
 	b.statsMu.Lock()
