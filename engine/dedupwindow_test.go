@@ -157,26 +157,15 @@ func TestLegacyDedupRecordsAreReadAndEnd(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	store := mem.New()
-	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-		t.Fatal(err)
-	}
-	q, _ := e.queue("f.fifo")
-	key := q.DedupKey("g", "old")
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	qid, key := closedFIFOQueue(t, store, clk, "old")
 	rec, _ := json.Marshal(dedupRecord{MessageID: "0e5c1c9a-legacy", Seq: 7, Expires: clk.Now().Add(time.Minute)})
 	b := store.NewBatch()
-	b.Set(dedupKey(q.id, key), rec)
+	b.Set(dedupKey(qid, key), rec)
 	if _, err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
 
-	e, err = Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,28 +202,17 @@ func TestLoadKeepsTheLaterWindowOfAKey(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	store := mem.New()
-	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-		t.Fatal(err)
-	}
-	q, _ := e.queue("f.fifo")
-	key := q.DedupKey("g", "k")
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	qid, key := closedFIFOQueue(t, store, clk, "k")
 	b := store.NewBatch()
 	early, late := clk.Now().Add(time.Minute), clk.Now().Add(3*time.Minute)
 	rec, _ := json.Marshal(dedupRecord{MessageID: "from-w", Seq: 1, Expires: early})
-	b.Set(windowKey(q.id, early, key), rec)
+	b.Set(windowKey(qid, early, key), rec)
 	rec, _ = json.Marshal(dedupRecord{MessageID: "from-d", Seq: 2, Expires: late})
-	b.Set(dedupKey(q.id, key), rec)
+	b.Set(dedupKey(qid, key), rec)
 	if _, err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	e, err = Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,4 +229,24 @@ func TestLoadKeepsTheLaterWindowOfAKey(t *testing.T) {
 	if n := windowRecords(t, store, prefixWindow); n != 0 {
 		t.Fatalf("%d w/ records after their window ended, want 0", n)
 	}
+}
+
+// closedFIFOQueue creates queue f.fifo in store and closes its engine, so
+// that a test can write records the engine will read at its next start;
+// it returns the queue's id and the key of deduplication id dedup in
+// group g.
+func closedFIFOQueue(t *testing.T, store storage.Store, clk *clocktest.Clock, dedup string) (uint64, string) {
+	t.Helper()
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := e.queue("f.fifo")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return q.id, q.DedupKey("g", dedup)
 }
