@@ -71,6 +71,12 @@ func windowBound(qid uint64, expires time.Time) []byte {
 	return binary.BigEndian.AppendUint64(idKey(prefixWindow, qid), uint64(expires.UnixNano()))
 }
 
+// endedWindows returns the bounds of the w/ keys of queue qid whose
+// windows ended by t (to the nanosecond, t included).
+func endedWindows(qid uint64, t time.Time) (start, end []byte) {
+	return idKey(prefixWindow, qid), windowBound(qid, t.Add(time.Nanosecond))
+}
+
 // parseWindowKey splits a w/ key.
 func parseWindowKey(k []byte) (qid uint64, expires time.Time, key string, ok bool) {
 	n := len(prefixWindow)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/storage"
@@ -357,7 +356,7 @@ func (e *Engine) load() (err error) {
 		return err
 	}
 	for qid := range ended {
-		cleanup.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, now.Add(time.Nanosecond)))
+		cleanup.DeleteRange(endedWindows(qid, now))
 	}
 	var tasks []*moveTask
 	err = e.store.Scan([]byte(prefixTask), func(k, v []byte) error {

@@ -483,7 +483,7 @@ func expireWindows(qid uint64, w *fifoWindows, now time.Time, t *txn) {
 	if mass {
 		// Every w/ record of the queue whose window ended by now, in
 		// memory or not (keys.go): one tombstone.
-		t.b.DeleteRange(idKey(prefixWindow, qid), windowBound(qid, wall.Add(time.Nanosecond)))
+		t.b.DeleteRange(endedWindows(qid, wall))
 	}
 	for i, d := range w.dedupOrder[:n] {
 		w.dedupOrder[i] = nil
