@@ -37,13 +37,22 @@ import (
 // sent) are let run out before memory is measured, on a clock that jumps 6
 // minutes ahead: what is left is what the backlog takes.
 //
+// TIDEMQ_BENCH_DRAINED sets how many messages each depth drains (default
+// 20,000; the shallow queue starts that many above 1,000).
+// TIDEMQ_BENCH_CPUPROFILE=path profiles each drain into path.<queue>.<n>,
+// which `go tool pprof` merges: the deep queue's files against the
+// shallow one's show what a receive pays for the depth.
+//
 //	TIDEMQ_BENCH_BACKLOG=1000000 go test ./engine -run '^$' -bench Backlog -benchtime 1x
 func BenchmarkBacklog(b *testing.B) {
 	depth := 1_000_000
 	if s := os.Getenv("TIDEMQ_BENCH_BACKLOG"); s != "" {
 		depth, _ = strconv.Atoi(s)
 	}
-	const drained = 20_000 // messages received and deleted at each depth
+	drained := 20_000 // messages received and deleted at each depth
+	if s := os.Getenv("TIDEMQ_BENCH_DRAINED"); s != "" {
+		drained, _ = strconv.Atoi(s)
+	}
 	ctx := context.Background()
 	dir := b.TempDir()
 	var st *pebble.Store
@@ -89,7 +98,13 @@ func BenchmarkBacklog(b *testing.B) {
 	// The two depths are measured in alternating slices, so that the load
 	// of a shared machine weighs on both alike.
 	const slices = 10
+	cpuProfile := os.Getenv("TIDEMQ_BENCH_CPUPROFILE")
+	slice := 0
 	drain := func(queue string) (time.Duration, int) {
+		if cpuProfile != "" {
+			stop := startCPUProfile(b, fmt.Sprintf("%s.%s.%d", cpuProfile, queue, slice))
+			defer stop()
+		}
 		start := time.Now()
 		var got atomic.Int64
 		var wg sync.WaitGroup
@@ -127,6 +142,7 @@ func BenchmarkBacklog(b *testing.B) {
 		tShallow, nShallow = tShallow+d, nShallow+n
 		d, n = drain(deepQ)
 		tDeep, nDeep = tDeep+d, nDeep+n
+		slice++
 	}
 	shallow := float64(nShallow) / tShallow.Seconds()
 	deep := float64(nDeep) / tDeep.Seconds()
@@ -210,6 +226,24 @@ func writeHeapProfile(b *testing.B, path string) {
 	defer f.Close()
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// startCPUProfile profiles the process's CPU into path until the function
+// it returns is called. `go tool pprof` merges the files of several calls.
+func startCPUProfile(b *testing.B, path string) (stop func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
 	}
 }
 
