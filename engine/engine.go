@@ -81,6 +81,8 @@ type Engine struct {
 	queues map[string]*queue // by name
 	byID   map[uint64]*queue
 	byName byName // e.queues in name order (queueorder.go)
+	// gauges are the counts of e.queues, side by side (gauges.go).
+	gauges gaugeTable
 	// busy are the queues the sweep visits: every queue that is not idle
 	// (queue.markBusy), and some that became idle since the last sweep.
 	busy        map[*queue]struct{}
@@ -165,6 +167,7 @@ func (e *Engine) resetState() {
 	e.queues = make(map[string]*queue)
 	e.byID = make(map[uint64]*queue)
 	e.byName = newByName()
+	e.gauges = gaugeTable{}
 	e.busy = make(map[*queue]struct{})
 	e.nextQueueID = 0
 	e.handleKey = nil

@@ -57,14 +57,12 @@ type queue struct {
 	// stamp among them.
 	cold backlog
 
-	nReady, nDelayed, nInflight int
+	// *gauges are the counts and counters (nReady, nDelayed, nInflight,
+	// nDeadLettered, stats), in the engine's table (gauges.go).
+	*gauges
 	// bytes is the size of every live message (message.size), paged ones
 	// included: what --max-queue-bytes limits.
 	bytes int64
-	// nDeadLettered counts the live messages that were dead-lettered into
-	// this queue (they carry DeadLetterQueueSourceArn): such a queue is a
-	// dead-letter queue even when its source queue is gone (snapshot.go).
-	nDeadLettered int
 
 	// windows are a FIFO queue's deduplication window and receive
 	// attempts; nil until the first entry (q.win).
@@ -74,8 +72,6 @@ type queue struct {
 	// waiters.go).
 	waiters []*waiter
 
-	// stats are the queue's counters; nil until the first (q.count).
-	stats       *tidemq.QueueStats
 	lastReceive stamp // the latest ReceiveMessage call on this queue
 	// expiredUnlogged counts expiries since the last sweep logged them.
 	expiredUnlogged int
@@ -203,6 +199,7 @@ func (e *Engine) newQueue(id uint64, name string, fifo bool) *queue {
 		nextSeq:       1,
 		QueueSettings: &noSettings,
 	}
+	q.gauges = &gauges{owner: q, namedDLQ: tidemq.NamedLikeDeadLetterQueue(name)}
 	if fifo {
 		q.groups = newFIFOIndex(q)
 	}
@@ -231,6 +228,12 @@ func (q *queue) paged() bool { return q.e.pageSize > 0 }
 // defaults) and refreshes the parsed fields.
 func (q *queue) applyAttributes(attrs map[string]string) {
 	q.attrs, q.QueueSettings = attrSets.intern(attrs)
+	q.redrivesTo = ""
+	if q.Redrive != nil {
+		if name, ok := tidemq.QueueNameOfARN(q.Redrive.DeadLetterTargetARN, q.e.region, q.e.acct); ok {
+			q.redrivesTo = name
+		}
+	}
 }
 
 // setState moves m to state s, keeping the counters and indexes right. It

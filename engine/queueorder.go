@@ -9,8 +9,9 @@ import (
 // byName is the engine's queues in name order, beside e.queues (by name,
 // in no order): a page of GET /tidemq/queues walks it from the page's
 // token instead of snapshotting and sorting every queue. Invariant: it
-// holds exactly the queues of e.queues; addQueue and removeQueue are the
-// only writers of either (and resetState, which empties both).
+// holds exactly the queues of e.queues, as e.gauges holds their gauges
+// (gauges.go); addQueue and removeQueue are the only writers of any (and
+// resetState, which empties them).
 type byName struct{ t *btree.BTreeG[*queue] }
 
 func nameOrder(a, b *queue) bool { return a.name < b.name }
@@ -22,6 +23,7 @@ func (e *Engine) addQueue(q *queue) {
 	e.queues[q.name] = q
 	e.byID[q.id] = q
 	e.byName.t.ReplaceOrInsert(q)
+	q.gauges = e.gauges.add(q.gauges)
 }
 
 // removeQueue takes q out of the engine's queues. Called with e.mu held.
@@ -29,6 +31,7 @@ func (e *Engine) removeQueue(q *queue) {
 	delete(e.queues, q.name)
 	delete(e.byID, q.id)
 	e.byName.t.Delete(q)
+	q.gauges = e.gauges.remove(q.gauges)
 }
 
 // SnapshotsAfter returns the snapshots of the first n queues whose names

@@ -92,20 +92,6 @@ func (e *Engine) Visit(f func(*tidemq.QueueSnapshot)) bool {
 	return true
 }
 
-// deadLetterTargets returns the names of this engine's queues that some
-// queue's RedrivePolicy names (by name: a queue keeps no ARN).
-func (e *Engine) deadLetterTargets() map[string]bool {
-	dlqs := make(map[string]bool)
-	for _, q := range e.queues {
-		if q.Redrive != nil {
-			if name, ok := tidemq.QueueNameOfARN(q.Redrive.DeadLetterTargetARN, e.region, e.acct); ok {
-				dlqs[name] = true
-			}
-		}
-	}
-	return dlqs
-}
-
 // snapshotOf returns q's snapshot, its deadlines applied up to now, but
 // for its ARN (the caller's to add: it is made from the name).
 func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidemq.QueueSnapshot {
@@ -113,7 +99,7 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		Name: q.name, FIFO: q.fifo,
 		Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
 		RetentionSeconds:  int(q.Retention.Seconds()),
-		IsDeadLetterQueue: dlqs[q.name] || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name),
+		IsDeadLetterQueue: dlqs[q.name] || q.nDeadLettered > 0 || q.namedDLQ,
 		Stats:             q.counts(),
 		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}

@@ -27,61 +27,83 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	}
 	now := e.clock.Now()
 	dlqs := e.deadLetterTargets()
-	// The pass reads each queue's counters where they are and builds a
-	// snapshot only for the queues it returns: at 100,000 queues, copying
-	// a snapshot out of every queue was most of its time.
-	top := make(deepest, 0, max(min(limit, len(e.queues)), 0))
-	for _, q := range e.queues {
+	pass := e.markTargets(dlqs)
+	// The pass reads the gauges, side by side in their table (gauges.go),
+	// and touches a queue itself only when it holds messages (its oldest
+	// age) or is returned: at 100,000 queues, reading each queue's struct
+	// and name was most of a scrape's time.
+	k := max(min(limit, len(e.queues)), 0)
+	depths := make(minDepths, 0, k) // the k largest depths
+	e.gauges.each(func(g *gauges) {
 		tot.Queues++
-		tot.Visible += q.nReady
-		tot.InFlight += q.nInflight
-		tot.Delayed += q.nDelayed
-		if (len(dlqs) > 0 && dlqs[q.name]) || q.nDeadLettered > 0 || tidemq.NamedLikeDeadLetterQueue(q.name) {
+		tot.Visible += g.nReady
+		tot.InFlight += g.nInflight
+		tot.Delayed += g.nDelayed
+		if g.isDeadLetterQueue(pass) {
 			tot.DeadLetterQueues++
-			tot.DeadLetterVisible += q.nReady
+			tot.DeadLetterVisible += g.nReady
 		}
-		if len(q.msgs) > 0 || q.cold.n > 0 {
-			tot.OldestAgeSeconds = max(tot.OldestAgeSeconds, q.oldestAge(now))
+		if g.depth() > 0 {
+			// A queue's messages that count in none of the three are
+			// pending (not yet durable), which oldestAge leaves out.
+			tot.OldestAgeSeconds = max(tot.OldestAgeSeconds, g.owner.oldestAge(now))
 		}
-		if q.stats != nil {
-			tot.Stats.Add(q.stats)
+		if g.stats != nil {
+			tot.Stats.Add(g.stats)
 		}
-		switch {
-		case limit <= 0:
-		case len(top) < limit:
-			heap.Push(&top, q)
-		case deeper(q, top[0]):
-			top[0] = q
-			heap.Fix(&top, 0)
+		switch d := g.depth(); {
+		case k == 0:
+		case len(depths) < k:
+			heap.Push(&depths, d)
+		case d > depths[0]:
+			depths[0] = d
+			heap.Fix(&depths, 0)
 		}
-	}
-	out := make([]tidemq.QueueSnapshot, len(top))
-	for i, q := range top {
-		out[i] = e.snapshotOf(q, now, dlqs)
-		out[i].ARN = q.arn()
+	})
+	out := make([]tidemq.QueueSnapshot, 0, k)
+	if k > 0 {
+		for _, q := range e.deepest(k, depths[0]) {
+			s := e.snapshotOf(q, now, dlqs)
+			s.ARN = q.arn()
+			out = append(out, s)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return tot, out
 }
 
-// deeper reports whether a comes before b in tidemq.DeeperFirst's order.
-func deeper(a, b *queue) bool {
-	da, db := a.nReady+a.nInflight+a.nDelayed, b.nReady+b.nInflight+b.nDelayed
-	if da != db {
-		return da > db
+// deepest returns the k deepest queues, ties by name (tidemq.DeeperFirst's
+// order), given the depth of the k-th: every queue deeper than that, then
+// those at that depth in name order until there are k. The second part
+// walks the queues by name, reading each one's gauges, until it has them:
+// with many empty queues (the usual case at 100,000) a few more than k.
+func (e *Engine) deepest(k, kth int) []*queue {
+	top := make([]*queue, 0, k)
+	e.gauges.each(func(g *gauges) {
+		if g.depth() > kth {
+			top = append(top, g.owner)
+		}
+	})
+	if len(top) < k {
+		e.byName.t.Ascend(func(q *queue) bool {
+			if q.depth() == kth {
+				top = append(top, q)
+			}
+			return len(top) < k
+		})
 	}
-	return a.name < b.name
+	return top
 }
 
-// deepest is a heap of queues whose root is the one that leaves first
-// when a deeper queue comes: the shallowest, of the last name.
-type deepest []*queue
+// minDepths is a min-heap of depths: the root is the smallest of the
+// largest depths seen so far.
+type minDepths []int
 
-func (d deepest) Len() int           { return len(d) }
-func (d deepest) Less(i, j int) bool { return deeper(d[j], d[i]) }
-func (d deepest) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
-func (d *deepest) Push(x any)        { *d = append(*d, x.(*queue)) }
-func (d *deepest) Pop() any {
+func (d minDepths) Len() int           { return len(d) }
+func (d minDepths) Less(i, j int) bool { return d[i] < d[j] }
+func (d minDepths) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
+func (d *minDepths) Push(x any)        { *d = append(*d, x.(int)) }
+func (d *minDepths) Pop() any {
 	old := *d
 	x := old[len(old)-1]
 	*d = old[:len(old)-1]
