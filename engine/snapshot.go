@@ -23,12 +23,13 @@ func (e *Engine) Snapshot() []tidemq.QueueSnapshot {
 	t := e.begin()
 	dlqs := e.deadLetterTargets()
 	out := make([]tidemq.QueueSnapshot, 0, len(e.queues))
-	for _, q := range e.queues {
+	e.gauges.each(func(g *gauges) { // in the table's order: the gauges are read in order
+		q := g.owner
 		e.advance(q, now, t)
 		s := e.snapshotOf(q, now, dlqs)
 		s.ARN = q.arn()
 		out = append(out, s)
-	}
+	})
 	_ = e.finish(&h, t)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -55,9 +56,8 @@ func (e *Engine) Visit(f func(*tidemq.QueueSnapshot)) bool {
 		return false
 	}
 	qs := make([]*queue, 0, len(e.queues))
-	for _, q := range e.queues {
-		qs = append(qs, q)
-	}
+	e.gauges.each(func(g *gauges) { qs = append(qs, g.owner) }) // the gauges are then read in order
+
 	dlqs := e.deadLetterTargets()
 	epoch := e.epoch
 	h.unlock()
