@@ -19,6 +19,12 @@ import (
 // fill sends n 256-byte messages to queue in batches of 10 from 32
 // goroutines, so that a durable store group-commits them.
 func fill(b testing.TB, e *engine.Engine, queue string, fifo bool, n int) {
+	fillTagged(b, e, queue, fifo, n, "")
+}
+
+// fillTagged is fill whose FIFO deduplication ids start with tag, so that
+// fills of one queue within five minutes do not deduplicate each other.
+func fillTagged(b testing.TB, e *engine.Engine, queue string, fifo bool, n int, tag string) {
 	body := fmt.Sprintf("%0256d", 0)
 	var wg sync.WaitGroup
 	per := n / 32
@@ -32,13 +38,20 @@ func fill(b testing.TB, e *engine.Engine, queue string, fifo bool, n int) {
 					en := tidemq.SendEntry{ID: strconv.Itoa(j), Body: body}
 					if fifo {
 						en.MessageGroupID = "g" + strconv.Itoa((w*per+i+j)%64)
-						en.MessageDeduplicationID = fmt.Sprintf("%d-%d", w, i+j)
+						en.MessageDeduplicationID = fmt.Sprintf("%s%d-%d", tag, w, i+j)
 					}
 					entries = append(entries, en)
 				}
-				if _, err := e.SendMessages(context.Background(), tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true}); err != nil {
+				res, err := e.SendMessages(context.Background(), tidemq.SendMessagesParams{Queue: queue, Entries: entries, Batch: true})
+				if err != nil {
 					b.Error(err)
 					return
+				}
+				for _, r := range res {
+					if r.Err != nil { // a batch answers an entry's failure in its result
+						b.Error(r.Err)
+						return
+					}
 				}
 			}
 		}(w)
