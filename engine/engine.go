@@ -83,6 +83,8 @@ type Engine struct {
 	byName byName // e.queues in name order (queueorder.go)
 	// gauges are the counts of e.queues, side by side (gauges.go).
 	gauges gaugeTable
+	// ahead accounts for the queues' read-aheads (readahead.go).
+	ahead aheadState
 	// busy are the queues the sweep visits: every queue that is not idle
 	// (queue.markBusy), and some that became idle since the last sweep.
 	busy        map[*queue]struct{}
@@ -138,6 +140,7 @@ func Open(o Options) (*Engine, error) {
 		checkpointEvery: max(o.CheckpointInterval, 0),
 		broken:          make(chan struct{}),
 		closing:         make(chan struct{}),
+		ahead:           aheadState{max: aheadBytes, totalMax: aheadTotalBytes},
 	}
 	if o.CheckpointInterval == 0 {
 		e.checkpointEvery = DefaultCheckpointInterval
@@ -168,6 +171,7 @@ func (e *Engine) resetState() {
 	e.byID = make(map[uint64]*queue)
 	e.byName = newByName()
 	e.gauges = gaugeTable{}
+	e.ahead.bytes, e.ahead.queues = 0, make(map[*queue]struct{})
 	e.busy = make(map[*queue]struct{})
 	e.nextQueueID = 0
 	e.handleKey = nil

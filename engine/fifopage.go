@@ -311,16 +311,13 @@ func (q *queue) readGroupRun(g *group, p page, fn func(m *message)) {
 		return
 	}
 	msgs := make([]*message, len(seqs))
-	keys := make([][]byte, len(seqs))
-	for i, seq := range seqs {
-		keys[i] = seqKey(prefixMessage, q.id, seq)
-	}
-	err := storage.ReadEach(q.e.store, keys, func(i int, v []byte) error {
+	err := q.readMessages(p, seqs, func(i int, v []byte) error {
 		m, err := decodeMessage(seqs[i], v)
 		msgs[i] = m
 		return err
 	})
 	if err == nil && p.states {
+		keys := make([][]byte, len(seqs))
 		for i, seq := range seqs {
 			keys[i] = seqKey(prefixState, q.id, seq)
 		}

@@ -41,6 +41,9 @@ type fifoSide struct {
 	handles  map[string]string // latest receipt handle by body
 	old      map[string]string // an earlier handle by body, if any
 	older    bool              // an older binary runs on the store
+	// aheadMax and aheadTotalMax, when set, bound the read-aheads
+	// (readahead.go) to a few records, so that they are dropped often.
+	aheadMax, aheadTotalMax int
 }
 
 func (s *fifoSide) open(t *testing.T, clk *clocktest.Clock) {
@@ -51,6 +54,9 @@ func (s *fifoSide) open(t *testing.T, clk *clocktest.Clock) {
 	e, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.aheadMax > 0 {
+		e.ahead.max, e.ahead.totalMax = s.aheadMax, s.aheadTotalMax
 	}
 	s.e = e
 }
@@ -87,10 +93,30 @@ func TestFIFOPagedMatchesUnpaged(t *testing.T) {
 	}
 }
 
-func runFIFODiff(t *testing.T, seed int64, pageSize, steps int) {
+// TestFIFOPagedMatchesUnpagedSmallReadAhead is TestFIFOPagedMatchesUnpaged
+// with read-aheads bounded to a few records each and a few in all, so
+// that the queues' read-aheads are dropped by their own scans and by each
+// other's.
+func TestFIFOPagedMatchesUnpagedSmallReadAhead(t *testing.T) {
+	seeds := 16
+	if testing.Short() {
+		seeds = 3
+	}
+	for seed := int64(101); seed <= int64(100+seeds); seed++ {
+		pageSize := 16 + 16*int(seed%2)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runFIFODiff(t, seed, pageSize, 400, 1500, 2500) })
+	}
+}
+
+// runFIFODiff runs a workload; ahead, when given, are the paged side's
+// read-ahead bounds (aheadMax, aheadTotalMax).
+func runFIFODiff(t *testing.T, seed int64, pageSize, steps int, ahead ...int) {
 	d := &fifoDiff{t: t, ctx: context.Background(), clk: clocktest.New(time.Unix(1_700_000_000, 0)), seed: seed}
 	for i, ps := range []int{pageSize, 0} {
 		d.sides[i] = &fifoSide{store: mem.New(), pageSize: ps, handles: map[string]string{}, old: map[string]string{}}
+		if i == 0 && len(ahead) == 2 {
+			d.sides[i].aheadMax, d.sides[i].aheadTotalMax = ahead[0], ahead[1]
+		}
 		d.sides[i].open(t, d.clk)
 	}
 	t.Cleanup(func() {

@@ -64,6 +64,10 @@ type queue struct {
 	// included: what --max-queue-bytes limits.
 	bytes int64
 
+	// ahead are message records of a FIFO queue's pages, read ahead of
+	// their groups' page reads (readahead.go).
+	ahead readAhead
+
 	// windows are a FIFO queue's deduplication window and receive
 	// attempts; nil until the first entry (q.win).
 	windows *fifoWindows

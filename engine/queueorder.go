@@ -32,6 +32,7 @@ func (e *Engine) removeQueue(q *queue) {
 	delete(e.byID, q.id)
 	e.byName.t.Delete(q)
 	q.gauges = e.gauges.remove(q.gauges)
+	q.dropAhead()
 }
 
 // SnapshotsAfter returns the snapshots of the first n queues whose names

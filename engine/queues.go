@@ -146,6 +146,7 @@ func (e *Engine) dropMessages(q *queue, t *txn) uint64 {
 	q.timers = nil
 	q.byAge.Clear(false)
 	q.cold.reset()
+	q.dropAhead()
 	if q.fifo {
 		q.groups = newFIFOIndex(q)
 	}
