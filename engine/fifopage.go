@@ -165,7 +165,10 @@ func (q *queue) pageInGroupOne(seq uint64) *message {
 	if q.cold.n == 0 {
 		return nil
 	}
-	v := q.getRecord(prefixMessage, seq)
+	v, ahead := q.ahead.records[seq]
+	if !ahead {
+		v = q.getRecord(prefixMessage, seq)
+	}
 	if v == nil {
 		return nil
 	}
@@ -188,6 +191,9 @@ func (q *queue) pageInGroupOne(seq uint64) *message {
 		if err := decodeState(m, s); err != nil {
 			panic(fmt.Sprintf("engine: message state %d/%d: %v", q.id, seq, err))
 		}
+	}
+	if ahead {
+		q.takeAhead(seq, v)
 	}
 	q.droppedGroup(g, g.cold.pages[i])
 	g.cold.n--

@@ -36,8 +36,11 @@ import (
 type readAhead struct {
 	records map[uint64][]byte
 	bytes   int
-	// hi is where the scans stopped: the records below it that were on
-	// disk and not in memory at a scan's time are here, or were taken.
+	// hi is where the last scan stopped (0: none since the last drop): a
+	// page read that ends below it scans nothing, and one that goes on
+	// past it scans on from it. Records below it may be missing (a gap
+	// a scan jumped, a message in memory when its range was scanned and
+	// paged out since): they are read one by one.
 	hi uint64
 }
 
@@ -57,7 +60,8 @@ const (
 )
 
 // readMessages calls fn with the message record of each of seqs (in
-// ascending order, live messages of g's page p that are not in memory), in
+// ascending order, the live messages of a group's page p that are not in
+// memory), in
 // any order (i says which): from the read-ahead, after one scan that
 // extends it over the rest of their range (keeping the other records it
 // meets), or one by one.
@@ -79,9 +83,9 @@ func (q *queue) readMessages(p page, seqs []uint64, fn func(i int, v []byte) err
 	if len(missing) == 0 {
 		return nil
 	}
-	// Records the read-ahead does not have: a message paged out after a
-	// scan passed it (sent then, its record not yet written), or dropped
-	// with the read-ahead, or a range too sparse to scan.
+	// Records the read-ahead does not have: a message that was in memory
+	// when a scan passed it and was paged out since, a record dropped with
+	// the read-ahead, a gap a scan jumped, or a range too sparse to scan.
 	keys := make([][]byte, len(missing))
 	for j, i := range missing {
 		keys[j] = seqKey(prefixMessage, q.id, seqs[i])
@@ -102,14 +106,17 @@ func (q *queue) scanAhead(p page, seqs []uint64) {
 	if span := hi - lo; span > aheadDensity*uint64(len(seqs)) || p.n == 0 {
 		return
 	}
-	if lo < a.hi || (a.hi > 0 && lo-a.hi <= hi-lo) {
-		lo = a.hi // on from the scanned range, leaving no gap the other groups' pages may fall in
-	}
 	e := q.e
-	est := int(hi-lo) * int(p.bytes/int64(p.n)+64) // records are a bit larger than the messages' sizes
-	if a.bytes+est > e.ahead.max {
-		q.dropAhead()
+	size := int(p.bytes/int64(p.n) + 64) // a record is a bit larger than its message's size
+	from := lo
+	if lo < a.hi || (a.hi > 0 && lo-a.hi <= hi-lo) {
+		from = a.hi // on from the scanned range, leaving no gap the other groups' pages may fall in
 	}
+	if a.bytes+int(hi-from)*size > e.ahead.max {
+		q.dropAhead() // afresh, from the page's first message
+		from = lo
+	}
+	est := int(hi-from) * size
 	if est > e.ahead.max {
 		return
 	}
@@ -127,7 +134,7 @@ func (q *queue) scanAhead(p page, seqs []uint64) {
 		a.records = make(map[uint64][]byte)
 		e.ahead.queues[q] = struct{}{}
 	}
-	err := storage.ScanRange(q.e.store, seqKey(prefixMessage, q.id, lo), seqKey(prefixMessage, q.id, hi), func(k, v []byte) error {
+	err := storage.ScanRange(q.e.store, seqKey(prefixMessage, q.id, from), seqKey(prefixMessage, q.id, hi), func(k, v []byte) error {
 		qid, seq, ok := parseSeqKey(prefixMessage, k)
 		if !ok || qid != q.id {
 			return errCorrupt

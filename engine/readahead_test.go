@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,121 @@ func TestFIFOReadAheadReadsARangeForEveryGroup(t *testing.T) {
 				t.Errorf("drained: %d bytes left in the read-aheads", e.ahead.bytes)
 			}
 		})
+	}
+}
+
+// aheadAccount checks the engine's account of the read-aheads against
+// the queues' own: the bytes of every record held, and the queues that
+// hold some.
+func aheadAccount(t *testing.T, e *Engine) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	total, holders := 0, 0
+	for _, q := range e.queues {
+		n := 0
+		for _, v := range q.ahead.records {
+			n += len(v)
+		}
+		if n != q.ahead.bytes {
+			t.Fatalf("queue %s: %d bytes held, %d counted", q.name, n, q.ahead.bytes)
+		}
+		if _, listed := e.ahead.queues[q]; listed != (q.ahead.records != nil) {
+			t.Fatalf("queue %s: listed %v with records %v", q.name, listed, q.ahead.records != nil)
+		}
+		total += n
+		if q.ahead.records != nil {
+			holders++
+		}
+	}
+	if total != e.ahead.bytes || holders != len(e.ahead.queues) {
+		t.Fatalf("the engine counts %d bytes in %d queues; they hold %d in %d", e.ahead.bytes, len(e.ahead.queues), total, holders)
+	}
+}
+
+// Two FIFO queues drained in turn under an engine bound that holds one
+// read-ahead at a time: each scan makes room by dropping the other's, the
+// account stays exact, and both deliver every group in order. A purge
+// and a DeleteQueue of queues holding records give their bytes back.
+func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
+	const groups, perGroup, pageSize = 8, 60, 64
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.ahead.totalMax = 4000 // about one scan's worth
+	ctx := context.Background()
+	queues := []string{"a.fifo", "b.fifo", "c.fifo", "d.fifo"}
+	for _, name := range queues {
+		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+			t.Fatal(err)
+		}
+		sendTens(t, e, name, groups*perGroup, func(j int) tidemq.SendEntry {
+			g, n := fmt.Sprintf("g%d", j%groups), j/groups
+			body := g + "-" + strconv.Itoa(n)
+			return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
+		})
+	}
+	got := map[string]map[string][]string{"a.fifo": {}, "b.fifo": {}}
+	receive := func(queue string) bool {
+		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dels []tidemq.DeleteEntry
+		for i, m := range msgs {
+			g := strings.SplitN(m.Body, "-", 2)[0]
+			got[queue][g] = append(got[queue][g], m.Body)
+			dels = append(dels, tidemq.DeleteEntry{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle})
+		}
+		if len(dels) > 0 {
+			if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: queue, Entries: dels, Batch: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		aheadAccount(t, e)
+		return len(msgs) > 0
+	}
+	// c and d take a read-ahead each (one page read each), and keep it.
+	for _, name := range []string{"c.fifo", "d.fifo"} {
+		for i := 0; i < 8; i++ {
+			receive := func() {
+				msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: name, MaxNumberOfMessages: new(10)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, m := range msgs {
+					if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: name, Entries: []tidemq.DeleteEntry{{ID: strconv.Itoa(j), ReceiptHandle: m.ReceiptHandle}}, Batch: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			receive()
+		}
+		aheadAccount(t, e)
+	}
+	for more := true; more; {
+		a, b := receive("a.fifo"), receive("b.fifo")
+		more = a || b
+	}
+	for _, queue := range []string{"a.fifo", "b.fifo"} {
+		for g := 0; g < groups; g++ {
+			name := fmt.Sprintf("g%d", g)
+			wantInOrder(t, got[queue][name], name, 0, perGroup)
+		}
+	}
+	// Records held by c and d (if the others' scans left them any) go
+	// with a purge and a delete.
+	if err := e.PurgeQueue(ctx, tidemq.PurgeQueueParams{Queue: "c.fifo"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: "d.fifo"}); err != nil {
+		t.Fatal(err)
+	}
+	aheadAccount(t, e)
+	if e.ahead.bytes != 0 {
+		t.Fatalf("%d bytes left in read-aheads", e.ahead.bytes)
 	}
 }

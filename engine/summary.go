@@ -13,10 +13,11 @@ import (
 // the queues that builds no snapshot for the others and sorts only those
 // it returns. A negative limit returns no snapshot.
 //
-// Unlike Snapshot it applies no deadline and writes nothing: the numbers
-// are those the last operation on each queue or the last sweep (every
-// second by default, Options.SweepInterval) left, so a message whose
-// delay ended since is still counted as delayed until then. Applying the
+// Unlike Snapshot it applies no deadline and writes nothing but its own
+// marks (markTargets): the numbers are those the last operation on each
+// queue or the last sweep (every second by default,
+// Options.SweepInterval) left, so a message whose delay ended since is
+// still counted as delayed until then. Applying the
 // deadlines of 100,000 queues was most of a scrape's time.
 func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
 	var tot tidemq.QueueTotals
@@ -30,8 +31,9 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 	pass := e.markTargets(dlqs)
 	// The pass reads the gauges, side by side in their table (gauges.go),
 	// and touches a queue itself only when it holds messages (its oldest
-	// age) or is returned: at 100,000 queues, reading each queue's struct
-	// and name was most of a scrape's time.
+	// age), is returned, or shares the depth of the last one returned
+	// (deepest): at 100,000 queues, reading each queue's struct and name
+	// was most of a scrape's time.
 	k := max(min(limit, len(e.queues)), 0)
 	depths := make(minDepths, 0, k) // the k largest depths
 	e.gauges.each(func(g *gauges) {
@@ -74,24 +76,32 @@ func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot)
 
 // deepest returns the k deepest queues, ties by name (tidemq.DeeperFirst's
 // order), given the depth of the k-th: every queue deeper than that, then
-// those at that depth in name order until there are k. The second part
-// walks the queues by name, reading each one's gauges, until it has them:
-// with many empty queues (the usual case at 100,000) a few more than k.
+// those at that depth in name order until there are k. When few queues
+// share that depth (at most 4k) they are sorted by name; when many do
+// (100,000 empty queues, the usual case), the name-ordered tree is walked
+// until k are found, which takes a few more than k.
 func (e *Engine) deepest(k, kth int) []*queue {
 	top := make([]*queue, 0, k)
+	var ties []*queue
 	e.gauges.each(func(g *gauges) {
-		if g.depth() > kth {
+		switch d := g.depth(); {
+		case d > kth:
 			top = append(top, g.owner)
+		case d == kth && len(ties) <= 4*k:
+			ties = append(ties, g.owner)
 		}
 	})
-	if len(top) < k {
-		e.byName.t.Ascend(func(q *queue) bool {
-			if q.depth() == kth {
-				top = append(top, q)
-			}
-			return len(top) < k
-		})
+	need := k - len(top)
+	if len(ties) <= 4*k {
+		sort.Slice(ties, func(i, j int) bool { return ties[i].name < ties[j].name })
+		return append(top, ties[:need]...)
 	}
+	e.byName.t.Ascend(func(q *queue) bool {
+		if q.depth() == kth {
+			top = append(top, q)
+		}
+		return len(top) < k
+	})
 	return top
 }
 
