@@ -17,6 +17,7 @@
 # and runs this worktree's `tidemq bench --unsigned` against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 if [ $# -lt 3 ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
@@ -37,22 +38,14 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$TMP/tidemq" ./cmd/tidemq
-mkdir -p "$TMP/base"
-git archive "$BASE" | tar -x -C "$TMP/base"
-(cd "$TMP/base" && go build -o "$TMP/tidemq-base" ./cmd/tidemq)
+build_at "$BASE" "$TMP/base" "$TMP/tidemq-base"
 declare -A BIN=([base]="$TMP/tidemq-base" [new]="$TMP/tidemq")
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 run() { # config round
   local port dir
   port=$(free_port)
   dir="$TMP/data-$1-$2"
-  "${BIN[$1]}" serve --data-dir "$dir" --listen "127.0.0.1:$port" >"$TMP/server-$1-$2.log" 2>&1 &
-  SERVER=$!
-  for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  start_embedded "${BIN[$1]}" "$dir" "$port" "$TMP/server-$1-$2.log"
   "$TMP/tidemq" bench "${SCENARIOS[@]}" --endpoint "http://127.0.0.1:$port" --unsigned --json \
     --count "$COUNT" 2>/dev/null |
     python3 -c "
@@ -65,9 +58,7 @@ for l in sys.stdin:
     if 'scenario' in r:
         r['config'], r['round'] = '$1', $2
         print(json.dumps(r))" >>"$TMP/results" || true
-  kill "$SERVER"
-  wait "$SERVER" 2>/dev/null || true
-  SERVER=""
+  stop_server
   rm -rf "$dir"
 }
 

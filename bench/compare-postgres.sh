@@ -67,7 +67,7 @@ as_pg=()
 mkdir -p "$TMP/pg"
 if [ "$(id -u)" = 0 ]; then chown postgres: "$TMP/pg"; as_pg=(runuser -u postgres --); fi
 "${as_pg[@]}" "$PGBIN/initdb" -D "$TMP/pg/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
 PGPORT=$(free_port)
 cat >>"$TMP/pg/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'

@@ -23,6 +23,7 @@
 # stopped and its directory removed. The load generator is always this worktree's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-3}
 QUEUES=${2:-100000}
 BASE=${3:-}
@@ -40,30 +41,20 @@ go build -o "$TMP/tidemq" ./cmd/tidemq
 CONFIGS=(new)
 declare -A BIN=([new]="$TMP/tidemq")
 if [ -n "$BASE" ]; then
-  mkdir -p "$TMP/base"
-  git archive "$BASE" | tar -x -C "$TMP/base"
-  (cd "$TMP/base" && go build -o "$TMP/tidemq-base" ./cmd/tidemq)
+  build_at "$BASE" "$TMP/base" "$TMP/tidemq-base"
   BIN[base]="$TMP/tidemq-base"
   CONFIGS=(base new)
 fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 run() { # config round
   local port dir
   port=$(free_port)
   dir="$TMP/data-$1-$2"
-  "${BIN[$1]}" serve --data-dir "$dir" --listen "127.0.0.1:$port" >"$TMP/server-$1-$2.log" 2>&1 &
-  SERVER=$!
-  for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  start_embedded "${BIN[$1]}" "$dir" "$port" "$TMP/server-$1-$2.log"
   "$TMP/tidemq" bench queues --endpoint "http://127.0.0.1:$port" --unsigned --json --progress=false \
     --queues "$QUEUES" --clients 32 --idle "$IDLE" --server-pid "$SERVER" 2>/dev/null |
     python3 -c "import json,sys; r=json.loads(sys.stdin.read()); r['config']='$1'; r['round']=$2; print(json.dumps(r))" >>"$TMP/results"
-  kill "$SERVER"
-  wait "$SERVER" 2>/dev/null || true
-  SERVER=""
+  stop_server
   rm -rf "$dir"
 }
 
