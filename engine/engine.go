@@ -357,6 +357,7 @@ func (e *Engine) Sweep() map[string]int {
 			q.busy = false
 		}
 	}
+	e.dropIdleAhead(now)
 	if e.checkpointDue(now) {
 		e.writeCheckpoint(t.b, false)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/tidemq/tidemq/storage"
 )
@@ -31,11 +32,14 @@ import (
 //     (a new scan starts afresh), when the engine's would pass
 //     aheadTotalBytes (the other queues' are dropped; if that is not
 //     enough, the read goes record by record), and with the queue
-//     (purge, delete, a reload of the state). e.ahead.bytes is the sum of
+//     (purge, delete, a reload of the state), and by the sweep when no
+//     page read used it for aheadIdle. e.ahead.bytes is the sum of
 //     the queues' sizes, and e.ahead.queues the queues with records.
 type readAhead struct {
 	records map[uint64][]byte
 	bytes   int
+	// used is when a page read last used it (dropIdleAhead).
+	used stamp
 	// hi is where the last scan stopped (0: none since the last drop): a
 	// page read that ends below it scans nothing, and one that goes on
 	// past it scans on from it. Records below it may be missing (a gap
@@ -57,6 +61,9 @@ const (
 	// engine's.
 	aheadBytes      = 32 << 20
 	aheadTotalBytes = 128 << 20
+	// aheadIdle is how long a read-ahead no page read uses is kept: the
+	// sweep drops it then (a queue whose consumers stopped).
+	aheadIdle = 10 * time.Second
 )
 
 // readMessages calls fn with the message record of each of seqs (in
@@ -67,6 +74,7 @@ const (
 // meets), or one by one.
 func (q *queue) readMessages(p page, seqs []uint64, fn func(i int, v []byte) error) error {
 	a := &q.ahead
+	a.used = stampOf(q.e.clock.Now())
 	q.scanAhead(p, seqs)
 	var missing []int
 	for i, seq := range seqs {
@@ -178,4 +186,14 @@ type aheadState struct {
 	// max and totalMax are aheadBytes and aheadTotalBytes (tests make
 	// them smaller).
 	max, totalMax int
+}
+
+// dropIdleAhead drops the read-aheads that no page read used since
+// aheadIdle before now. Called by the sweep.
+func (e *Engine) dropIdleAhead(now time.Time) {
+	for q := range e.ahead.queues {
+		if now.Sub(q.ahead.used.Time()) >= aheadIdle {
+			q.dropAhead()
+		}
+	}
 }

@@ -205,3 +205,61 @@ func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 		t.Fatalf("%d bytes left in read-aheads", e.ahead.bytes)
 	}
 }
+
+// The sweep drops a read-ahead that no page read used for aheadIdle (a
+// queue whose consumers stopped), keeps one in use, and the queue then
+// delivers the rest in order, reading it again.
+func TestIdleReadAheadIsDropped(t *testing.T) {
+	const groups, perGroup, pageSize = 8, 40, 64
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true", "VisibilityTimeout": "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	sendTens(t, e, "q.fifo", groups*perGroup, func(j int) tidemq.SendEntry {
+		g, n := fmt.Sprintf("g%d", j%groups), j/groups
+		body := g + "-" + strconv.Itoa(n)
+		return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
+	})
+	got := map[string][]string{}
+	receive := func() int {
+		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range msgs {
+			g := strings.SplitN(m.Body, "-", 2)[0]
+			got[g] = append(got[g], m.Body)
+			if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q.fifo", Entries: []tidemq.DeleteEntry{{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle}}, Batch: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(msgs)
+	}
+	held := func() int { e.mu.Lock(); defer e.mu.Unlock(); return e.ahead.bytes }
+	for held() == 0 {
+		receive() // until a page read scanned ahead
+	}
+	clk.Advance(aheadIdle - time.Second)
+	e.Sweep()
+	if held() == 0 {
+		t.Fatal("the sweep dropped a read-ahead used a moment ago")
+	}
+	clk.Advance(time.Second)
+	e.Sweep()
+	if n := held(); n != 0 {
+		t.Fatalf("a read-ahead unused for %v: %d bytes left", aheadIdle, n)
+	}
+	aheadAccount(t, e)
+	for receive() > 0 {
+	}
+	for g := 0; g < groups; g++ {
+		name := fmt.Sprintf("g%d", g)
+		wantInOrder(t, got[name], name, 0, perGroup)
+	}
+}
