@@ -29,13 +29,7 @@ shift 3
 SCENARIOS=(send send-batch receive receive-batch fifo)
 [ $# -gt 0 ] && SCENARIOS=("$@")
 
-TMP=$(mktemp -d /tmp/tidemq-embedded.XXXXXX)
-SERVER=""
-cleanup() {
-  [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+use_tmp tidemq-embedded
 
 go build -o "$TMP/tidemq" ./cmd/tidemq
 build_at "$BASE" "$TMP/base" "$TMP/tidemq-base"

@@ -29,13 +29,7 @@ QUEUES=${2:-100000}
 BASE=${3:-}
 IDLE=${4:-40s}
 
-TMP=$(mktemp -d /tmp/tidemq-queues.XXXXXX)
-SERVER=""
-cleanup() {
-  [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+use_tmp tidemq-queues
 
 go build -o "$TMP/tidemq" ./cmd/tidemq
 CONFIGS=(new)

@@ -1,5 +1,13 @@
 # Helpers of the bench/compare-*.sh scripts (sourced, not run).
 
+# use_tmp PREFIX makes TMP, a temporary directory removed at exit with the
+# server SERVER (see start_embedded) stopped.
+use_tmp() {
+  TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+  SERVER=""
+  trap 'if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; fi; rm -rf "$TMP"' EXIT
+}
+
 # free_port prints a free TCP port of 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

@@ -38,6 +38,31 @@ func (s *readSeeks) ReadEach(keys [][]byte, fn func(i int, v []byte) error) erro
 	return storage.ReadEach(s.Store, keys, fn)
 }
 
+// openPagedFIFO opens an engine on store paging with pageSize, and sends
+// perGroup messages to each of groups groups of a FIFO queue of each
+// name, the groups in turn: bodies and deduplication ids g<k>-<n>, n from
+// 0 in each group (wantInOrder's).
+func openPagedFIFO(t *testing.T, store storage.Store, pageSize, groups, perGroup int, names ...string) (*Engine, *clocktest.Clock) {
+	t.Helper()
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	for _, name := range names {
+		if _, err := e.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: name, Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+			t.Fatal(err)
+		}
+		sendTens(t, e, name, groups*perGroup, func(j int) tidemq.SendEntry {
+			g, n := fmt.Sprintf("g%02d", j%groups), j/groups
+			body := g + "-" + strconv.Itoa(n)
+			return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
+		})
+	}
+	return e, clk
+}
+
 // A FIFO queue whose 16 groups were sent to in turn reads its paged
 // messages a range at a time for all the groups, not record by record for
 // each group's page, and delivers every group in order; with the
@@ -51,25 +76,11 @@ func TestFIFOReadAheadReadsARangeForEveryGroup(t *testing.T) {
 	}{{name: "read-ahead", ahead: true}, {name: "record by record"}} {
 		t.Run(c.name, func(t *testing.T) {
 			store := &readSeeks{Store: mem.New()}
-			clk := clocktest.New(time.Unix(1_700_000_000, 0))
-			e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1, PageSize: pageSize})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
+			e, clk := openPagedFIFO(t, store, pageSize, groups, perGroup, "q.fifo")
 			if !c.ahead {
 				e.ahead.max = 1
 			}
-			ctx := context.Background()
-			if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-				t.Fatal(err)
-			}
-			sendTens(t, e, "q.fifo", groups*perGroup, func(j int) tidemq.SendEntry {
-				g, n := fmt.Sprintf("g%02d", j%groups), j/groups
-				body := g + "-" + strconv.Itoa(n)
-				return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
-			})
-			env := &fifoEnv{t: t, ctx: ctx, clk: clk, e: e}
+			env := &fifoEnv{t: t, ctx: context.Background(), clk: clk, e: e}
 			store.seeks = 0
 			got := env.drain()
 			for g := 0; g < groups; g++ {
@@ -125,25 +136,9 @@ func aheadAccount(t *testing.T, e *Engine) {
 // and a DeleteQueue of queues holding records give their bytes back.
 func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 	const groups, perGroup, pageSize = 8, 60, 64
-	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1, PageSize: pageSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, _ := openPagedFIFO(t, mem.New(), pageSize, groups, perGroup, "a.fifo", "b.fifo", "c.fifo", "d.fifo")
 	e.ahead.totalMax = 4000 // about one scan's worth
 	ctx := context.Background()
-	queues := []string{"a.fifo", "b.fifo", "c.fifo", "d.fifo"}
-	for _, name := range queues {
-		if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-			t.Fatal(err)
-		}
-		sendTens(t, e, name, groups*perGroup, func(j int) tidemq.SendEntry {
-			g, n := fmt.Sprintf("g%d", j%groups), j/groups
-			body := g + "-" + strconv.Itoa(n)
-			return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
-		})
-	}
 	got := map[string]map[string][]string{"a.fifo": {}, "b.fifo": {}}
 	receive := func(queue string) bool {
 		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10)})
@@ -188,7 +183,7 @@ func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 	}
 	for _, queue := range []string{"a.fifo", "b.fifo"} {
 		for g := 0; g < groups; g++ {
-			name := fmt.Sprintf("g%d", g)
+			name := fmt.Sprintf("g%02d", g)
 			wantInOrder(t, got[queue][name], name, 0, perGroup)
 		}
 	}
@@ -211,21 +206,8 @@ func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 // delivers the rest in order, reading it again.
 func TestIdleReadAheadIsDropped(t *testing.T) {
 	const groups, perGroup, pageSize = 8, 40, 64
-	clk := clocktest.New(time.Unix(1_700_000_000, 0))
-	e, err := Open(Options{Store: mem.New(), Clock: clk, SweepInterval: -1, PageSize: pageSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, clk := openPagedFIFO(t, mem.New(), pageSize, groups, perGroup, "q.fifo")
 	ctx := context.Background()
-	if _, err := e.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q.fifo", Attributes: map[string]string{"FifoQueue": "true", "VisibilityTimeout": "600"}}); err != nil {
-		t.Fatal(err)
-	}
-	sendTens(t, e, "q.fifo", groups*perGroup, func(j int) tidemq.SendEntry {
-		g, n := fmt.Sprintf("g%d", j%groups), j/groups
-		body := g + "-" + strconv.Itoa(n)
-		return tidemq.SendEntry{Body: body, MessageGroupID: g, MessageDeduplicationID: body}
-	})
 	got := map[string][]string{}
 	receive := func() int {
 		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10)})
@@ -259,7 +241,7 @@ func TestIdleReadAheadIsDropped(t *testing.T) {
 	for receive() > 0 {
 	}
 	for g := 0; g < groups; g++ {
-		name := fmt.Sprintf("g%d", g)
+		name := fmt.Sprintf("g%02d", g)
 		wantInOrder(t, got[name], name, 0, perGroup)
 	}
 }
