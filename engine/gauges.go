@@ -35,12 +35,16 @@ type gauges struct {
 // depth is the queue's visible, in-flight and delayed messages.
 func (g *gauges) depth() int { return g.nReady + g.nInflight + g.nDelayed }
 
-// isDeadLetterQueue reports whether the queue is a dead-letter queue: a
-// RedrivePolicy names it (as of the pass p that marked the targets), it
-// holds dead-lettered messages, or its name says so.
-func (g *gauges) isDeadLetterQueue(p uint64) bool {
-	return g.targeted == p || g.nDeadLettered > 0 || g.namedDLQ
+// deadLetterQueue reports whether the queue is a dead-letter queue: a
+// RedrivePolicy names it (targeted), it holds dead-lettered messages, or
+// its name says so.
+func (g *gauges) deadLetterQueue(targeted bool) bool {
+	return targeted || g.nDeadLettered > 0 || g.namedDLQ
 }
+
+// isDeadLetterQueue is deadLetterQueue with the targets that pass p
+// marked (markTargets).
+func (g *gauges) isDeadLetterQueue(p uint64) bool { return g.deadLetterQueue(g.targeted == p) }
 
 // gaugeChunk is how many slots a chunk of the table holds.
 const gaugeChunk = 1024

@@ -68,10 +68,9 @@ const (
 
 // readMessages calls fn with the message record of each of seqs (in
 // ascending order, the live messages of a group's page p that are not in
-// memory), in
-// any order (i says which): from the read-ahead, after one scan that
-// extends it over the rest of their range (keeping the other records it
-// meets), or one by one.
+// memory), in any order (i says which): from the read-ahead, after one
+// scan that extends it over the rest of their range (keeping the other
+// records it meets), or one by one.
 func (q *queue) readMessages(p page, seqs []uint64, fn func(i int, v []byte) error) error {
 	a := &q.ahead
 	a.used = stampOf(q.e.clock.Now())

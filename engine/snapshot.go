@@ -57,7 +57,6 @@ func (e *Engine) Visit(f func(*tidemq.QueueSnapshot)) bool {
 	}
 	qs := make([]*queue, 0, len(e.queues))
 	e.gauges.each(func(g *gauges) { qs = append(qs, g.owner) }) // the gauges are then read in order
-
 	dlqs := e.deadLetterTargets()
 	epoch := e.epoch
 	h.unlock()
@@ -99,7 +98,7 @@ func (e *Engine) snapshotOf(q *queue, now time.Time, dlqs map[string]bool) tidem
 		Name: q.name, FIFO: q.fifo,
 		Visible: q.nReady, InFlight: q.nInflight, Delayed: q.nDelayed,
 		RetentionSeconds:  int(q.Retention.Seconds()),
-		IsDeadLetterQueue: dlqs[q.name] || q.nDeadLettered > 0 || q.namedDLQ,
+		IsDeadLetterQueue: q.deadLetterQueue(dlqs[q.name]),
 		Stats:             q.counts(),
 		Bytes:             q.bytes, MaxBytes: e.maxQueueBytes,
 	}

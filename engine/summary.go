@@ -17,8 +17,8 @@ import (
 // marks (markTargets): the numbers are those the last operation on each
 // queue or the last sweep (every second by default,
 // Options.SweepInterval) left, so a message whose delay ended since is
-// still counted as delayed until then. Applying the
-// deadlines of 100,000 queues was most of a scrape's time.
+// still counted as delayed until then. Applying the deadlines of 100,000
+// queues was most of a scrape's time.
 func (e *Engine) Summary(limit int) (tidemq.QueueTotals, []tidemq.QueueSnapshot) {
 	var tot tidemq.QueueTotals
 	h := hold{e: e}
