@@ -159,17 +159,7 @@ func TestLegacyDedupRecordsAreReadAndEnd(t *testing.T) {
 	store := mem.New()
 	qid, key := closedFIFOQueue(t, store, clk, "old")
 	rec, _ := json.Marshal(dedupRecord{MessageID: "0e5c1c9a-legacy", Seq: 7, Expires: clk.Now().Add(time.Minute)})
-	b := store.NewBatch()
-	b.Set(dedupKey(qid, key), rec)
-	if _, err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-
-	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openWithRecords(t, store, clk, map[string][]byte{string(dedupKey(qid, key)): rec})
 	send := func() tidemq.SendResult {
 		t.Helper()
 		res, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "f.fifo", Entries: []tidemq.SendEntry{
@@ -203,20 +193,13 @@ func TestLoadKeepsTheLaterWindowOfAKey(t *testing.T) {
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	store := mem.New()
 	qid, key := closedFIFOQueue(t, store, clk, "k")
-	b := store.NewBatch()
 	early, late := clk.Now().Add(time.Minute), clk.Now().Add(3*time.Minute)
-	rec, _ := json.Marshal(dedupRecord{MessageID: "from-w", Seq: 1, Expires: early})
-	b.Set(windowKey(qid, early, key), rec)
-	rec, _ = json.Marshal(dedupRecord{MessageID: "from-d", Seq: 2, Expires: late})
-	b.Set(dedupKey(qid, key), rec)
-	if _, err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	fromW, _ := json.Marshal(dedupRecord{MessageID: "from-w", Seq: 1, Expires: early})
+	fromD, _ := json.Marshal(dedupRecord{MessageID: "from-d", Seq: 2, Expires: late})
+	e := openWithRecords(t, store, clk, map[string][]byte{
+		string(windowKey(qid, early, key)): fromW,
+		string(dedupKey(qid, key)):         fromD,
+	})
 	clk.Advance(2 * time.Minute) // the w/ window has ended, the d/ one has not
 	res, err := e.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "f.fifo", Entries: []tidemq.SendEntry{
 		{ID: "1", Body: "b", MessageGroupID: "g", MessageDeduplicationID: "k"}}})
@@ -249,4 +232,24 @@ func closedFIFOQueue(t *testing.T, store storage.Store, clk *clocktest.Clock, de
 		t.Fatal(err)
 	}
 	return q.id, q.DedupKey("g", dedup)
+}
+
+// openWithRecords writes records (key to value) into store in one batch,
+// as an earlier release or a crash may have left them, then opens an
+// engine on it, closed when the test ends.
+func openWithRecords(t *testing.T, store storage.Store, clk *clocktest.Clock, records map[string][]byte) *Engine {
+	t.Helper()
+	b := store.NewBatch()
+	for k, v := range records {
+		b.Set([]byte(k), v)
+	}
+	if _, err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Store: store, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
