@@ -1,0 +1,280 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+	"github.com/tidemq/tidemq/internal/pgtest"
+)
+
+// Migration 0016 drops the foreign key from messages to queues: an
+// insert's queue is checked by its counter row's upsert (queue_depth keeps
+// its key), and a trigger on queues deletes a deleted queue's messages.
+// These tests hold that to what the key did.
+
+// insertOneSQL inserts one message into queue $1.
+const insertOneSQL = `INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
+	VALUES ($1, nextval('message_seq'), 'm', 'body', 's', 1, 1, 1)`
+
+func queueCheckSchema(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	_, pool := pgtest.SchemaPool(t)
+	if err := migrate(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+func newQueueRow(t *testing.T, pool *pgxpool.Pool, name string) int64 {
+	t.Helper()
+	var id int64
+	if err := pool.QueryRow(context.Background(), `INSERT INTO queues (name, fifo, attrs, created, modified) VALUES ($1, false, '{}', 0, 0) RETURNING id`,
+		name).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func rowsOfQueue(t *testing.T, pool *pgxpool.Pool, id int64) (messages, counters int) {
+	t.Helper()
+	if err := pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM messages WHERE queue_id = $1), (SELECT count(*) FROM queue_depth WHERE queue_id = $1)`,
+		id).Scan(&messages, &counters); err != nil {
+		t.Fatal(err)
+	}
+	return messages, counters
+}
+
+// waitForLockWait waits until a statement starting with prefix waits for a
+// lock in the database.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool, prefix string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE $1 || '%'`, prefix).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no statement %q waits for a lock after 10 s", prefix)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A message for a queue that does not exist is refused with the foreign
+// key's error, which the write paths take for "deleted meanwhile", and a
+// statement of several queues is refused whole when one is missing.
+func TestInsertIntoAMissingQueueFailsLikeTheForeignKey(t *testing.T) {
+	ctx := context.Background()
+	pool := queueCheckSchema(t)
+	id := newQueueRow(t, pool, "q")
+	if _, err := pool.Exec(ctx, insertOneSQL, id+1000); !isForeignKeyViolation(err) {
+		t.Fatalf("insert into a missing queue: %v, want a foreign key violation", err)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
+		SELECT q, nextval('message_seq'), 'm', 'body', 's', 1, 1, 1 FROM unnest($1::bigint[]) AS q`, []int64{id, id, id + 1000})
+	if !isForeignKeyViolation(err) {
+		t.Fatalf("insert into an existing and a missing queue: %v, want a foreign key violation", err)
+	}
+	if m, _ := rowsOfQueue(t, pool, id); m != 0 {
+		t.Fatalf("the refused statement left %d messages", m)
+	}
+	if _, err := pool.Exec(ctx, insertOneSQL, id); err != nil {
+		t.Fatal(err)
+	}
+	if m, c := rowsOfQueue(t, pool, id); m != 1 || c != 1 {
+		t.Fatalf("after one insert: %d messages, %d counter rows; want 1 and 1", m, c)
+	}
+}
+
+// DeleteQueue takes the queue's messages with it, standard and FIFO, and
+// a queue of the same name created again starts empty.
+func TestDeletedQueueTakesItsMessages(t *testing.T) {
+	ctx := context.Background()
+	pool := queueCheckSchema(t)
+	br, err := Open(ctx, Options{Pool: pool, Clock: clocktest.New(time.Unix(1_700_000_000, 0)), SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	other := newQueueRow(t, pool, "other")
+	if _, err := pool.Exec(ctx, insertOneSQL, other); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []tidemq.CreateQueueParams{{Name: "s"}, {Name: "f.fifo", Attributes: map[string]string{
+		tidemq.AttrFifoQueue: "true", tidemq.AttrContentBasedDeduplication: "true"}}} {
+		if _, err := br.CreateQueue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT id FROM queues WHERE name = $1`, p.Name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		var entries []tidemq.SendEntry
+		for _, body := range []string{"a", "b", "c"} {
+			e := tidemq.SendEntry{ID: body, Body: body}
+			if p.Name == "f.fifo" {
+				e.MessageGroupID = "g"
+			}
+			entries = append(entries, e)
+		}
+		if _, err := br.SendMessages(ctx, tidemq.SendMessagesParams{Queue: p.Name, Entries: entries}); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := rowsOfQueue(t, pool, id); m != 3 {
+			t.Fatalf("%s: %d messages before the delete, want 3", p.Name, m)
+		}
+		if err := br.DeleteQueue(ctx, tidemq.DeleteQueueParams{Queue: p.Name}); err != nil {
+			t.Fatal(err)
+		}
+		if m, c := rowsOfQueue(t, pool, id); m != 0 || c != 0 {
+			t.Fatalf("%s deleted: %d messages and %d counter rows left", p.Name, m, c)
+		}
+		if _, err := br.CreateQueue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		a, err := br.GetQueueAttributes(ctx, tidemq.GetQueueAttributesParams{Queue: p.Name, Names: []string{tidemq.AttrApproximateNumberOfMessages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := a[tidemq.AttrApproximateNumberOfMessages]; n != "0" {
+			t.Fatalf("%s created again holds %s messages", p.Name, n)
+		}
+	}
+	if m, _ := rowsOfQueue(t, pool, other); m != 1 {
+		t.Fatalf("another queue's message was deleted with them: %d left", m)
+	}
+}
+
+// The two orders of an insert and its queue's deletion, as the foreign
+// key ordered them: a DELETE waits for an insert that checked the queue
+// and then takes its messages too; an insert that comes after a DELETE
+// waits for it and fails.
+func TestQueueDeleteAndInsertRace(t *testing.T) {
+	ctx := context.Background()
+	pool := queueCheckSchema(t)
+
+	// The insert's counter row is new (its key check locks the queue's
+	// row) or was there already (the insert holds its row lock, which the
+	// queue's cascade must wait for).
+	for _, counted := range []bool{false, true} {
+		name := map[bool]string{false: "insert first, new counter row", true: "insert first, counter row there"}[counted]
+		t.Run(name, func(t *testing.T) {
+			id := newQueueRow(t, pool, name)
+			conn, err := pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Release()
+			want := 0
+			if counted {
+				if _, err := conn.Exec(ctx, insertOneSQL, id); err != nil {
+					t.Fatal(err)
+				}
+				if m, c := rowsOfQueue(t, pool, id); m != 1 || c != 1 {
+					t.Fatalf("%d messages, %d counter rows; want 1 and 1", m, c)
+				}
+			}
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, insertOneSQL, id); err != nil {
+				t.Fatal(err)
+			}
+			deleted := make(chan error, 1)
+			go func() {
+				_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id)
+				deleted <- err
+			}()
+			waitForLockWait(t, pool, "DELETE FROM queues")
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-deleted; err != nil {
+				t.Fatal(err)
+			}
+			if m, c := rowsOfQueue(t, pool, id); m != want || c != 0 {
+				t.Fatalf("the insert committed before the delete left %d messages and %d counter rows", m, c)
+			}
+		})
+	}
+
+	t.Run("delete first", func(t *testing.T) {
+		id := newQueueRow(t, pool, "second")
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		inserted := make(chan error, 1)
+		go func() {
+			_, err := pool.Exec(ctx, insertOneSQL, id)
+			inserted <- err
+		}()
+		waitForLockWait(t, pool, "INSERT INTO messages")
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-inserted; !isForeignKeyViolation(err) {
+			t.Fatalf("insert after the delete: %v, want a foreign key violation", err)
+		}
+		if m, c := rowsOfQueue(t, pool, id); m != 0 || c != 0 {
+			t.Fatalf("%d messages and %d counter rows of the deleted queue", m, c)
+		}
+	})
+
+	t.Run("delete rolled back", func(t *testing.T) {
+		id := newQueueRow(t, pool, "third")
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		inserted := make(chan error, 1)
+		go func() {
+			_, err := pool.Exec(ctx, insertOneSQL, id)
+			inserted <- err
+		}()
+		waitForLockWait(t, pool, "INSERT INTO messages")
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-inserted; err != nil {
+			t.Fatalf("insert after a rolled-back delete: %v", err)
+		}
+		if m, c := rowsOfQueue(t, pool, id); m != 1 || c != 1 {
+			t.Fatalf("%d messages and %d counter rows, want 1 and 1", m, c)
+		}
+	})
+}
+
+// The size column inlines tidemq_message_size (0017): a SQL function,
+// whose attributes' part alone is PL/pgSQL. TestQueueBytesMigrationBackfills
+// checks what it counts.
+func TestMessageSizeIsInlinable(t *testing.T) {
+	pool := queueCheckSchema(t)
+	var lang string
+	err := pool.QueryRow(context.Background(), `SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		WHERE p.proname = 'tidemq_message_size' AND p.pronamespace = current_schema()::regnamespace`).Scan(&lang)
+	if errors.Is(err, pgx.ErrNoRows) || lang != "sql" {
+		t.Fatalf("tidemq_message_size is in %q (%v), want sql", lang, err)
+	}
+}
