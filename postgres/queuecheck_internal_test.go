@@ -51,22 +51,22 @@ func rowsOfQueue(t *testing.T, pool *pgxpool.Pool, id int64) (messages, counters
 	return messages, counters
 }
 
-// waitForLockWait waits until a statement starting with prefix waits for a
-// lock in the database.
-func waitForLockWait(t *testing.T, pool *pgxpool.Pool, prefix string) {
+// waitForLockWait waits until a statement of this database that contains
+// marker waits for a lock.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int
 		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE $1 || '%'`, prefix).Scan(&n); err != nil {
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, $1) > 0`, marker).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no statement %q waits for a lock after 10 s", prefix)
+			t.Fatalf("no statement with %q waits for a lock after 10 s", marker)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -196,10 +196,10 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 			}
 			deleted := make(chan error, 1)
 			go func() {
-				_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id)
+				_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1 /* `+name+` */`, id)
 				deleted <- err
 			}()
-			waitForLockWait(t, pool, "DELETE FROM queues")
+			waitForLockWait(t, pool, "/* "+name+" */")
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -213,21 +213,7 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 	}
 
 	t.Run("delete first", func(t *testing.T) {
-		id := newQueueRow(t, pool, "second")
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id); err != nil {
-			t.Fatal(err)
-		}
-		inserted := make(chan error, 1)
-		go func() {
-			_, err := pool.Exec(ctx, insertOneSQL, id)
-			inserted <- err
-		}()
-		waitForLockWait(t, pool, "INSERT INTO messages")
+		id, tx, inserted := insertAfterDelete(t, pool, "delete first")
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -240,20 +226,7 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 	})
 
 	t.Run("delete rolled back", func(t *testing.T) {
-		id := newQueueRow(t, pool, "third")
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id); err != nil {
-			t.Fatal(err)
-		}
-		inserted := make(chan error, 1)
-		go func() {
-			_, err := pool.Exec(ctx, insertOneSQL, id)
-			inserted <- err
-		}()
-		waitForLockWait(t, pool, "INSERT INTO messages")
+		id, tx, inserted := insertAfterDelete(t, pool, "delete rolled back")
 		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -264,6 +237,31 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 			t.Fatalf("%d messages and %d counter rows, want 1 and 1", m, c)
 		}
 	})
+}
+
+// insertAfterDelete creates a queue named name, deletes it in tx (left
+// open), and starts an insert into it, which it waits to see waiting for
+// a lock; the insert's result comes on inserted.
+func insertAfterDelete(t *testing.T, pool *pgxpool.Pool, name string) (id int64, tx pgx.Tx, inserted chan error) {
+	t.Helper()
+	ctx := context.Background()
+	id = newQueueRow(t, pool, name)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `DELETE FROM queues WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	marker := "/* " + name + " */"
+	inserted = make(chan error, 1)
+	go func() {
+		_, err := pool.Exec(ctx, insertOneSQL+" "+marker, id)
+		inserted <- err
+	}()
+	waitForLockWait(t, pool, marker)
+	return id, tx, inserted
 }
 
 // The size column inlines tidemq_message_size (0017): a SQL function,
