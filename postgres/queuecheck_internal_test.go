@@ -2,7 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,15 +265,97 @@ func insertAfterDelete(t *testing.T, pool *pgxpool.Pool, name string) (id int64,
 	return id, tx, inserted
 }
 
-// The size column inlines tidemq_message_size (0017): a SQL function,
-// whose attributes' part alone is PL/pgSQL. TestQueueBytesMigrationBackfills
-// checks what it counts.
-func TestMessageSizeIsInlinable(t *testing.T) {
+// The size column inlines tidemq_message_size (0017): PostgreSQL expands
+// it into the expression, and its body names tidemq_attrs_size bound at
+// creation, so that it works with an empty search_path, as pg_dump's
+// restore runs when it creates messages. TestQueueBytesMigrationBackfills checks
+// what it counts.
+func TestMessageSizeIsInlined(t *testing.T) {
+	ctx := context.Background()
 	pool := queueCheckSchema(t)
-	var lang string
-	err := pool.QueryRow(context.Background(), `SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-		WHERE p.proname = 'tidemq_message_size' AND p.pronamespace = current_schema()::regnamespace`).Scan(&lang)
-	if errors.Is(err, pgx.ErrNoRows) || lang != "sql" {
-		t.Fatalf("tidemq_message_size is in %q (%v), want sql", lang, err)
+	rows, err := pool.Query(ctx, `EXPLAIN (VERBOSE) SELECT tidemq_message_size(body, attrs) FROM messages`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "\n"); strings.Contains(p, "tidemq_message_size(") || !strings.Contains(p, "tidemq_attrs_size(") {
+		t.Fatalf("tidemq_message_size is not inlined:\n%s", p)
+	}
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	defer conn.Exec(ctx, `RESET search_path`)
+	if _, err := conn.Exec(ctx, `SET search_path = ''`); err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if err := conn.QueryRow(ctx, `SELECT `+pgx.Identifier{schema, "tidemq_message_size"}.Sanitize()+`('body', $1)`,
+		[]byte(`{"k": {"DataType": "String", "StringValue": "v"}}`)).Scan(&size); err != nil {
+		t.Fatalf("the size with an empty search_path: %v", err)
+	}
+	if size != 4+1+6+1 {
+		t.Fatalf("size %d, want 12", size)
+	}
+}
+
+// A DELETE of a queue that waits for a transaction holding one of its
+// messages, which then moves or deletes it (its counter update), ends
+// without a deadlock, as it did with the foreign key's cascade.
+func TestQueueDeleteWaitsForAMessageHolder(t *testing.T) {
+	ctx := context.Background()
+	pool := queueCheckSchema(t)
+	for _, shard := range []bool{false, true} {
+		id := newQueueRow(t, pool, map[bool]string{false: "holder", true: "holder, every shard"}[shard])
+		if _, err := pool.Exec(ctx, insertOneSQL, id); err != nil {
+			t.Fatal(err)
+		}
+		if shard { // a counter row on every shard, the holder's among them
+			if _, err := pool.Exec(ctx, `INSERT INTO queue_depth (queue_id, shard) SELECT $1, s FROM generate_series(0, 63) s ON CONFLICT DO NOTHING`, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM messages WHERE queue_id = $1 FOR UPDATE`, id); err != nil {
+			t.Fatal(err)
+		}
+		marker := fmt.Sprintf("/* holder %d */", id)
+		deleted := make(chan error, 1)
+		go func() {
+			_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1 `+marker, id)
+			deleted <- err
+		}()
+		waitForLockWait(t, pool, marker)
+		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1`, id); err != nil {
+			tx.Rollback(ctx)
+			t.Fatalf("the holder's delete: %v", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatalf("the holder's commit: %v", err)
+		}
+		if err := <-deleted; err != nil {
+			t.Fatalf("DeleteQueue: %v", err)
+		}
+		if m, c := rowsOfQueue(t, pool, id); m != 0 || c != 0 {
+			t.Fatalf("%d messages and %d counter rows left", m, c)
+		}
 	}
 }

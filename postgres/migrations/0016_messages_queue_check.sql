@@ -22,8 +22,13 @@
 --   foreign_key_violation), which the write paths take for "deleted
 --   meanwhile" as before (the group commit retries each request alone; a
 --   send looks at a cached queue again).
--- - The cascade. A trigger on queues deletes a deleted queue's messages in
---   the same transaction, as ON DELETE CASCADE did. It runs after the
+-- - The cascade. Two triggers on queues delete a deleted queue's messages
+--   in the same transaction, as ON DELETE CASCADE did. The first runs
+--   before the keys' cascades, as the old cascade did: it waits for a
+--   transaction that holds one of the queue's messages (a dead-letter
+--   move, a delete) while the counter rows that transaction will update
+--   are still there; deleting the counters first would deadlock with it.
+--   The second runs after the
 --   cascades of the keys (triggers fire in the order of their names), so
 --   after the wait above; a trigger whose name sorted before theirs would
 --   not wait (TestQueueDeleteAndInsertRace). Each statement of a PL/pgSQL
@@ -38,6 +43,8 @@ BEGIN
 	RETURN NULL;
 END
 $$;
+CREATE TRIGGER "A_queues_delete_messages" AFTER DELETE ON queues
+	FOR EACH ROW EXECUTE FUNCTION tidemq_delete_queue_messages();
 CREATE TRIGGER queues_delete_messages AFTER DELETE ON queues
 	FOR EACH ROW EXECUTE FUNCTION tidemq_delete_queue_messages();
 

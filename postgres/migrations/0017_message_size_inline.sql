@@ -20,7 +20,10 @@ BEGIN
 END
 $$;
 
+-- The body is SQL-standard (RETURN), which binds tidemq_attrs_size when
+-- the function is created: a body in quotes would look the name up in the
+-- search_path each time it is inlined, and pg_dump's restore, which runs
+-- with an empty search_path, could not create messages.
 CREATE OR REPLACE FUNCTION tidemq_message_size(body text, attrs bytea) RETURNS integer
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT octet_length(body) + CASE WHEN attrs IS NULL THEN 0 ELSE tidemq_attrs_size(attrs) END
-$$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN octet_length(body) + CASE WHEN attrs IS NULL THEN 0 ELSE tidemq_attrs_size(attrs) END;
