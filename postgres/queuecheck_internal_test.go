@@ -273,22 +273,8 @@ func insertAfterDelete(t *testing.T, pool *pgxpool.Pool, name string) (id int64,
 func TestMessageSizeIsInlined(t *testing.T) {
 	ctx := context.Background()
 	pool := queueCheckSchema(t)
-	rows, err := pool.Query(ctx, `EXPLAIN (VERBOSE) SELECT tidemq_message_size(body, attrs) FROM messages`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if p := strings.Join(plan, "\n"); strings.Contains(p, "tidemq_message_size(") || !strings.Contains(p, "tidemq_attrs_size(") {
+	plan := explain(t, pool, `(VERBOSE) SELECT tidemq_message_size(body, attrs) FROM messages`)
+	if p := plan; strings.Contains(p, "tidemq_message_size(") || !strings.Contains(p, "tidemq_attrs_size(") {
 		t.Fatalf("tidemq_message_size is not inlined:\n%s", p)
 	}
 	var schema string
