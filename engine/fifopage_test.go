@@ -60,29 +60,39 @@ func (env *fifoEnv) send(group string, first, n int) {
 func (env *fifoEnv) drain() map[string][]string {
 	env.t.Helper()
 	out := map[string][]string{}
-	for {
-		msgs, err := env.e.ReceiveMessages(env.ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10)})
+	for receiveAndDelete(env.t, env.e, "q.fifo", out) > 0 {
+	}
+	return out
+}
+
+// receiveAndDelete receives up to 10 messages of queue, appends their
+// bodies to out by group, deletes them in one batch and returns how many
+// it received.
+func receiveAndDelete(t *testing.T, e *Engine, queue string, out map[string][]string) int {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) == 0 {
+		return 0
+	}
+	var dels []tidemq.DeleteEntry
+	for i, m := range msgs {
+		out[m.MessageGroupID] = append(out[m.MessageGroupID], m.Body)
+		dels = append(dels, tidemq.DeleteEntry{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle})
+	}
+	errs, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: queue, Entries: dels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range errs {
 		if err != nil {
-			env.t.Fatal(err)
-		}
-		if len(msgs) == 0 {
-			return out
-		}
-		var dels []tidemq.DeleteEntry
-		for i, m := range msgs {
-			out[m.MessageGroupID] = append(out[m.MessageGroupID], m.Body)
-			dels = append(dels, tidemq.DeleteEntry{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle})
-		}
-		errs, err := env.e.DeleteMessages(env.ctx, tidemq.DeleteMessagesParams{Queue: "q.fifo", Entries: dels})
-		if err != nil {
-			env.t.Fatal(err)
-		}
-		for _, err := range errs {
-			if err != nil {
-				env.t.Fatal(err)
-			}
+			t.Fatal(err)
 		}
 	}
+	return len(msgs)
 }
 
 func (env *fifoEnv) inMemory() (hot, paged int) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -139,43 +138,17 @@ func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 	e, _ := openPagedFIFO(t, mem.New(), pageSize, groups, perGroup, "a.fifo", "b.fifo", "c.fifo", "d.fifo")
 	e.ahead.totalMax = 4000 // about one scan's worth
 	ctx := context.Background()
-	got := map[string]map[string][]string{"a.fifo": {}, "b.fifo": {}}
+	got := map[string]map[string][]string{"a.fifo": {}, "b.fifo": {}, "c.fifo": {}, "d.fifo": {}}
 	receive := func(queue string) bool {
-		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: new(10)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var dels []tidemq.DeleteEntry
-		for i, m := range msgs {
-			g := strings.SplitN(m.Body, "-", 2)[0]
-			got[queue][g] = append(got[queue][g], m.Body)
-			dels = append(dels, tidemq.DeleteEntry{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle})
-		}
-		if len(dels) > 0 {
-			if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: queue, Entries: dels, Batch: true}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		n := receiveAndDelete(t, e, queue, got[queue])
 		aheadAccount(t, e)
-		return len(msgs) > 0
+		return n > 0
 	}
 	// c and d take a read-ahead each (one page read each), and keep it.
 	for _, name := range []string{"c.fifo", "d.fifo"} {
 		for i := 0; i < 8; i++ {
-			receive := func() {
-				msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: name, MaxNumberOfMessages: new(10)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j, m := range msgs {
-					if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: name, Entries: []tidemq.DeleteEntry{{ID: strconv.Itoa(j), ReceiptHandle: m.ReceiptHandle}}, Batch: true}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			receive()
+			receive(name)
 		}
-		aheadAccount(t, e)
 	}
 	for more := true; more; {
 		a, b := receive("a.fifo"), receive("b.fifo")
@@ -207,22 +180,8 @@ func TestFIFOReadAheadsShareTheEngineBound(t *testing.T) {
 func TestIdleReadAheadIsDropped(t *testing.T) {
 	const groups, perGroup, pageSize = 8, 40, 64
 	e, clk := openPagedFIFO(t, mem.New(), pageSize, groups, perGroup, "q.fifo")
-	ctx := context.Background()
 	got := map[string][]string{}
-	receive := func() int {
-		msgs, err := e.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q.fifo", MaxNumberOfMessages: new(10)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range msgs {
-			g := strings.SplitN(m.Body, "-", 2)[0]
-			got[g] = append(got[g], m.Body)
-			if _, err := e.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q.fifo", Entries: []tidemq.DeleteEntry{{ID: strconv.Itoa(i), ReceiptHandle: m.ReceiptHandle}}, Batch: true}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return len(msgs)
-	}
+	receive := func() int { return receiveAndDelete(t, e, "q.fifo", got) }
 	held := func() int { e.mu.Lock(); defer e.mu.Unlock(); return e.ahead.bytes }
 	for held() == 0 {
 		receive() // until a page read scanned ahead
