@@ -17,7 +17,7 @@ import (
 
 // Migration 0016 drops the foreign key from messages to queues: an
 // insert's queue is checked by its counter row's upsert (queue_depth keeps
-// its key), and a trigger on queues deletes a deleted queue's messages.
+// its key), and triggers on queues delete a deleted queue's messages.
 // These tests hold that to what the key did.
 
 // insertOneSQL inserts one message into queue $1.
@@ -178,7 +178,6 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Release()
-			want := 0
 			if counted {
 				if _, err := conn.Exec(ctx, insertOneSQL, id); err != nil {
 					t.Fatal(err)
@@ -195,19 +194,14 @@ func TestQueueDeleteAndInsertRace(t *testing.T) {
 			if _, err := tx.Exec(ctx, insertOneSQL, id); err != nil {
 				t.Fatal(err)
 			}
-			deleted := make(chan error, 1)
-			go func() {
-				_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1 /* `+name+` */`, id)
-				deleted <- err
-			}()
-			waitForLockWait(t, pool, "/* "+name+" */")
+			deleted := deleteQueueBehind(t, pool, id, name)
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-deleted; err != nil {
 				t.Fatal(err)
 			}
-			if m, c := rowsOfQueue(t, pool, id); m != want || c != 0 {
+			if m, c := rowsOfQueue(t, pool, id); m != 0 || c != 0 {
 				t.Fatalf("the insert committed before the delete left %d messages and %d counter rows", m, c)
 			}
 		})
@@ -265,17 +259,32 @@ func insertAfterDelete(t *testing.T, pool *pgxpool.Pool, name string) (id int64,
 	return id, tx, inserted
 }
 
+// deleteQueueBehind starts a DELETE of queue id, marked with name, and
+// waits to see it waiting for a lock (a transaction of the caller's that
+// holds one); the DELETE's result comes on deleted.
+func deleteQueueBehind(t *testing.T, pool *pgxpool.Pool, id int64, name string) (deleted chan error) {
+	t.Helper()
+	marker := "/* " + name + " */"
+	deleted = make(chan error, 1)
+	go func() {
+		_, err := pool.Exec(context.Background(), `DELETE FROM queues WHERE id = $1 `+marker, id)
+		deleted <- err
+	}()
+	waitForLockWait(t, pool, marker)
+	return deleted
+}
+
 // The size column inlines tidemq_message_size (0017): PostgreSQL expands
 // it into the expression, and its body names tidemq_attrs_size bound at
 // creation, so that it works with an empty search_path, as pg_dump's
-// restore runs when it creates messages. TestQueueBytesMigrationBackfills checks
-// what it counts.
+// restore runs when it creates messages. TestQueueBytesMigrationBackfills
+// checks what it counts.
 func TestMessageSizeIsInlined(t *testing.T) {
 	ctx := context.Background()
 	pool := queueCheckSchema(t)
 	plan := explain(t, pool, `(VERBOSE) SELECT tidemq_message_size(body, attrs) FROM messages`)
-	if p := plan; strings.Contains(p, "tidemq_message_size(") || !strings.Contains(p, "tidemq_attrs_size(") {
-		t.Fatalf("tidemq_message_size is not inlined:\n%s", p)
+	if strings.Contains(plan, "tidemq_message_size(") || !strings.Contains(plan, "tidemq_attrs_size(") {
+		t.Fatalf("tidemq_message_size is not inlined:\n%s", plan)
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
@@ -323,13 +332,7 @@ func TestQueueDeleteWaitsForAMessageHolder(t *testing.T) {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM messages WHERE queue_id = $1 FOR UPDATE`, id); err != nil {
 			t.Fatal(err)
 		}
-		marker := fmt.Sprintf("/* holder %d */", id)
-		deleted := make(chan error, 1)
-		go func() {
-			_, err := pool.Exec(ctx, `DELETE FROM queues WHERE id = $1 `+marker, id)
-			deleted <- err
-		}()
-		waitForLockWait(t, pool, marker)
+		deleted := deleteQueueBehind(t, pool, id, fmt.Sprintf("holder %d", id))
 		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1`, id); err != nil {
 			tx.Rollback(ctx)
 			t.Fatalf("the holder's delete: %v", err)

@@ -7,7 +7,7 @@
 -- pgbench, one connection, 73-row inserts into this schema: the key was
 -- about a fifth of an insert's time (docs/performance.md).
 --
--- What the key did is done by what is already there, and one trigger:
+-- What the key did is done by what is already there, and two triggers:
 --
 -- - The check. Every insert into messages runs the statement trigger
 --   tidemq_count_inserted (0007, 0013), which upserts a counter row of
