@@ -79,6 +79,8 @@ type Broker struct {
 	channel string
 
 	waiters waiters
+	// takes gathers the receives of a standard queue (takes.go).
+	takes takes
 
 	// stats and lastReceive are this node's counters since it started,
 	// by queue id.

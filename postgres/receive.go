@@ -168,8 +168,8 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		err = b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
 			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
 			batch.Queue(fifoLockSQL, q.id, stampOf(now), max, q.cutoff(now), max+fifoLockExtra)
-			batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), int64(vt), q.name,
-				client, vt.String(), math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
+			batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), []int64{int64(vt)}, q.name,
+				[]string{string(client)}, []string{vt.String()}, math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
 		}, func(br pgx.BatchResults) error {
 			if _, err := b.scanQueue(br.QueryRow()); err != nil {
 				return err
@@ -181,8 +181,12 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 			if err != nil {
 				return err
 			}
-			taken, _, err = collectReceived(rows)
-			return err
+			got, _, err := collectReceived(rows, 1)
+			if err != nil {
+				return err
+			}
+			taken = got[0]
+			return nil
 		})
 	}
 	if err != nil {
@@ -615,10 +619,11 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 
 // fifoLockedReceiveSQL receives what fifoLockedLineSQL picks, in one
 // statement (the write and the parameters are receiveSQL's:
-// receiveWriteSQL); ord is the line's order.
+// receiveWriteSQL, for one call: every message's slot is 1); ord is the
+// line's order.
 const fifoLockedReceiveSQL = fifoLockedHeads + `,
 	c AS MATERIALIZED (
-		SELECT seq AS c_seq, visible_at AS old_visible, row_number() OVER () AS ord, receive_count >= $9 AS over FROM (
+		SELECT seq AS c_seq, visible_at AS old_visible, row_number() OVER () AS ord, receive_count >= $9 AS over, 1 AS slot FROM (
 			SELECT r.seq, r.visible_at, r.receive_count FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r LIMIT $3) x)
 	` + receiveWriteSQL
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -14,22 +15,30 @@ import (
 )
 
 // receiveSQL receives up to $3 messages of a standard queue in one
-// statement (one round trip, its own transaction): it picks them as
-// standardSQL does (messages back from in flight first, then the others,
-// each in the order they became receivable, skipping rows other receives
-// hold), and writes only what a receive changes: the receive count, the
-// times, the new deadline ($2 + $5), held, and the received event (after a
-// visibility-expired one when the previous receive's end is not in the
-// story yet) appended to events. Messages past the queue's retention ($4)
-// are left for the sweep.
+// statement (one round trip, its own transaction) for one or more
+// ReceiveMessage calls (takes.go): it picks them as standardSQL does
+// (messages back from in flight first, then the others, each in the order
+// they became receivable, skipping rows other receives hold), and writes
+// only what a receive changes: the receive count, the times, the new
+// deadline, held, and the received event (after a visibility-expired one
+// when the previous receive's end is not in the story yet) appended to
+// events. Messages past the queue's retention ($4) are left for the
+// sweep.
+//
+// The k-th message received, in the pick's order, goes to the call
+// $12[k] (1-based), whose visibility timeout ($5[call], nanoseconds),
+// client ($7[call], JSON) and timeout text ($8[call]) it is written with:
+// so the calls a node gathers get what each would have got alone, one
+// after the other.
 //
 // A message already received maxReceiveCount ($9) times is picked but not
-// received: it comes back with over set and its row unchanged, and the
-// caller moves it to the dead-letter queue (deadLetterSeqs).
+// received: it comes back with over set (and slot 0) and its row
+// unchanged, and the caller moves it to the dead-letter queue
+// (deadLetterSeqs).
 //
 // The rows come back in no particular order; ord and old_visible put them
-// in the pick's order.
-const receiveSQL = `WITH c AS (
+// in the pick's order, slot names their call.
+const receiveSQL = `WITH p AS (
 		SELECT * FROM (
 			SELECT seq AS c_seq, visible_at AS old_visible, 0 AS ord, receive_count >= $9 AS over FROM messages
 			WHERE queue_id = $1 AND receive_count > 0 AND visible_at <= $2 AND enqueued_at > $4
@@ -39,13 +48,18 @@ const receiveSQL = `WITH c AS (
 			SELECT seq, visible_at, 1, false FROM messages
 			WHERE queue_id = $1 AND receive_count = 0 AND visible_at <= $2 AND enqueued_at > $4
 			ORDER BY visible_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED) f
-		LIMIT $3)
+		LIMIT $3),
+	c AS (
+		SELECT p.*, CASE WHEN over THEN 0
+			ELSE ($12::int[])[row_number() OVER (PARTITION BY over ORDER BY ord, old_visible, c_seq)] END AS slot
+		FROM p)
 	` + receiveWriteSQL
 
 // receiveWriteSQL is the write of receiveSQL and fifoReceiveSQL: it
 // receives the messages of c (c_seq; over: picked but left as they are,
-// for the caller to dead-letter) and returns them with c's ord and
-// old_visible and over.
+// for the caller to dead-letter; slot: the call whose parameters to
+// write it with, see receiveSQL) and returns them with c's ord,
+// old_visible, over and slot.
 //
 // The rows to write are found by their keys as an array (seq = ANY),
 // besides the join: the planner estimates a queue's rows from the
@@ -58,16 +72,16 @@ const receiveWriteSQL = `UPDATE messages m SET
 		receive_count = CASE WHEN c.over THEN m.receive_count ELSE m.receive_count + 1 END,
 		first_receive = CASE WHEN c.over OR m.first_receive <> 0 THEN m.first_receive ELSE $2 END,
 		received_at = CASE WHEN c.over THEN m.received_at ELSE $2 END,
-		visible_at = CASE WHEN c.over THEN m.visible_at ELSE $2 + $5 END,
+		visible_at = CASE WHEN c.over THEN m.visible_at ELSE $2 + ($5::bigint[])[c.slot] END,
 		held = m.held OR NOT c.over,
 		events = CASE WHEN c.over THEN m.events ELSE tidemq_append_events(m.events,
 			CASE WHEN m.held THEN jsonb_build_array(jsonb_build_object('t', m.visible_at, 'k', 'visibility-expired', 'q', $6::text, 'd', $10::text))
 				ELSE '[]'::jsonb END
-			|| jsonb_build_array(jsonb_build_object('t', $2::bigint, 'k', 'received', 'q', $6::text, 'c', $7::jsonb,
-				'd', 'receive ' || (m.receive_count + 1) || ', visibility timeout ' || $8::text)),
+			|| jsonb_build_array(jsonb_build_object('t', $2::bigint, 'k', 'received', 'q', $6::text, 'c', (($7::text[])[c.slot])::jsonb,
+				'd', 'receive ' || (m.receive_count + 1) || ', visibility timeout ' || ($8::text[])[c.slot])),
 			$11) END
 	FROM c WHERE m.queue_id = $1 AND m.seq = ANY(ARRAY(SELECT c_seq FROM c)) AND m.seq = c.c_seq
-	RETURNING ` + messageCols + `, c.ord, c.old_visible, c.over`
+	RETURNING ` + messageCols + `, c.ord, c.old_visible, c.over, c.slot`
 
 // withExtra is a row whose last columns go to extra after a scanner's.
 type withExtra struct {
@@ -80,14 +94,15 @@ func (r withExtra) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.ex
 // receiveStandard is receiveOnce for a standard queue, on conn: the
 // queue's row was read, now is read only now that the connection is ours
 // (the wait for a connection does not count against the visibility
-// timeout), and each round is one receiveSQL. A round that meets messages
-// over maxReceiveCount moves them (one transaction) and looks again.
+// timeout). The first round is one receiveSQL, which carries the other
+// receives of this queue that arrived meanwhile too (takes.go); a round
+// that meets messages over maxReceiveCount moves them (one transaction),
+// and a call that got fewer than it asked for then looks again alone.
 func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
-	now := r.now
-	b.noteReceive(q.id, now)
+	b.noteReceive(q.id, r.now)
 	vt := p.Visibility(q.Visibility)
-	if err := b.checkInflight(ctx, conn, q, now); err != nil {
+	if err := b.checkInflight(ctx, conn, q, r.now); err != nil {
 		return nil, err
 	}
 	maxRC := math.MaxInt32
@@ -95,39 +110,48 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 		maxRC = q.Redrive.MaxReceiveCount
 	}
 	client, _ := json.Marshal(p.Client)
-	var taken []*message
-	for round := 0; len(taken) < max && round < 10; round++ {
-		var got []*message
-		var over []int64
+	t := &take{max: max, vt: vt, client: string(client)}
+	if _, fenced := tidemq.FenceOf(ctx); fenced {
+		// A fenced leader's receive checks its fence in the statement's
+		// transaction (onConn): it goes alone.
+		t.now = r.now
 		err := b.onConn(ctx, conn, func(db querier) error {
-			rows, err := db.Query(ctx, receiveSQL, q.id, stampOf(now), max-len(taken), q.cutoff(now), int64(vt), q.name,
-				client, vt.String(), maxRC, expiredDetail, tidemq.MaxHistoryEvents)
-			if err != nil {
-				return err
-			}
-			got, over, err = collectReceived(rows)
-			return err
+			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
 		})
 		if err != nil {
 			return nil, err
 		}
-		taken = append(taken, got...)
-		if len(over) == 0 {
-			break
+		if err := b.settleOver(ctx, conn, q, t, r); err != nil {
+			return nil, err
 		}
-		moved, wake, err := b.deadLetterSeqs(ctx, conn, q, over, now)
+	} else if err := b.takes.run(ctx, b, conn, q, t, maxRC, r); err != nil {
+		return nil, err
+	}
+	r.now = t.now
+	taken := t.got
+	if t.noTarget {
+		maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
+	}
+	for round := 1; t.overSeen && len(taken) < max && round < 10; round++ {
+		t.got, t.over, t.overSeen = nil, nil, false
+		t.max = max - len(taken)
+		err := b.onConn(ctx, conn, func(db querier) error {
+			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
+		})
 		if err != nil {
 			return nil, err
 		}
-		r.deadLettered += moved
-		r.wake = append(r.wake, wake...)
-		if wake == nil {
-			maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
+		taken = append(taken, t.got...)
+		if err := b.settleOver(ctx, conn, q, t, r); err != nil {
+			return nil, err
+		}
+		if t.noTarget {
+			maxRC = math.MaxInt32
 		}
 	}
 	if len(taken) == 0 {
 		var next *int64
-		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(now)).Scan(&next); err != nil {
+		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(r.now)).Scan(&next); err != nil {
 			return nil, err
 		}
 		if next != nil {
@@ -142,14 +166,33 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	return r, nil
 }
 
-// collectReceived reads receiveWriteSQL's rows: the messages received, in
-// the pick's order (ord, then when they became receivable, then seq), and
-// the seqs of those it left over maxReceiveCount.
-func collectReceived(rows pgx.Rows) ([]*message, []int64, error) {
+// settleOver moves the messages t's round left over maxReceiveCount
+// (t.over) to q's dead-letter queue, counting them in r, and notes in t
+// when q has no dead-letter queue to move them to.
+func (b *Broker) settleOver(ctx context.Context, conn *pgxpool.Conn, q *queue, t *take, r *received) error {
+	if len(t.over) == 0 {
+		return nil
+	}
+	moved, wake, err := b.deadLetterSeqs(ctx, conn, q, t.over, t.now)
+	if err != nil {
+		return err
+	}
+	r.deadLettered += moved
+	r.wake = append(r.wake, wake...)
+	t.noTarget = wake == nil
+	return nil
+}
+
+// collectReceived reads receiveWriteSQL's rows for calls calls: the
+// messages each call received (by slot), in the pick's order (ord, then
+// when they became receivable, then seq), and the seqs of those it left
+// over maxReceiveCount.
+func collectReceived(rows pgx.Rows, calls int) ([][]*message, []int64, error) {
 	type pick struct {
 		m          *message
 		ord        int64
 		oldVisible int64
+		slot       int32
 	}
 	defer rows.Close()
 	var picks []pick
@@ -157,13 +200,16 @@ func collectReceived(rows pgx.Rows) ([]*message, []int64, error) {
 	for rows.Next() {
 		var pk pick
 		var isOver bool
-		m, err := scanMessage(withExtra{rows, []any{&pk.ord, &pk.oldVisible, &isOver}})
+		m, err := scanMessage(withExtra{rows, []any{&pk.ord, &pk.oldVisible, &isOver, &pk.slot}})
 		if err != nil {
 			return nil, nil, err
 		}
 		if isOver {
 			over = append(over, m.seq)
 			continue
+		}
+		if pk.slot < 1 || int(pk.slot) > calls {
+			return nil, nil, fmt.Errorf("postgres: a received message for call %d of %d", pk.slot, calls)
 		}
 		pk.m = m
 		picks = append(picks, pk)
@@ -181,11 +227,11 @@ func collectReceived(rows pgx.Rows) ([]*message, []int64, error) {
 		}
 		return a.m.seq < c.m.seq
 	})
-	ms := make([]*message, len(picks))
-	for i, pk := range picks {
-		ms[i] = pk.m
+	got := make([][]*message, calls)
+	for _, pk := range picks {
+		got[pk.slot-1] = append(got[pk.slot-1], pk.m)
 	}
-	return ms, over, nil
+	return got, over, nil
 }
 
 // onConn runs fn on conn; when ctx carries a leader's fence, inside a

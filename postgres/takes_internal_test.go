@@ -1,0 +1,294 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+)
+
+// holdTakes marks queue qid's receive statement as running, so that the
+// receives of qid wait behind it until the test hands off.
+func holdTakes(b *Broker, qid int64) *takeQueue {
+	b.takes.mu.Lock()
+	defer b.takes.mu.Unlock()
+	if b.takes.queues == nil {
+		b.takes.queues = map[int64]*takeQueue{}
+	}
+	tq := &takeQueue{running: true}
+	b.takes.queues[qid] = tq
+	return tq
+}
+
+// awaitWaiting returns once n receives wait behind tq.
+func awaitWaiting(t *testing.T, b *Broker, tq *takeQueue, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b.takes.mu.Lock()
+		w := len(tq.waiting)
+		b.takes.mu.Unlock()
+		if w == n {
+			return
+		}
+	}
+	t.Fatalf("%d receives never waited", n)
+}
+
+type receiveResult struct {
+	ms  []*tidemq.Message
+	err error
+}
+
+// receiveBehind starts a receive of queue that waits behind tq and
+// returns once it does (it is the waiting-th).
+func receiveBehind(t *testing.T, ctx context.Context, b *Broker, tq *takeQueue, waiting int, p tidemq.ReceiveMessagesParams) <-chan receiveResult {
+	t.Helper()
+	ch := make(chan receiveResult, 1)
+	go func() {
+		ms, err := b.ReceiveMessages(ctx, p)
+		ch <- receiveResult{ms, err}
+	}()
+	awaitWaiting(t, b, tq, waiting)
+	return ch
+}
+
+func takeParams(queue string, max, vt int, agent string) tidemq.ReceiveMessagesParams {
+	return tidemq.ReceiveMessagesParams{Queue: queue, MaxNumberOfMessages: &max, VisibilityTimeout: &vt,
+		Client: tidemq.ClientInfo{UserAgent: agent}}
+}
+
+func bodies(ms []*tidemq.Message) string {
+	s := ""
+	for _, m := range ms {
+		s += m.Body + " "
+	}
+	return s
+}
+
+func sendNumbered(t *testing.T, b *Broker, queue string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i += 10 {
+		var es []tidemq.SendEntry
+		for j := i; j < min(i+10, to); j++ {
+			es = append(es, tidemq.SendEntry{ID: fmt.Sprint(j), Body: fmt.Sprintf("m%02d", j)})
+		}
+		sendAll(t, b, queue, es)
+	}
+}
+
+func numbered(from, to int) string {
+	s := ""
+	for i := from; i < to; i++ {
+		s += fmt.Sprintf("m%02d ", i)
+	}
+	return s
+}
+
+// Receives of one queue that wait behind its running statement go in one
+// statement, and each gets what it would have got alone, one after the
+// other: as many messages as it asked for, in the queue's order, with its
+// own visibility timeout and its own client in their history.
+func TestGatheredReceivesShareOneStatement(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.getQueue(ctx, b.pool, "q", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendNumbered(t, b, "q", 0, 25)
+
+	tq := holdTakes(b, q.id)
+	calls := []struct {
+		max, vt int
+		agent   string
+		want    string
+	}{
+		{10, 10, "a", numbered(0, 10)},
+		{5, 20, "b", numbered(10, 15)},
+		{10, 40, "c", numbered(15, 25)},
+	}
+	var results []<-chan receiveResult
+	for i, c := range calls {
+		results = append(results, receiveBehind(t, ctx, b, tq, i+1, takeParams("q", c.max, c.vt, c.agent)))
+	}
+	before := b.takes.statements.Load()
+	b.takes.handOff(q.id, tq)
+	for i, c := range calls {
+		r := <-results[i]
+		if r.err != nil {
+			t.Fatalf("call %s: %v", c.agent, r.err)
+		}
+		if got := bodies(r.ms); got != c.want {
+			t.Fatalf("call %s received %q, want %q", c.agent, got, c.want)
+		}
+		for _, m := range r.ms {
+			last := m.History[len(m.History)-1]
+			if last.Kind != tidemq.HistoryReceived || last.Client.UserAgent != c.agent {
+				t.Fatalf("call %s: %s's last event is %+v, want its receive by %s", c.agent, m.Body, last, c.agent)
+			}
+		}
+	}
+	if n := b.takes.statements.Load() - before; n != 1 {
+		t.Fatalf("3 gathered receives ran %d statements, want 1", n)
+	}
+
+	// Each call's messages come back when its own visibility timeout ends.
+	for _, c := range calls {
+		clock.Set(time.Unix(1_700_000_000, 0).Add(time.Duration(c.vt)*time.Second + time.Millisecond))
+		ms, err := b.ReceiveMessages(ctx, takeParams("q", 10, 300, "again"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bodies(ms); got != c.want {
+			t.Fatalf("after %ds, received %q, want call %s's %q", c.vt, got, c.agent, c.want)
+		}
+	}
+}
+
+// A gathered statement that meets messages over maxReceiveCount moves
+// them to the dead-letter queue once, and a call it left short looks
+// again on its own.
+func TestGatheredReceivesDeadLetterOnce(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	for _, p := range []tidemq.CreateQueueParams{
+		{Name: "dlq"},
+		{Name: "src", Attributes: map[string]string{tidemq.AttrRedrivePolicy: `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":1}`}},
+	} {
+		if _, err := b.CreateQueue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q, err := b.getQueue(ctx, b.pool, "src", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendNumbered(t, b, "src", 0, 10)
+	if ms, err := b.ReceiveMessages(ctx, takeParams("src", 10, 30, "first")); err != nil || len(ms) != 10 {
+		t.Fatalf("first receive: %d messages, %v", len(ms), err)
+	}
+	clock.Advance(31 * time.Second) // m00..m09 are back, received once: over maxReceiveCount
+	sendNumbered(t, b, "src", 10, 30)
+
+	tq := holdTakes(b, q.id)
+	a := receiveBehind(t, ctx, b, tq, 1, takeParams("src", 10, 30, "a"))
+	c := receiveBehind(t, ctx, b, tq, 2, takeParams("src", 10, 30, "c"))
+	b.takes.handOff(q.id, tq)
+	// The statement picks the ten that are back first (over: left for the
+	// move) and ten new ones, all for a; c looks again once they moved.
+	for _, r := range []struct {
+		ch   <-chan receiveResult
+		want string
+	}{{a, numbered(10, 20)}, {c, numbered(20, 30)}} {
+		got := <-r.ch
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		if s := bodies(got.ms); s != r.want {
+			t.Fatalf("received %q, want %q", s, r.want)
+		}
+	}
+	ms, err := b.ReceiveMessages(ctx, takeParams("dlq", 10, 30, "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(ms); got != numbered(0, 10) {
+		t.Fatalf("dead-letter queue holds %q, want %q", got, numbered(0, 10))
+	}
+	if ms, err := b.ReceiveMessages(ctx, takeParams("dlq", 10, 30, "dlq")); err != nil || len(ms) != 0 {
+		t.Fatalf("dead-letter queue holds %d more (%v), want none", len(ms), err)
+	}
+}
+
+// The call that runs a gathered statement runs it to the end for the
+// others even when its own client goes away; what it received itself
+// comes back after its visibility timeout, as when an answer is lost.
+func TestGatheredReceiveOutlivesItsRunnersClient(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.getQueue(ctx, b.pool, "q", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendNumbered(t, b, "q", 0, 20)
+
+	tq := holdTakes(b, q.id)
+	gone, cancel := context.WithCancel(ctx)
+	runner := receiveBehind(t, gone, b, tq, 1, takeParams("q", 10, 30, "gone"))
+	other := receiveBehind(t, ctx, b, tq, 2, takeParams("q", 10, 30, "other"))
+	cancel()
+	b.takes.handOff(q.id, tq)
+	<-runner
+	r := <-other
+	if r.err != nil || bodies(r.ms) != numbered(10, 20) {
+		t.Fatalf("the other call received %q (%v), want %q", bodies(r.ms), r.err, numbered(10, 20))
+	}
+	clock.Advance(31 * time.Second)
+	ms, err := b.ReceiveMessages(ctx, takeParams("q", 10, 30, "later"))
+	if err != nil || bodies(ms) != numbered(0, 10) {
+		t.Fatalf("after the timeout, received %q (%v), want the runner's %q", bodies(ms), err, numbered(0, 10))
+	}
+}
+
+// Many consumers of one queue, gathered or not, receive every message
+// exactly once.
+func TestConcurrentReceivesGetEachMessageOnce(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	const n, consumers = 400, 16
+	sendNumbered(t, b, "q", 0, n)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, consumers)
+	for i := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ms, err := b.ReceiveMessages(ctx, takeParams("q", 1+i%10, 300, fmt.Sprint(i)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(ms) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, m := range ms {
+					seen[m.Body]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct messages received, want %d", len(seen), n)
+	}
+	for body, k := range seen {
+		if k != 1 {
+			t.Fatalf("%s received %d times", body, k)
+		}
+	}
+}
