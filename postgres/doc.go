@@ -44,7 +44,10 @@
 // A standard receive takes messages that came back from in flight first,
 // then the others, each kind in the order it became receivable, with FOR
 // UPDATE SKIP LOCKED, so concurrent receives on any node take different
-// messages without waiting for each other. A FIFO receive locks the
+// messages without waiting for each other. On one node, the receives of
+// a queue that arrive while one of its receive statements runs go
+// together in the next (takes.go): each gets its share, in order, as if
+// it had come alone. A FIFO receive locks the
 // groups it serves, skipping those another receive holds (FIFO sends lock
 // their groups too, waiting), and takes messages that are receivable
 // and have no earlier message of their group that is not (a message waits
