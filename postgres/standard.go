@@ -55,7 +55,7 @@ const receiveSQL = `WITH p AS (
 		FROM p)
 	` + receiveWriteSQL
 
-// receiveWriteSQL is the write of receiveSQL and fifoReceiveSQL: it
+// receiveWriteSQL is the write of receiveSQL and fifoLockedReceiveSQL: it
 // receives the messages of c (c_seq; over: picked but left as they are,
 // for the caller to dead-letter; slot: the call whose parameters to
 // write it with, see receiveSQL) and returns them with c's ord,
@@ -110,7 +110,7 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 		maxRC = q.Redrive.MaxReceiveCount
 	}
 	client, _ := json.Marshal(p.Client)
-	t := &take{max: max, vt: vt, client: string(client)}
+	t := &take{max: max, vt: vt, client: string(client), ctx: ctx}
 	if _, fenced := tidemq.FenceOf(ctx); fenced {
 		// A fenced leader's receive checks its fence in the statement's
 		// transaction (onConn): it goes alone.

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,13 @@ import (
 // moved by the call that ran it before the others are answered, so a call
 // that then looks again alone does not meet them.
 //
+// A call whose client goes away while it waits leaves the line, or, once
+// a statement carries it, gets nothing from it; the statement runs to
+// its end for the others whatever becomes of the call running it. The
+// batch's runner uses its own reading of the queue's row (retention,
+// redrive) for all of them: a change made meanwhile applies from the
+// next statement.
+//
 // A fenced leader's receive (tidemq.FenceOf) goes alone, in the
 // transaction that checks its fence.
 
@@ -40,9 +49,10 @@ const maxTakeCalls = 100
 
 // take is one ReceiveMessage call's part of a receive statement.
 type take struct {
-	max    int           // messages it asks for
-	vt     time.Duration // its visibility timeout
-	client string        // its client, as JSON, for the received event
+	max    int             // messages it asks for
+	vt     time.Duration   // its visibility timeout
+	client string          // its client, as JSON, for the received event
+	ctx    context.Context // its call's: once it ends, the call takes nothing
 
 	// Set by the statement that carried it.
 	now      time.Time  // when that statement looked
@@ -76,7 +86,9 @@ type takes struct {
 // run receives for t from q (read by t's caller) on conn, in a statement
 // of its own or of another call of this node, and moves what the
 // statement left over maxReceiveCount (counted in r, of the call that ran
-// it). t.now is when the statement looked.
+// it). t.now is when the statement looked. A call whose ctx ends while it
+// waits leaves the line, or, once a statement carries it, gets nothing
+// from it.
 func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue, t *take, maxRC int, r *received) error {
 	t.done = make(chan struct{})
 	g.mu.Lock()
@@ -92,7 +104,9 @@ func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue
 	if tq.running {
 		tq.waiting = append(tq.waiting, t)
 		g.mu.Unlock()
-		<-t.done
+		if !g.await(ctx, tq, t) {
+			return ctx.Err()
+		}
 		if t.lead == nil {
 			return t.err // another call's statement carried it
 		}
@@ -102,9 +116,27 @@ func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue
 		g.mu.Unlock()
 	}
 
-	// The statement serves calls other than this one: a client that goes
-	// away does not cancel it (what it received comes back after its
-	// visibility timeout, as when an answer is lost).
+	// Whatever happens here, a panic included, the queue's next
+	// statement is handed on and the batch's other calls are answered.
+	roundErr := errUnfinishedTake
+	defer func() {
+		g.handOff(q.id, tq)
+		for _, o := range batch[1:] {
+			o.noTarget = t.noTarget
+			if o.err == nil {
+				o.err = roundErr
+			}
+			close(o.done)
+		}
+	}()
+	// The statement serves calls other than this one: the end of this
+	// call's ctx does not cancel it. A call whose client is gone gets
+	// nothing from it.
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.max, o.err = 0, err
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	g.statements.Add(1)
@@ -112,22 +144,38 @@ func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue
 	for _, o := range batch {
 		o.now = now
 	}
-	err := b.takeRound(sctx, conn, q, now, batch, maxRC)
-	var settled error
-	if err == nil {
-		settled = b.settleOver(sctx, conn, q, t, r)
+	if roundErr = b.takeRound(sctx, conn, q, now, batch, maxRC); roundErr != nil {
+		return roundErr
 	}
-	g.handOff(q.id, tq)
-	for _, o := range batch {
-		if o != t {
-			o.noTarget, o.err = t.noTarget, err
-			close(o.done)
-		}
-	}
-	if err != nil {
+	if err := b.settleOver(sctx, conn, q, t, r); err != nil {
 		return err
 	}
-	return settled
+	return t.err
+}
+
+// errUnfinishedTake is what the calls of a statement that did not finish
+// (its runner panicked) are answered.
+var errUnfinishedTake = errors.New("postgres: a gathered receive statement did not finish")
+
+// await waits until a statement carried t or t is to run the next one
+// (true), or until ctx ends (false), when t leaves tq's line, unless a
+// statement has taken it already: then it waits for that one, which
+// gives it nothing.
+func (g *takes) await(ctx context.Context, tq *takeQueue, t *take) bool {
+	select {
+	case <-t.done:
+		return true
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	if i := slices.Index(tq.waiting, t); i >= 0 {
+		tq.waiting = slices.Delete(tq.waiting, i, i+1)
+		g.mu.Unlock()
+		return false
+	}
+	g.mu.Unlock()
+	<-t.done
+	return true
 }
 
 // handOff ends tq's running statement: the first call waiting runs the
@@ -153,11 +201,16 @@ func (g *takes) handOff(qid int64, tq *takeQueue) {
 // over, and every call learns that there were some.
 func (b *Broker) takeRound(ctx context.Context, db querier, q *queue, now time.Time, batch []*take, maxRC int) error {
 	total := 0
+	for _, t := range batch {
+		total += t.max
+	}
+	if total == 0 {
+		return nil // every call of the batch is gone
+	}
 	vts := make([]int64, len(batch))
 	clients := make([]string, len(batch))
 	vtTexts := make([]string, len(batch))
 	for i, t := range batch {
-		total += t.max
 		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
 	}
 	slots := make([]int32, 0, total)

@@ -209,12 +209,10 @@ func TestGatheredReceivesDeadLetterOnce(t *testing.T) {
 	}
 }
 
-// The call that runs a gathered statement runs it to the end for the
-// others even when its own client goes away; what it received itself
-// comes back after its visibility timeout, as when an answer is lost.
-func TestGatheredReceiveOutlivesItsRunnersClient(t *testing.T) {
+// A receive whose client goes away while it waits leaves the line and
+// takes nothing: the next call gets the messages it would have got.
+func TestGatheredReceiveLeavesWhenItsClientGoes(t *testing.T) {
 	b := openInternal(t)
-	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
 	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
@@ -227,19 +225,71 @@ func TestGatheredReceiveOutlivesItsRunnersClient(t *testing.T) {
 
 	tq := holdTakes(b, q.id)
 	gone, cancel := context.WithCancel(ctx)
-	runner := receiveBehind(t, gone, b, tq, 1, takeParams("q", 10, 30, "gone"))
+	left := receiveBehind(t, gone, b, tq, 1, takeParams("q", 10, 43200, "gone"))
 	other := receiveBehind(t, ctx, b, tq, 2, takeParams("q", 10, 30, "other"))
 	cancel()
-	b.takes.handOff(q.id, tq)
-	<-runner
-	r := <-other
-	if r.err != nil || bodies(r.ms) != numbered(10, 20) {
-		t.Fatalf("the other call received %q (%v), want %q", bodies(r.ms), r.err, numbered(10, 20))
+	select {
+	case r := <-left:
+		if len(r.ms) != 0 {
+			t.Fatalf("the call whose client went away received %q", bodies(r.ms))
+		}
+	case <-time.After(10 * time.Second):
+		b.takes.handOff(q.id, tq) // so that the broker can close
+		t.Fatal("the call whose client went away still waits in the line")
 	}
-	clock.Advance(31 * time.Second)
-	ms, err := b.ReceiveMessages(ctx, takeParams("q", 10, 30, "later"))
+	awaitWaiting(t, b, tq, 1)
+	b.takes.handOff(q.id, tq)
+	r := <-other
+	if r.err != nil || bodies(r.ms) != numbered(0, 10) {
+		t.Fatalf("the other call received %q (%v), want %q", bodies(r.ms), r.err, numbered(0, 10))
+	}
+	ms, err := b.ReceiveMessages(ctx, takeParams("q", 10, 30, "next"))
+	if err != nil || bodies(ms) != numbered(10, 20) {
+		t.Fatalf("the next receive got %q (%v), want %q", bodies(ms), err, numbered(10, 20))
+	}
+}
+
+// A statement that fails answers every call it carried with its error,
+// and the queue's next receives go on.
+func TestGatheredReceiveFailureAnswersEveryCall(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.getQueue(ctx, b.pool, "q", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendNumbered(t, b, "q", 0, 20)
+
+	// Without the function that appends a receive's event, the statement
+	// fails.
+	var def string
+	if err := b.pool.QueryRow(ctx, `SELECT pg_get_functiondef('tidemq_append_events'::regproc)`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `DROP FUNCTION tidemq_append_events`); err != nil {
+		t.Fatal(err)
+	}
+	tq := holdTakes(b, q.id)
+	calls := []<-chan receiveResult{
+		receiveBehind(t, ctx, b, tq, 1, takeParams("q", 10, 30, "a")),
+		receiveBehind(t, ctx, b, tq, 2, takeParams("q", 10, 30, "b")),
+		receiveBehind(t, ctx, b, tq, 3, takeParams("q", 10, 30, "c")),
+	}
+	b.takes.handOff(q.id, tq)
+	for i, ch := range calls {
+		if r := <-ch; r.err == nil || len(r.ms) != 0 {
+			t.Fatalf("call %d of the failed statement: %d messages, error %v", i, len(r.ms), r.err)
+		}
+	}
+	if _, err := b.pool.Exec(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := b.ReceiveMessages(ctx, takeParams("q", 10, 30, "after"))
 	if err != nil || bodies(ms) != numbered(0, 10) {
-		t.Fatalf("after the timeout, received %q (%v), want the runner's %q", bodies(ms), err, numbered(0, 10))
+		t.Fatalf("the receive after the failure got %q (%v), want %q", bodies(ms), err, numbered(0, 10))
 	}
 }
 
