@@ -80,6 +80,22 @@ func sendNumbered(t *testing.T, b *Broker, queue string, from, to int) {
 	}
 }
 
+// numberedQueue creates the standard queue name, sends it m00 to
+// m(n-1), and returns its row.
+func numberedQueue(t *testing.T, b *Broker, name string, n int) *queue {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.getQueue(ctx, b.pool, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendNumbered(t, b, name, 0, n)
+	return q
+}
+
 func numbered(from, to int) string {
 	s := ""
 	for i := from; i < to; i++ {
@@ -96,14 +112,7 @@ func TestGatheredReceivesShareOneStatement(t *testing.T) {
 	b := openInternal(t)
 	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := b.getQueue(ctx, b.pool, "q", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sendNumbered(t, b, "q", 0, 25)
+	q := numberedQueue(t, b, "q", 25)
 
 	tq := holdTakes(b, q.id)
 	calls := []struct {
@@ -214,14 +223,7 @@ func TestGatheredReceivesDeadLetterOnce(t *testing.T) {
 func TestGatheredReceiveLeavesWhenItsClientGoes(t *testing.T) {
 	b := openInternal(t)
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := b.getQueue(ctx, b.pool, "q", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sendNumbered(t, b, "q", 0, 20)
+	q := numberedQueue(t, b, "q", 20)
 
 	tq := holdTakes(b, q.id)
 	gone, cancel := context.WithCancel(ctx)
@@ -254,14 +256,7 @@ func TestGatheredReceiveLeavesWhenItsClientGoes(t *testing.T) {
 func TestGatheredReceiveFailureAnswersEveryCall(t *testing.T) {
 	b := openInternal(t)
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := b.getQueue(ctx, b.pool, "q", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sendNumbered(t, b, "q", 0, 20)
+	q := numberedQueue(t, b, "q", 20)
 
 	// Without the function that appends a receive's event, the statement
 	// fails.
