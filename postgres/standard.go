@@ -111,17 +111,22 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	}
 	client, _ := json.Marshal(p.Client)
 	t := &take{max: max, vt: vt, client: string(client), ctx: ctx}
-	if _, fenced := tidemq.FenceOf(ctx); fenced {
-		// A fenced leader's receive checks its fence in the statement's
-		// transaction (onConn): it goes alone.
-		t.now = r.now
+	// alone is a round of t's own, then the move of what it met over
+	// maxReceiveCount.
+	alone := func() error {
 		err := b.onConn(ctx, conn, func(db querier) error {
 			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := b.settleOver(ctx, conn, q, t, r); err != nil {
+		return b.settleOver(ctx, conn, q, t, r)
+	}
+	if _, fenced := tidemq.FenceOf(ctx); fenced {
+		// A fenced leader's receive checks its fence in the statement's
+		// transaction (onConn): it goes alone.
+		t.now = r.now
+		if err := alone(); err != nil {
 			return nil, err
 		}
 	} else if err := b.takes.run(ctx, b, conn, q, t, maxRC, r); err != nil {
@@ -129,25 +134,16 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	}
 	r.now = t.now
 	taken := t.got
-	if t.noTarget {
-		maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
-	}
 	for round := 1; t.overSeen && len(taken) < max && round < 10; round++ {
+		if t.noTarget {
+			maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
+		}
 		t.got, t.over, t.overSeen = nil, nil, false
 		t.max = max - len(taken)
-		err := b.onConn(ctx, conn, func(db querier) error {
-			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
-		})
-		if err != nil {
+		if err := alone(); err != nil {
 			return nil, err
 		}
 		taken = append(taken, t.got...)
-		if err := b.settleOver(ctx, conn, q, t, r); err != nil {
-			return nil, err
-		}
-		if t.noTarget {
-			maxRC = math.MaxInt32
-		}
 	}
 	if len(taken) == 0 {
 		var next *int64

@@ -28,8 +28,8 @@ import (
 // statement on its connection; when it is done, the first call that
 // waited behind it runs the next one with everything waiting then (up to
 // maxTakeCalls calls), and so on, so every call runs at most one
-// statement and a queue's receives never wait for more than the one
-// running. Messages over maxReceiveCount that a statement meets are
+// gathered statement and a queue's receives never wait for more than the
+// one running. Messages over maxReceiveCount that a statement meets are
 // moved by the call that ran it before the others are answered, so a call
 // that then looks again alone does not meet them.
 //
@@ -210,11 +210,9 @@ func (b *Broker) takeRound(ctx context.Context, db querier, q *queue, now time.T
 	vts := make([]int64, len(batch))
 	clients := make([]string, len(batch))
 	vtTexts := make([]string, len(batch))
-	for i, t := range batch {
-		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
-	}
 	slots := make([]int32, 0, total)
 	for i, t := range batch {
+		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
 		for range t.max {
 			slots = append(slots, int32(i+1))
 		}
