@@ -34,7 +34,7 @@
 // times, deadline) and appends its event to a small jsonb array (events),
 // never the whole story. FIFO sends and receives run in a transaction that
 // locks the groups they touch, sent as one pipeline (the locks, then one
-// statement: fifoSendSQL, fifoLockedReceiveSQL), so a lock is never held
+// statement: fifoSendSQL, fifoTakeReceiveSQL), so a lock is never held
 // across a round trip to the node, nor across the commit's WAL flush,
 // which a second transaction of the same pipeline waits for
 // (queuelock.go).
@@ -47,7 +47,8 @@
 // messages without waiting for each other. On one node, the receives of
 // a queue that arrive while one of its receive statements runs go
 // together in the next (takes.go): each gets its share, in order, as if
-// it had come alone. A FIFO receive locks the
+// it had come alone; on a FIFO queue, each group's ready run goes whole
+// to one of them. A FIFO receive locks the
 // groups it serves, skipping those another receive holds (FIFO sends lock
 // their groups too, waiting), and takes messages that are receivable
 // and have no earlier message of their group that is not (a message waits

@@ -144,57 +144,47 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // ReceiveRequestAttemptId from a queue without a dead-letter queue (q as
 // read before), in one round trip: one pipeline, which PostgreSQL runs as
 // one transaction, reads the queue's row (a queue deleted since q was
-// read is not found), locks the groups it will serve (fifoLockSQL, which
-// skips the groups other receives hold), then receives from them with
-// fifoLockedReceiveSQL (which sees what every receive that held those
+// read is not found), locks the groups it will serve (fifoTakeLockSQL,
+// which skips the groups other receives hold), then receives from them
+// with fifoTakeReceiveSQL (which sees what every receive that held those
 // groups before committed); only an empty receive reads the queue's next
-// deadline, afterwards. So the groups' locks are held for the database's
+// deadline, afterwards. The pipeline carries the other receives of the
+// queue that arrived on this node while one ran (takes.go), each group's
+// ready run going whole to one of them. So the groups' locks are held for the database's
 // work alone, never across a round trip to this node, and receives of
 // different groups never wait for each other. The queue's visibility
 // timeout and retention are q's: a change of them made meanwhile applies
 // from the next receive.
 func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
-	now := r.now
-	b.noteReceive(q.id, now)
-	vt := p.Visibility(q.Visibility)
-	client, _ := json.Marshal(p.Client)
-	max, err := b.fifoRoom(ctx, conn, q, now, max)
+	b.noteReceive(q.id, r.now)
+	max, err := b.fifoRoom(ctx, conn, q, r.now, max)
 	if err != nil {
 		return nil, err
 	}
 	var taken []*message
 	if max > 0 {
-		err = b.lockedPipeline(ctx, conn, func(batch *pgx.Batch) {
-			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
-			batch.Queue(fifoLockSQL, q.id, stampOf(now), max, q.cutoff(now), max+fifoLockExtra)
-			batch.Queue(fifoLockedReceiveSQL, q.id, stampOf(now), max, q.cutoff(now), []int64{int64(vt)}, q.name,
-				[]string{string(client)}, []string{vt.String()}, math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents)
-		}, func(br pgx.BatchResults) error {
-			if _, err := b.scanQueue(br.QueryRow()); err != nil {
-				return err
-			}
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			got, _, err := collectReceived(rows, 1)
-			if err != nil {
-				return err
-			}
-			taken = got[0]
-			return nil
-		})
-	}
-	if err != nil {
-		return nil, err
+		client, _ := json.Marshal(p.Client)
+		t := &take{max: max, vt: p.Visibility(q.Visibility), client: string(client), ctx: ctx}
+		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
+			return b.fifoTakeRound(ctx, conn, q, now, batch)
+		}
+		if _, fenced := tidemq.FenceOf(ctx); fenced {
+			// A fenced leader's receive checks its fence in its own
+			// transaction (lockedPipeline): it goes alone.
+			t.now = r.now
+			err = stmt(ctx, t.now, []*take{t})
+		} else {
+			err = b.takes.run(ctx, b, q, t, stmt, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.now, taken = t.now, t.got
 	}
 	if len(taken) == 0 { // after the lock: when the long poll looks again
 		var next *int64
-		if err := conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(now), 1, q.cutoff(now)).Scan(&next, &r.contended); err != nil {
+		if err := conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(r.now), 1, q.cutoff(r.now)).Scan(&next, &r.contended); err != nil {
 			return nil, err
 		}
 		if next != nil {
@@ -206,6 +196,52 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		r.msgs[i] = m.snapshot(q, b.handle(q, m))
 	}
 	return r, nil
+}
+
+// fifoTakeRound receives from FIFO queue q (read by the caller) for the
+// calls of batch, at now, in one pipeline (receiveFIFOPipelined): the
+// queue's row, fifoTakeLockSQL for what they ask for in all, then
+// fifoTakeReceiveSQL, which hands each call its runs.
+func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue, now time.Time, batch []*take) error {
+	calls := make([]*take, 0, len(batch))
+	var asks []int32
+	total, most := 0, 0
+	for _, t := range batch {
+		if t.max > 0 { // a call that is gone takes nothing
+			calls = append(calls, t)
+			asks = append(asks, int32(t.max))
+			total, most = total+t.max, max(most, t.max)
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	vts, clients, vtTexts := callParams(calls)
+	return b.lockedPipeline(ctx, conn, func(pb *pgx.Batch) {
+		pb.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
+		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), total, q.cutoff(now), total+fifoLockExtra, most)
+		pb.Queue(fifoTakeReceiveSQL, q.id, stampOf(now), total, q.cutoff(now), vts, q.name,
+			clients, vtTexts, math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
+	}, func(br pgx.BatchResults) error {
+		if _, err := b.scanQueue(br.QueryRow()); err != nil {
+			return err
+		}
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		got, _, err := collectReceived(rows, len(calls))
+		if err != nil {
+			return err
+		}
+		for i, t := range calls {
+			t.got = got[i]
+		}
+		return nil
+	})
 }
 
 // receiveFIFO takes up to max messages from a FIFO queue in one
@@ -492,13 +528,19 @@ const contendedRetry = 20 * time.Millisecond
 
 // fifoRunSQL is the ready run of head h's group: its first $3 messages
 // from the head on, up to the first one not ready.
-const fifoRunSQL = `SELECT * FROM (
+var fifoRunSQL = fifoRun("$3")
+
+// fifoRun is fifoRunSQL's run of at most limit messages (an SQL
+// expression).
+func fifoRun(limit string) string {
+	return `SELECT * FROM (
 		SELECT r.*, bool_and(r.visible_at <= $2) OVER (ORDER BY r.seq) AS run FROM (
 			SELECT * FROM messages m
 			WHERE m.queue_id = $1 AND m.group_id <> '' AND m.group_id >= h.group_id AND m.group_id <= h.group_id
 			  AND m.seq >= h.seq AND m.enqueued_at > $4
-			ORDER BY m.group_id, m.seq LIMIT $3) r) w
+			ORDER BY m.group_id, m.seq LIMIT ` + limit + `) r) w
 	WHERE w.run`
+}
 
 // The groups' locks. A FIFO receive serves a group only while it holds
 // the group's lock, a transaction-scoped advisory lock keyed by the queue
@@ -514,7 +556,7 @@ const fifoRunSQL = `SELECT * FROM (
 //     each other, and it stops once the groups it holds have (by that
 //     snapshot) the messages asked for. It names them, in the line's
 //     order, in a transaction-local setting (fifoGroupsSetting).
-//   - fifoLockedReceiveSQL (fifoLockedLineSQL, to read without
+//   - fifoTakeReceiveSQL (fifoLockedLineSQL, to read without
 //     receiving) then takes each named group's ready run on a new
 //     snapshot, the statement's own. PostgreSQL releases a transaction's
 //     locks only after its commit is visible to every new snapshot, so
@@ -568,7 +610,14 @@ const fifoQueueKey = `hashtext(current_schema() || ':' || $1::bigint::text)`
 // puts one that came back behind one that did not), and
 // fifoLockedHeads puts them in the line's order. The heads are walked
 // lazily: only as far as the locks it needed.
-var fifoLockSQL = fifoLockWith(``)
+var fifoLockSQL = fifoLockWith(``, "$3")
+
+// fifoTakeLockSQL is fifoLockSQL for the receive statement of one or more
+// calls (fifoTakeReceiveSQL): $3 is what they ask for in all, $6 the
+// most one of them asks for, and a group's run counts as $6 messages at
+// most, as one call takes no more of it (so sixteen calls of one message
+// lock sixteen groups, not one).
+var fifoTakeLockSQL = fifoLockWith(``, "$6")
 
 // fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $6 (a
 // text array) as if other transactions held them: the groups a move or a
@@ -577,18 +626,19 @@ var fifoLockSQL = fifoLockWith(``)
 // not read again round after round (issue 21: a redrive into a busy group
 // read its run once a round, inside one transaction). The caller counts
 // the left-out heads into $5.
-var fifoLockExceptSQL = fifoLockWith(`h.group_id <> ALL($6::text[]) AND `)
+var fifoLockExceptSQL = fifoLockWith(`h.group_id <> ALL($6::text[]) AND `, "$3")
 
 // fifoLockWith is fifoLockSQL where a group's lock is tried only when the
-// condition cond (empty, or a condition followed by AND) holds.
-func fifoLockWith(cond string) string {
+// condition cond (empty, or a condition followed by AND) holds, and a
+// group's run counts as runLimit messages at most (an SQL expression).
+func fifoLockWith(cond, runLimit string) string {
 	return fifoPick("$5") + `,
 	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
 	r AS (
 		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked, 0::bigint AS last
 		UNION ALL
 		SELECT h.i,
-			r.got + CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRunSQL + `) x) ELSE 0 END,
+			r.got + CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRun(runLimit) + `) x) ELSE 0 END,
 			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
 			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
 		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
@@ -598,9 +648,9 @@ func fifoLockWith(cond string) string {
 }
 
 // fifoLockedHeads are the common table expressions of fifoLockedLineSQL
-// and fifoLockedReceiveSQL: hh, the heads of the groups fifoLockSQL
+// and fifoTakeReceiveSQL: hh, the heads of the groups fifoLockSQL
 // locked, in the line (tidemq.GroupHead).
-const fifoLockedHeads = `WITH l AS (
+const fifoLockedHeads = `WITH RECURSIVE l AS (
 		SELECT grp, i FROM unnest(coalesce(nullif(current_setting('` + fifoGroupsSetting + `', true), ''), '{}')::text[])
 			WITH ORDINALITY AS l(grp, i)),
 	hh AS MATERIALIZED (
@@ -617,15 +667,45 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 	SELECT ` + qualified("r", messageCols) + ` FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r
 	LIMIT $3`
 
-// fifoLockedReceiveSQL receives what fifoLockedLineSQL picks, in one
-// statement (the write and the parameters are receiveSQL's:
-// receiveWriteSQL, for one call: every message's slot is 1); ord is the
-// line's order.
-const fifoLockedReceiveSQL = fifoLockedHeads + `,
+// fifoTakeReceiveSQL receives, for one or more calls, the ready runs of
+// the groups fifoTakeLockSQL locked, in one statement (the write and the
+// parameters are receiveSQL's, receiveWriteSQL; $12 holds what each call
+// asks for, every one at least 1, and $13 the most of them). The runs
+// go to the calls group by group in the line, each run whole to one call
+// (at most $13 messages of it): a call takes runs while it has room, and
+// the run that fills it gives it only the messages it has room for; the
+// rest of that run stays in its group, for a later receive, as the
+// group's next messages are never handed to another call while earlier
+// ones are in flight. So each call gets what it would have got alone,
+// one after the other; with one call, the line's first $12[1] messages,
+// group by group. a walks the non-empty runs in the line's order (i),
+// carrying the call they go to and the room it has left; ord is the
+// line's order. (The calls take $3 in all at most: c's LIMIT only tells
+// the planner so, and gives $3 its type.)
+var fifoTakeReceiveSQL = fifoLockedHeads + `,
+	runs AS MATERIALIZED (
+		SELECT h.j, r.seq, r.visible_at, r.receive_count, row_number() OVER (PARTITION BY h.j ORDER BY r.seq) AS k
+		FROM (SELECT seq, group_id, row_number() OVER () AS j FROM hh) h
+			CROSS JOIN LATERAL (` + fifoRunSQLMost + `) r),
+	n AS (SELECT j, count(*) AS len, row_number() OVER (ORDER BY j) AS i FROM runs GROUP BY j),
+	a AS (
+		SELECT 0::bigint AS i, 0::bigint AS j, 1 AS call, ($12::int[])[1]::bigint AS room, 0::bigint AS took
+		UNION ALL
+		SELECT n.i, n.j, s.call, s.room - least(n.len, s.room), least(n.len, s.room)
+		FROM a CROSS JOIN LATERAL (
+				SELECT CASE WHEN a.room = 0 THEN a.call + 1 ELSE a.call END AS call,
+					CASE WHEN a.room = 0 THEN ($12::int[])[a.call + 1]::bigint ELSE a.room END AS room) s
+			JOIN n ON n.i = a.i + 1
+		WHERE s.call <= cardinality($12::int[])),
 	c AS MATERIALIZED (
-		SELECT seq AS c_seq, visible_at AS old_visible, row_number() OVER () AS ord, receive_count >= $9 AS over, 1 AS slot FROM (
-			SELECT r.seq, r.visible_at, r.receive_count FROM hh h CROSS JOIN LATERAL (` + fifoRunSQL + `) r LIMIT $3) x)
+		SELECT r.seq AS c_seq, r.visible_at AS old_visible, row_number() OVER (ORDER BY r.j, r.k) AS ord,
+			r.receive_count >= $9 AS over, a.call AS slot
+		FROM runs r JOIN a ON a.j = r.j AND r.k <= a.took
+		LIMIT $3)
 	` + receiveWriteSQL
+
+// fifoRunSQLMost is fifoRunSQL's run of $13 messages at most.
+var fifoRunSQLMost = fifoRun("$13")
 
 // standardSQL takes up to $3 receivable messages of a standard queue,
 // locked, skipping rows other receives hold (SKIP LOCKED): first those

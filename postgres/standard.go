@@ -55,7 +55,7 @@ const receiveSQL = `WITH p AS (
 		FROM p)
 	` + receiveWriteSQL
 
-// receiveWriteSQL is the write of receiveSQL and fifoLockedReceiveSQL: it
+// receiveWriteSQL is the write of receiveSQL and fifoTakeReceiveSQL: it
 // receives the messages of c (c_seq; over: picked but left as they are,
 // for the caller to dead-letter; slot: the call whose parameters to
 // write it with, see receiveSQL) and returns them with c's ord,
@@ -129,8 +129,14 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 		if err := alone(); err != nil {
 			return nil, err
 		}
-	} else if err := b.takes.run(ctx, b, conn, q, t, maxRC, r); err != nil {
-		return nil, err
+	} else {
+		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
+			return b.takeRound(ctx, conn, q, now, batch, maxRC)
+		}
+		after := func(ctx context.Context) error { return b.settleOver(ctx, conn, q, t, r) }
+		if err := b.takes.run(ctx, b, q, t, stmt, after); err != nil {
+			return nil, err
+		}
 	}
 	r.now = t.now
 	taken := t.got

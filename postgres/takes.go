@@ -8,17 +8,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/tidemq/tidemq"
 )
 
-// Gathered receives. The ReceiveMessage calls on one standard queue that
-// arrive while a receive statement of that queue is running on this node
-// wait for it, and then go together in one receiveSQL, which picks as
-// many messages as they asked for in all and hands the k-th to the call
-// its slot names: each call gets what it would have got alone, in turn,
-// with its own visibility timeout. So sixteen consumers of one queue make
+// Gathered receives. The ReceiveMessage calls on one queue that arrive
+// while a receive statement of that queue is running on this node wait
+// for it, and then go together in one statement, which picks as many
+// messages as they asked for in all and hands each call its share: each
+// gets what it would have got alone, in turn, with its own visibility
+// timeout. On a standard queue that is one receiveSQL, whose slots hand
+// the k-th message to a call; on a FIFO queue (without a dead-letter
+// queue or a ReceiveRequestAttemptId: receiveFIFOPipelined) one pipeline
+// of fifoTakeLockSQL and fifoTakeReceiveSQL, which hands each group's
+// ready run whole to one call. So sixteen consumers of one queue make
 // a few statements of many rows instead of sixteen of ten that skip each
 // other's locks: measured with pgbench on one database, the receive
 // statement moved 9,700–11,900 rows/s as 16 clients of 10 rows and
@@ -75,7 +77,7 @@ type takeQueue struct {
 	waiting []*take
 }
 
-// takes gathers the receives of a node's standard queues, by queue id.
+// takes gathers the receives of a node's queues, by queue id.
 type takes struct {
 	mu     sync.Mutex
 	queues map[int64]*takeQueue
@@ -83,13 +85,18 @@ type takes struct {
 	statements atomic.Int64 // statements run, for tests
 }
 
-// run receives for t from q (read by t's caller) on conn, in a statement
-// of its own or of another call of this node, and moves what the
-// statement left over maxReceiveCount (counted in r, of the call that ran
-// it). t.now is when the statement looked. A call whose ctx ends while it
+// round runs one receive statement for the calls of batch at now, and
+// gives each its messages; an error answers them all.
+type round func(ctx context.Context, now time.Time, batch []*take) error
+
+// run receives for t from q (read by t's caller), in a statement of its
+// own or of another call of this node: the call that runs one runs it
+// with stmt, then after, for itself alone, before the others are
+// answered (the move of what the statement left over maxReceiveCount).
+// t.now is when the statement looked. A call whose ctx ends while it
 // waits leaves the line, or, once a statement carries it, gets nothing
 // from it.
-func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue, t *take, maxRC int, r *received) error {
+func (g *takes) run(ctx context.Context, b *Broker, q *queue, t *take, stmt round, after func(ctx context.Context) error) error {
 	t.done = make(chan struct{})
 	g.mu.Lock()
 	if g.queues == nil {
@@ -144,11 +151,13 @@ func (g *takes) run(ctx context.Context, b *Broker, conn *pgxpool.Conn, q *queue
 	for _, o := range batch {
 		o.now = now
 	}
-	if roundErr = b.takeRound(sctx, conn, q, now, batch, maxRC); roundErr != nil {
+	if roundErr = stmt(sctx, now, batch); roundErr != nil {
 		return roundErr
 	}
-	if err := b.settleOver(sctx, conn, q, t, r); err != nil {
-		return err
+	if after != nil {
+		if err := after(sctx); err != nil {
+			return err
+		}
 	}
 	return t.err
 }
@@ -207,12 +216,9 @@ func (b *Broker) takeRound(ctx context.Context, db querier, q *queue, now time.T
 	if total == 0 {
 		return nil // every call of the batch is gone
 	}
-	vts := make([]int64, len(batch))
-	clients := make([]string, len(batch))
-	vtTexts := make([]string, len(batch))
+	vts, clients, vtTexts := callParams(batch)
 	slots := make([]int32, 0, total)
 	for i, t := range batch {
-		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
 		for range t.max {
 			slots = append(slots, int32(i+1))
 		}
@@ -231,4 +237,17 @@ func (b *Broker) takeRound(ctx context.Context, db querier, q *queue, now time.T
 	}
 	batch[0].over = over
 	return nil
+}
+
+// callParams are the receive statement's arrays of the calls' own
+// parameters (receiveSQL's $5, $7 and $8): their visibility timeouts,
+// clients and timeout texts.
+func callParams(calls []*take) (vts []int64, clients, vtTexts []string) {
+	vts = make([]int64, len(calls))
+	clients = make([]string, len(calls))
+	vtTexts = make([]string, len(calls))
+	for i, t := range calls {
+		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
+	}
+	return vts, clients, vtTexts
 }

@@ -1,0 +1,264 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemq/tidemq"
+	"github.com/tidemq/tidemq/clocktest"
+)
+
+// groupedQueue creates the FIFO queue name and sends it per messages in
+// each of groups, group after group, a millisecond apart: A0, A1, ... in
+// group A. (Heads ready at the same instant would all be locked: the lock
+// statement goes on through the heads of its last one's instant.)
+func groupedQueue(t *testing.T, b *Broker, name string, groups string, per int) *queue {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.getQueue(ctx, b.pool, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		b.clock.(*clocktest.Clock).Advance(time.Millisecond)
+		var es []tidemq.SendEntry
+		for i := range per {
+			body := fmt.Sprintf("%c%d", g, i)
+			es = append(es, tidemq.SendEntry{ID: body, Body: body, MessageGroupID: string(g), MessageDeduplicationID: body})
+			if len(es) == tidemq.MaxBatchEntries || i == per-1 {
+				sendAll(t, b, name, es)
+				es = nil
+			}
+		}
+	}
+	return q
+}
+
+// gathered holds the receives of calls behind q's running statement,
+// lets them go in one statement, and returns what each received, failing
+// unless it was one statement.
+func gathered(t *testing.T, b *Broker, q *queue, calls []tidemq.ReceiveMessagesParams) [][]*tidemq.Message {
+	t.Helper()
+	ctx := context.Background()
+	tq := holdTakes(b, q.id)
+	var results []<-chan receiveResult
+	for i, p := range calls {
+		results = append(results, receiveBehind(t, ctx, b, tq, i+1, p))
+	}
+	before := b.takes.statements.Load()
+	b.takes.handOff(q.id, tq)
+	out := make([][]*tidemq.Message, len(calls))
+	for i := range calls {
+		r := <-results[i]
+		if r.err != nil {
+			t.Fatalf("call %d: %v", i, r.err)
+		}
+		out[i] = r.ms
+	}
+	if n := b.takes.statements.Load() - before; n != 1 {
+		t.Fatalf("%d gathered receives ran %d statements, want 1", len(calls), n)
+	}
+	return out
+}
+
+func trimmed(ms []*tidemq.Message) string { return strings.TrimSpace(bodies(ms)) }
+
+// FIFO receives that wait behind the queue's running statement go in one
+// statement, and the groups' ready runs go to them in the line, each run
+// to one call: a call takes runs while it has room, and the run that
+// fills it gives it only what it has room for, the rest staying in its
+// group behind what is in flight.
+func TestGatheredFIFOReceivesHandEachGroupToOneCall(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	q := groupedQueue(t, b, "q.fifo", "ABCD", 4)
+	start := clock.Now()
+
+	calls := []struct {
+		max, vt int
+		agent   string
+		want    string
+	}{
+		{5, 10, "a", "A0 A1 A2 A3 B0"},
+		{3, 20, "b", "C0 C1 C2"},
+		{10, 40, "c", "D0 D1 D2 D3"},
+	}
+	var ps []tidemq.ReceiveMessagesParams
+	for _, c := range calls {
+		ps = append(ps, takeParams("q.fifo", c.max, c.vt, c.agent))
+	}
+	got := gathered(t, b, q, ps)
+	for i, c := range calls {
+		if s := trimmed(got[i]); s != c.want {
+			t.Fatalf("call %s received %q, want %q", c.agent, s, c.want)
+		}
+		for _, m := range got[i] {
+			last := m.History[len(m.History)-1]
+			if last.Kind != tidemq.HistoryReceived || last.Client.UserAgent != c.agent {
+				t.Fatalf("call %s: %s's last event is %+v, want its receive by %s", c.agent, m.Body, last, c.agent)
+			}
+		}
+	}
+
+	// B and C wait behind their messages in flight: nothing is ready.
+	ctx := context.Background()
+	if ms, err := b.ReceiveMessages(ctx, takeParams("q.fifo", 10, 300, "next")); err != nil || len(ms) != 0 {
+		t.Fatalf("with every group's head in flight, a receive got %q (%v)", trimmed(ms), err)
+	}
+	// Each call's messages come back when its own visibility timeout
+	// ends: after 10 s, a's (A, and B from B0 on).
+	clock.Set(start.Add(10*time.Second + time.Millisecond))
+	ms, err := b.ReceiveMessages(ctx, takeParams("q.fifo", 10, 300, "again"))
+	if err != nil || trimmed(ms) != "A0 A1 A2 A3 B0 B1 B2 B3" {
+		t.Fatalf("after 10 s, received %q (%v), want a's groups A and B", trimmed(ms), err)
+	}
+	clock.Set(start.Add(20*time.Second + time.Millisecond))
+	ms, err = b.ReceiveMessages(ctx, takeParams("q.fifo", 10, 300, "again"))
+	if err != nil || trimmed(ms) != "C0 C1 C2 C3" {
+		t.Fatalf("after 20 s, received %q (%v), want b's group C", trimmed(ms), err)
+	}
+}
+
+// Calls of one message each get one group each: a group counts for as
+// many messages as one call takes, so the statement locks a group per
+// call.
+func TestGatheredFIFOReceivesOfOneMessageGetAGroupEach(t *testing.T) {
+	b := openInternal(t)
+	q := groupedQueue(t, b, "q.fifo", "ABCD", 5)
+	var ps []tidemq.ReceiveMessagesParams
+	for i := range 3 {
+		ps = append(ps, takeParams("q.fifo", 1, 30, fmt.Sprint(i)))
+	}
+	got := gathered(t, b, q, ps)
+	for i, want := range []string{"A0", "B0", "C0"} {
+		if s := trimmed(got[i]); s != want {
+			t.Fatalf("call %d received %q, want %q", i, s, want)
+		}
+	}
+}
+
+// A call whose client goes away once a statement carries it takes
+// nothing from it: the group it would have got goes to the next call.
+func TestGatheredFIFOReceiveTakesNothingForACallThatIsGone(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	q := groupedQueue(t, b, "q.fifo", "ABC", 3)
+	tq := holdTakes(b, q.id)
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := receiveBehind(t, ctx, b, tq, 1, takeParams("q.fifo", 3, 30, "a"))
+	left := receiveBehind(t, gone, b, tq, 2, takeParams("q.fifo", 3, 43200, "gone"))
+	c := receiveBehind(t, ctx, b, tq, 3, takeParams("q.fifo", 3, 30, "c"))
+	before := b.takes.statements.Load()
+	// The hand-off (takes.handOff's) takes the line with the client
+	// already gone: the call cannot leave it, and the statement carries it.
+	b.takes.mu.Lock()
+	cancel()
+	next := tq.waiting
+	tq.waiting = nil
+	next[0].lead = next
+	close(next[0].done)
+	b.takes.mu.Unlock()
+
+	if r := <-left; len(r.ms) != 0 {
+		t.Fatalf("the call whose client went away received %q", trimmed(r.ms))
+	}
+	for _, w := range []struct {
+		ch   <-chan receiveResult
+		want string
+	}{{a, "A0 A1 A2"}, {c, "B0 B1 B2"}} {
+		r := <-w.ch
+		if r.err != nil || trimmed(r.ms) != w.want {
+			t.Fatalf("received %q (%v), want %q", trimmed(r.ms), r.err, w.want)
+		}
+	}
+	if n := b.takes.statements.Load() - before; n != 1 {
+		t.Fatalf("the three calls ran %d statements, want 1", n)
+	}
+	ms, err := b.ReceiveMessages(ctx, takeParams("q.fifo", 10, 30, "next"))
+	if err != nil || trimmed(ms) != "C0 C1 C2" {
+		t.Fatalf("the next receive got %q (%v), want C's run", trimmed(ms), err)
+	}
+}
+
+// Many consumers of one FIFO queue receive every message exactly once,
+// each group's in order, and never a group's message while an earlier
+// one of it is in flight.
+func TestConcurrentFIFOReceivesKeepEachGroupInOrder(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	const groups, per, consumers = "ABCDEFGH", 40, 12
+	groupedQueue(t, b, "q.fifo", groups, per)
+	var mu sync.Mutex
+	next := map[byte]int{} // each group's next message, as deleted
+	var wg sync.WaitGroup
+	errs := make(chan error, consumers)
+	for i := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ms, err := b.ReceiveMessages(ctx, takeParams("q.fifo", 1+i%10, 300, fmt.Sprint(i)))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(ms) == 0 {
+					mu.Lock()
+					done := len(next) == len(groups) && func() bool {
+						for _, n := range next {
+							if n != per {
+								return false
+							}
+						}
+						return true
+					}()
+					mu.Unlock()
+					if done {
+						return
+					}
+					continue
+				}
+				mu.Lock()
+				for _, m := range ms {
+					g, n := m.Body[0], 0
+					fmt.Sscan(m.Body[1:], &n)
+					if n != next[g] {
+						mu.Unlock()
+						errs <- fmt.Errorf("consumer %d received %s, want %c%d next", i, m.Body, g, next[g])
+						return
+					}
+					next[g]++
+				}
+				mu.Unlock()
+				// Delete after the bookkeeping: the group's next message
+				// can be received only once this one is gone.
+				var es []tidemq.DeleteEntry
+				for k, m := range ms {
+					es = append(es, tidemq.DeleteEntry{ID: fmt.Sprint(k), ReceiptHandle: m.ReceiptHandle})
+				}
+				res, err := b.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: "q.fifo", Entries: es, Batch: true})
+				if err == nil {
+					err = errors.Join(res...)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
