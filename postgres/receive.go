@@ -120,23 +120,24 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 	if err := b.refusal(); err != nil {
 		return nil, err
 	}
-	conn, err := b.pool.Acquire(ctx)
+	h := &heldConn{pool: b.pool}
+	defer h.release()
+	conn, err := h.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
 	q, err := b.queueFor(ctx, conn, p.Queue)
 	if err != nil {
 		return nil, err
 	}
 	if q.fifo && p.ReceiveRequestAttemptID == "" && q.Redrive == nil {
-		r, err := b.receiveFIFOPipelined(ctx, conn, q, p, max)
+		r, err := b.receiveFIFOPipelined(ctx, h, q, p, max)
 		return r, b.failure(ctx, err)
 	}
 	if q.fifo {
 		return b.receiveFIFO(ctx, conn, p, max)
 	}
-	r, err := b.receiveStandard(ctx, conn, q, p, max)
+	r, err := b.receiveStandard(ctx, h, q, p, max)
 	return r, b.failure(ctx, err)
 }
 
@@ -155,10 +156,14 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // different groups never wait for each other. The queue's visibility
 // timeout and retention are q's: a change of them made meanwhile applies
 // from the next receive.
-func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+func (b *Broker) receiveFIFOPipelined(ctx context.Context, h *heldConn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
 	b.noteReceive(q.id, r.now)
-	max, err := b.fifoRoom(ctx, conn, q, r.now, max)
+	conn, err := h.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	max, err = b.fifoRoom(ctx, conn, q, r.now, max)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +172,10 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		client, _ := json.Marshal(p.Client)
 		t := &take{max: max, vt: p.Visibility(q.Visibility), client: string(client), ctx: ctx}
 		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
+			conn, err := h.get(ctx)
+			if err != nil {
+				return err
+			}
 			return b.fifoTakeRound(ctx, conn, q, now, batch)
 		}
 		if _, fenced := tidemq.FenceOf(ctx); fenced {
@@ -175,7 +184,7 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 			t.now = r.now
 			err = stmt(ctx, t.now, []*take{t})
 		} else {
-			err = b.takes.run(ctx, b, q, t, stmt, nil)
+			err = b.takes.run(ctx, b, h, q, t, stmt, nil)
 		}
 		if err != nil {
 			return nil, err
@@ -183,6 +192,10 @@ func (b *Broker) receiveFIFOPipelined(ctx context.Context, conn *pgxpool.Conn, q
 		r.now, taken = t.now, t.got
 	}
 	if len(taken) == 0 { // after the lock: when the long poll looks again
+		conn, err := h.get(ctx)
+		if err != nil {
+			return nil, err
+		}
 		var next *int64
 		if err := conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(r.now), 1, q.cutoff(r.now)).Scan(&next, &r.contended); err != nil {
 			return nil, err

@@ -91,17 +91,21 @@ type withExtra struct {
 
 func (r withExtra) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
 
-// receiveStandard is receiveOnce for a standard queue, on conn: the
-// queue's row was read, now is read only now that the connection is ours
-// (the wait for a connection does not count against the visibility
-// timeout). The first round is one receiveSQL, which carries the other
+// receiveStandard is receiveOnce for a standard queue, on h's
+// connection: the queue's row was read, now is read only now that the
+// connection is ours (the wait for a connection does not count against
+// the visibility timeout). The first round is one receiveSQL, which carries the other
 // receives of this queue that arrived meanwhile too (takes.go); a round
 // that meets messages over maxReceiveCount moves them (one transaction),
 // and a call that got fewer than it asked for then looks again alone.
-func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
 	b.noteReceive(q.id, r.now)
 	vt := p.Visibility(q.Visibility)
+	conn, err := h.get(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := b.checkInflight(ctx, conn, q, r.now); err != nil {
 		return nil, err
 	}
@@ -114,7 +118,11 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 	// alone is a round of t's own, then the move of what it met over
 	// maxReceiveCount.
 	alone := func() error {
-		err := b.onConn(ctx, conn, func(db querier) error {
+		conn, err := h.get(ctx) // a call carried by another's statement gave it back
+		if err != nil {
+			return err
+		}
+		err = b.onConn(ctx, conn, func(db querier) error {
 			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
 		})
 		if err != nil {
@@ -130,11 +138,12 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 			return nil, err
 		}
 	} else {
+		// The statement's runner holds a connection again (takes.run).
 		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
-			return b.takeRound(ctx, conn, q, now, batch, maxRC)
+			return b.takeRound(ctx, h.conn, q, now, batch, maxRC)
 		}
-		after := func(ctx context.Context) error { return b.settleOver(ctx, conn, q, t, r) }
-		if err := b.takes.run(ctx, b, q, t, stmt, after); err != nil {
+		after := func(ctx context.Context) error { return b.settleOver(ctx, h.conn, q, t, r) }
+		if err := b.takes.run(ctx, b, h, q, t, stmt, after); err != nil {
 			return nil, err
 		}
 	}
@@ -152,6 +161,10 @@ func (b *Broker) receiveStandard(ctx context.Context, conn *pgxpool.Conn, q *que
 		taken = append(taken, t.got...)
 	}
 	if len(taken) == 0 {
+		conn, err := h.get(ctx)
+		if err != nil {
+			return nil, err
+		}
 		var next *int64
 		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(r.now)).Scan(&next); err != nil {
 			return nil, err

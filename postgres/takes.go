@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/tidemq/tidemq"
 )
 
@@ -93,10 +95,12 @@ type round func(ctx context.Context, now time.Time, batch []*take) error
 // own or of another call of this node: the call that runs one runs it
 // with stmt, then after, for itself alone, before the others are
 // answered (the move of what the statement left over maxReceiveCount).
-// t.now is when the statement looked. A call whose ctx ends while it
-// waits leaves the line, or, once a statement carries it, gets nothing
-// from it.
-func (g *takes) run(ctx context.Context, b *Broker, q *queue, t *take, stmt round, after func(ctx context.Context) error) error {
+// t.now is when the statement looked, read once its runner held a
+// connection. A call whose ctx ends while it waits leaves the line, or,
+// once a statement carries it, gets nothing from it. A call gives its
+// connection (h) back to the pool while it waits; the one that runs a
+// statement takes one again first.
+func (g *takes) run(ctx context.Context, b *Broker, h *heldConn, q *queue, t *take, stmt round, after func(ctx context.Context) error) error {
 	t.done = make(chan struct{})
 	g.mu.Lock()
 	if g.queues == nil {
@@ -111,6 +115,7 @@ func (g *takes) run(ctx context.Context, b *Broker, q *queue, t *take, stmt roun
 	if tq.running {
 		tq.waiting = append(tq.waiting, t)
 		g.mu.Unlock()
+		h.release()
 		if !g.await(ctx, tq, t) {
 			return ctx.Err()
 		}
@@ -146,6 +151,9 @@ func (g *takes) run(ctx context.Context, b *Broker, q *queue, t *take, stmt roun
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	if _, roundErr = h.get(sctx); roundErr != nil {
+		return roundErr
+	}
 	g.statements.Add(1)
 	now := b.clock.Now()
 	for _, o := range batch {
@@ -250,4 +258,35 @@ func callParams(calls []*take) (vts []int64, clients, vtTexts []string) {
 		vts[i], clients[i], vtTexts[i] = int64(t.vt), t.client, t.vt.String()
 	}
 	return vts, clients, vtTexts
+}
+
+// heldConn is a receive's pool connection, which it gives back while it
+// waits in its queue's line (takes.run), so that waiting receives hold
+// none of the pool's connections: with a pool of 20, nineteen receives
+// waiting would leave one for every other request of the node, and no
+// statement could carry more than twenty calls.
+type heldConn struct {
+	pool *pgxpool.Pool
+	conn *pgxpool.Conn
+}
+
+// get returns the connection, taking one from the pool if it was given
+// back.
+func (h *heldConn) get(ctx context.Context) (*pgxpool.Conn, error) {
+	if h.conn == nil {
+		c, err := h.pool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		h.conn = c
+	}
+	return h.conn, nil
+}
+
+// release gives the connection back to the pool, if it is held.
+func (h *heldConn) release() {
+	if h.conn != nil {
+		h.conn.Release()
+		h.conn = nil
+	}
 }

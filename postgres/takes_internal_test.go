@@ -337,3 +337,48 @@ func TestConcurrentReceivesGetEachMessageOnce(t *testing.T) {
 		}
 	}
 }
+
+// Receives waiting in a queue's line hold none of the pool's
+// connections: more of them wait than the pool has connections, the
+// node's other requests go on meanwhile, and one statement carries them
+// all.
+func TestWaitingReceivesGiveTheirConnectionsBack(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	calls := DefaultMaxConns + 10
+	q := numberedQueue(t, b, "q", calls*2)
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
+
+	tq := holdTakes(b, q.id)
+	handOff := sync.OnceFunc(func() { b.takes.handOff(q.id, tq) })
+	t.Cleanup(handOff) // before the broker closes, if the test failed first
+	var results []<-chan receiveResult
+	for i := range calls {
+		results = append(results, receiveBehind(t, ctx, b, tq, i+1, takeParams("q", 2, 30, fmt.Sprint(i))))
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := b.SendMessages(sctx, tidemq.SendMessagesParams{Queue: "other", Entries: []tidemq.SendEntry{{ID: "1", Body: "meanwhile"}}}); err != nil {
+		t.Fatalf("a send while %d receives wait: %v", calls, err)
+	}
+	before := b.takes.statements.Load()
+	handOff()
+	seen := map[string]bool{}
+	for i, ch := range results {
+		r := <-ch
+		if r.err != nil || len(r.ms) != 2 {
+			t.Fatalf("call %d: %d messages, %v", i, len(r.ms), r.err)
+		}
+		for _, m := range r.ms {
+			seen[m.Body] = true
+		}
+	}
+	if len(seen) != calls*2 {
+		t.Fatalf("%d calls received %d distinct messages, want %d", calls, len(seen), calls*2)
+	}
+	if n := b.takes.statements.Load() - before; n != 1 {
+		t.Fatalf("%d gathered receives ran %d statements, want 1", calls, n)
+	}
+}
