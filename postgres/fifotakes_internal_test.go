@@ -13,20 +13,32 @@ import (
 	"github.com/tidemq/tidemq/clocktest"
 )
 
-// groupedQueue creates the FIFO queue name and sends it per messages in
-// each of groups, group after group, a millisecond apart: A0, A1, ... in
-// group A. (Heads ready at the same instant would all be locked: the lock
-// statement goes on through the heads of its last one's instant.)
-func groupedQueue(t *testing.T, b *Broker, name string, groups string, per int) *queue {
+// groupedQueue creates the FIFO queue name (with attrs besides) and
+// sends it per messages in each of groups (sendGroups).
+func groupedQueue(t *testing.T, b *Broker, name string, groups string, per int, attrs ...string) *queue {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
+	a := map[string]string{tidemq.AttrFifoQueue: "true"}
+	for i := 0; i+1 < len(attrs); i += 2 {
+		a[attrs[i]] = attrs[i+1]
+	}
+	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: a}); err != nil {
 		t.Fatal(err)
 	}
 	q, err := b.getQueue(ctx, b.pool, name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sendGroups(t, b, name, groups, per)
+	return q
+}
+
+// sendGroups sends FIFO queue name per messages in each of groups, group
+// after group, a millisecond apart: A0, A1, ... in group A. (Heads ready
+// at the same instant would all be locked: the lock statement goes on
+// through the heads of its last one's instant.)
+func sendGroups(t *testing.T, b *Broker, name string, groups string, per int) {
+	t.Helper()
 	for _, g := range groups {
 		b.clock.(*clocktest.Clock).Advance(time.Millisecond)
 		var es []tidemq.SendEntry
@@ -39,7 +51,6 @@ func groupedQueue(t *testing.T, b *Broker, name string, groups string, per int) 
 			}
 		}
 	}
-	return q
 }
 
 // gathered holds the receives of calls behind q's running statement,
@@ -260,5 +271,79 @@ func TestConcurrentFIFOReceivesKeepEachGroupInOrder(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// dlqQueues creates the FIFO dead-letter queue d.fifo and the FIFO queue
+// s.fifo, whose messages move there after one receive, and sends s.fifo
+// groups.
+func dlqQueues(t *testing.T, b *Broker, groups string, per int) {
+	t.Helper()
+	if _, err := b.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "d.fifo", Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	groupedQueue(t, b, "s.fifo", groups, per, tidemq.AttrRedrivePolicy,
+		`{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:d.fifo","maxReceiveCount":1}`)
+}
+
+// A FIFO group whose head was received maxReceiveCount times gives
+// nothing until the head has moved to the dead-letter queue; then the
+// receive looks again and gets the rest of the group, in order.
+func TestGatheredFIFOReceiveMovesAnOverHeadFirst(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	dlqQueues(t, b, "AB", 3)
+	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
+	}
+	clock.Advance(31 * time.Second) // A0 is back, received once: over maxReceiveCount
+	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "second"))
+	if err != nil || trimmed(ms) != "B0 B1 B2 A1 A2" {
+		t.Fatalf("the receive after A0 came back got %q (%v), want B's run, then A's rest once A0 moved", trimmed(ms), err)
+	}
+	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
+	}
+}
+
+// While the group a head over maxReceiveCount moves into is held in the
+// FIFO dead-letter queue, the head stays, and nothing of its group is
+// received; it moves on a later receive.
+func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	dlqQueues(t, b, "AB", 2)
+	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
+	}
+	clock.Advance(31 * time.Second)
+
+	d, err := b.getQueue(ctx, b.pool, "d.fifo", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, d.id, "A"); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "second"))
+	if err != nil || trimmed(ms) != "B0 B1" {
+		t.Fatalf("with d.fifo's group A held, a receive got %q (%v), want B's run alone", trimmed(ms), err)
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ms, err = b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "third"))
+	if err != nil || trimmed(ms) != "A1" {
+		t.Fatalf("once d.fifo's group A was free, a receive got %q (%v), want A1 (A0 moved)", trimmed(ms), err)
+	}
+	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -114,8 +113,9 @@ type attemptEntry struct {
 	Handle    string       `json:"h"`
 }
 
-// receiveOnce takes up to max messages from the queue: a standard queue's
-// with receiveStandard, a FIFO queue's in one transaction (receiveFIFO).
+// receiveOnce takes up to max messages from the queue: with
+// receiveGathered, or for a FIFO receive with a ReceiveRequestAttemptId in
+// one transaction (receiveFIFO).
 func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	if err := b.refusal(); err != nil {
 		return nil, err
@@ -130,92 +130,30 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 	if err != nil {
 		return nil, err
 	}
-	if q.fifo && p.ReceiveRequestAttemptID == "" && q.Redrive == nil {
-		r, err := b.receiveFIFOPipelined(ctx, h, q, p, max)
-		return r, b.failure(ctx, err)
-	}
-	if q.fifo {
+	if q.fifo && p.ReceiveRequestAttemptID != "" {
 		return b.receiveFIFO(ctx, conn, p, max)
 	}
-	r, err := b.receiveStandard(ctx, h, q, p, max)
+	r, err := b.receiveGathered(ctx, h, q, p, max)
 	return r, b.failure(ctx, err)
 }
 
-// receiveFIFOPipelined is receiveFIFO for a receive without a
-// ReceiveRequestAttemptId from a queue without a dead-letter queue (q as
-// read before), in one round trip: one pipeline, which PostgreSQL runs as
-// one transaction, reads the queue's row (a queue deleted since q was
-// read is not found), locks the groups it will serve (fifoTakeLockSQL,
-// which skips the groups other receives hold), then receives from them
-// with fifoTakeReceiveSQL (which sees what every receive that held those
-// groups before committed); only an empty receive reads the queue's next
-// deadline, afterwards. The pipeline carries the other receives of the
-// queue that arrived on this node while one ran (takes.go), each group's
-// ready run going whole to one of them. So the groups' locks are held for the database's
-// work alone, never across a round trip to this node, and receives of
-// different groups never wait for each other. The queue's visibility
-// timeout and retention are q's: a change of them made meanwhile applies
-// from the next receive.
-func (b *Broker) receiveFIFOPipelined(ctx context.Context, h *heldConn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
-	r := &received{q: q, now: b.clock.Now()}
-	b.noteReceive(q.id, r.now)
-	conn, err := h.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	max, err = b.fifoRoom(ctx, conn, q, r.now, max)
-	if err != nil {
-		return nil, err
-	}
-	var taken []*message
-	if max > 0 {
-		client, _ := json.Marshal(p.Client)
-		t := &take{max: max, vt: p.Visibility(q.Visibility), client: string(client), ctx: ctx}
-		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
-			conn, err := h.get(ctx)
-			if err != nil {
-				return err
-			}
-			return b.fifoTakeRound(ctx, conn, q, now, batch)
-		}
-		if _, fenced := tidemq.FenceOf(ctx); fenced {
-			// A fenced leader's receive checks its fence in its own
-			// transaction (lockedPipeline): it goes alone.
-			t.now = r.now
-			err = stmt(ctx, t.now, []*take{t})
-		} else {
-			err = b.takes.run(ctx, b, h, q, t, stmt, nil)
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.now, taken = t.now, t.got
-	}
-	if len(taken) == 0 { // after the lock: when the long poll looks again
-		conn, err := h.get(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var next *int64
-		if err := conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(r.now), 1, q.cutoff(r.now)).Scan(&next, &r.contended); err != nil {
-			return nil, err
-		}
-		if next != nil {
-			r.next = *next
-		}
-	}
-	r.msgs = make([]*tidemq.Message, len(taken))
-	for i, m := range taken {
-		r.msgs[i] = m.snapshot(q, b.handle(q, m))
-	}
-	return r, nil
-}
-
 // fifoTakeRound receives from FIFO queue q (read by the caller) for the
-// calls of batch, at now, in one pipeline (receiveFIFOPipelined): the
-// queue's row, fifoTakeLockSQL for what they ask for in all, then
-// fifoTakeReceiveSQL, which hands each call its runs.
-func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue, now time.Time, batch []*take) error {
+// calls of batch, at now, in one pipeline, which PostgreSQL runs as one
+// transaction: it reads the queue's row (a queue deleted since q was read
+// is not found), locks the groups it will serve (fifoTakeLockSQL, which
+// skips the groups other receives hold), then receives from them with
+// fifoTakeReceiveSQL (which sees what every receive that held those groups
+// before committed), handing each call its runs. So the groups' locks are
+// held for the database's work alone, never across a round trip to this
+// node, and receives of different groups never wait for each other. The
+// queue's visibility timeout, retention and redrive policy are q's: a
+// change of them made meanwhile applies from the next receive.
+//
+// A group whose head was received maxRC times already gives nothing: its
+// head comes back in batch[0].over, for the caller to move to the
+// dead-letter queue (settleOver), and every call learns that there was
+// one (overSeen), as takeRound does.
+func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue, now time.Time, batch []*take, maxRC int) error {
 	calls := make([]*take, 0, len(batch))
 	var asks []int32
 	total, most := 0, 0
@@ -234,7 +172,7 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 		pb.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
 		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), total, q.cutoff(now), total+fifoLockExtra, most)
 		pb.Queue(fifoTakeReceiveSQL, q.id, stampOf(now), total, q.cutoff(now), vts, q.name,
-			clients, vtTexts, math.MaxInt32, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
+			clients, vtTexts, maxRC, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
 	}, func(br pgx.BatchResults) error {
 		if _, err := b.scanQueue(br.QueryRow()); err != nil {
 			return err
@@ -246,13 +184,14 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 		if err != nil {
 			return err
 		}
-		got, _, err := collectReceived(rows, len(calls))
+		got, over, err := collectReceived(rows, len(calls))
 		if err != nil {
 			return err
 		}
 		for i, t := range calls {
-			t.got = got[i]
+			t.got, t.overSeen = got[i], len(over) > 0
 		}
+		batch[0].over = over
 		return nil
 	})
 }
@@ -691,16 +630,26 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 // group's next messages are never handed to another call while earlier
 // ones are in flight. So each call gets what it would have got alone,
 // one after the other; with one call, the line's first $12[1] messages,
-// group by group. a walks the non-empty runs in the line's order (i),
-// carrying the call they go to and the room it has left; ord is the
-// line's order. (The calls take $3 in all at most: c's LIMIT only tells
-// the planner so, and gives $3 its type.)
+// group by group.
+//
+// A run ends before its first message received $9 times already (over):
+// nothing of its group behind such a message is received before it has
+// moved to the dead-letter queue. An over message that heads its group
+// comes back with over set and its row unchanged, for the caller to move
+// (settleOver); one further on waits until it heads its group.
+//
+// ok are the runs so cut; a walks their groups in the line (i), carrying
+// the call they go to and the room it has left; ord is the line's order.
+// (The calls take $3 in all at most: the LIMIT only tells the planner so,
+// and gives $3 its type.)
 var fifoTakeReceiveSQL = fifoLockedHeads + `,
 	runs AS MATERIALIZED (
-		SELECT h.j, r.seq, r.visible_at, r.receive_count, row_number() OVER (PARTITION BY h.j ORDER BY r.seq) AS k
+		SELECT h.j, r.seq, r.visible_at, row_number() OVER w AS k, count(*) FILTER (WHERE r.receive_count >= $9) OVER w AS overs
 		FROM (SELECT seq, group_id, row_number() OVER () AS j FROM hh) h
-			CROSS JOIN LATERAL (` + fifoRunSQLMost + `) r),
-	n AS (SELECT j, count(*) AS len, row_number() OVER (ORDER BY j) AS i FROM runs GROUP BY j),
+			CROSS JOIN LATERAL (` + fifoRunSQLMost + `) r
+		WINDOW w AS (PARTITION BY h.j ORDER BY r.seq)),
+	ok AS (SELECT * FROM runs WHERE overs = 0),
+	n AS (SELECT j, count(*) AS len, row_number() OVER (ORDER BY j) AS i FROM ok GROUP BY j),
 	a AS (
 		SELECT 0::bigint AS i, 0::bigint AS j, 1 AS call, ($12::int[])[1]::bigint AS room, 0::bigint AS took
 		UNION ALL
@@ -711,10 +660,12 @@ var fifoTakeReceiveSQL = fifoLockedHeads + `,
 			JOIN n ON n.i = a.i + 1
 		WHERE s.call <= cardinality($12::int[])),
 	c AS MATERIALIZED (
-		SELECT r.seq AS c_seq, r.visible_at AS old_visible, row_number() OVER (ORDER BY r.j, r.k) AS ord,
-			r.receive_count >= $9 AS over, a.call AS slot
-		FROM runs r JOIN a ON a.j = r.j AND r.k <= a.took
-		LIMIT $3)
+		SELECT * FROM (
+			SELECT r.seq AS c_seq, r.visible_at AS old_visible, row_number() OVER (ORDER BY r.j, r.k) AS ord, false AS over, a.call AS slot
+			FROM ok r JOIN a ON a.j = r.j AND r.k <= a.took
+			LIMIT $3) t
+		UNION ALL
+		SELECT seq, visible_at, 0, true, 0 FROM runs WHERE k = 1 AND overs = 1)
 	` + receiveWriteSQL
 
 // fifoRunSQLMost is fifoRunSQL's run of $13 messages at most.

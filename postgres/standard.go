@@ -91,14 +91,16 @@ type withExtra struct {
 
 func (r withExtra) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
 
-// receiveStandard is receiveOnce for a standard queue, on h's
-// connection: the queue's row was read, now is read only now that the
-// connection is ours (the wait for a connection does not count against
-// the visibility timeout). The first round is one receiveSQL, which carries the other
-// receives of this queue that arrived meanwhile too (takes.go); a round
-// that meets messages over maxReceiveCount moves them (one transaction),
+// receiveGathered is receiveOnce for a standard queue, and for a FIFO
+// queue without a ReceiveRequestAttemptId, on h's connection: the queue's
+// row was read, now is read only now that the connection is ours (the
+// wait for a connection does not count against the visibility timeout).
+// The first round is one statement (receiveSQL; for a FIFO queue the
+// pipeline of fifoTakeRound), which carries the other receives of this
+// queue that arrived meanwhile too (takes.go); a round that meets
+// messages over maxReceiveCount moves them (one transaction, settleOver),
 // and a call that got fewer than it asked for then looks again alone.
-func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
+func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	r := &received{q: q, now: b.clock.Now()}
 	b.noteReceive(q.id, r.now)
 	vt := p.Visibility(q.Visibility)
@@ -106,7 +108,22 @@ func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p t
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkInflight(ctx, conn, q, r.now); err != nil {
+	// A round receives for the calls of batch on conn, at now.
+	round := func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
+		return b.onConn(ctx, conn, func(db querier) error {
+			return b.takeRound(ctx, db, q, now, batch, maxRC)
+		})
+	}
+	if q.fifo {
+		// As AWS and the engine do, at the in-flight cap a FIFO receive
+		// gets none, without an error, and near it no more than the room.
+		if max, err = b.fifoRoom(ctx, conn, q, r.now, max); err != nil {
+			return nil, err
+		}
+		round = func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
+			return b.fifoTakeRound(ctx, conn, q, now, batch, maxRC) // lockedPipeline checks a fence itself
+		}
+	} else if err := b.checkInflight(ctx, conn, q, r.now); err != nil {
 		return nil, err
 	}
 	maxRC := math.MaxInt32
@@ -122,25 +139,25 @@ func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p t
 		if err != nil {
 			return err
 		}
-		err = b.onConn(ctx, conn, func(db querier) error {
-			return b.takeRound(ctx, db, q, t.now, []*take{t}, maxRC)
-		})
-		if err != nil {
+		if err := round(ctx, conn, t.now, []*take{t}, maxRC); err != nil {
 			return err
 		}
 		return b.settleOver(ctx, conn, q, t, r)
 	}
-	if _, fenced := tidemq.FenceOf(ctx); fenced {
+	switch _, fenced := tidemq.FenceOf(ctx); {
+	case max == 0:
+		t.now = r.now
+	case fenced:
 		// A fenced leader's receive checks its fence in the statement's
-		// transaction (onConn): it goes alone.
+		// transaction: it goes alone.
 		t.now = r.now
 		if err := alone(); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		// The statement's runner holds a connection again (takes.run).
 		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
-			return b.takeRound(ctx, h.conn, q, now, batch, maxRC)
+			return round(ctx, h.conn, now, batch, maxRC)
 		}
 		after := func(ctx context.Context) error { return b.settleOver(ctx, h.conn, q, t, r) }
 		if err := b.takes.run(ctx, b, h, q, t, stmt, after); err != nil {
@@ -149,7 +166,7 @@ func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p t
 	}
 	r.now = t.now
 	taken := t.got
-	for round := 1; t.overSeen && len(taken) < max && round < 10; round++ {
+	for round := 1; t.overSeen && !t.stuck && len(taken) < max && round < 10; round++ {
 		if t.noTarget {
 			maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
 		}
@@ -161,12 +178,18 @@ func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p t
 		taken = append(taken, t.got...)
 	}
 	if len(taken) == 0 {
-		conn, err := h.get(ctx)
-		if err != nil {
+		if conn, err = h.get(ctx); err != nil {
 			return nil, err
 		}
 		var next *int64
-		if err := conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(r.now)).Scan(&next); err != nil {
+		if q.fifo {
+			// After the groups' locks: when the long poll looks again,
+			// and whether other receives held ready groups.
+			err = conn.QueryRow(ctx, fifoEmptySQL, q.id, stampOf(r.now), 1, q.cutoff(r.now)).Scan(&next, &r.contended)
+		} else {
+			err = conn.QueryRow(ctx, nextDeadlineSQL, q.id, stampOf(r.now)).Scan(&next)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if next != nil {
@@ -183,7 +206,10 @@ func (b *Broker) receiveStandard(ctx context.Context, h *heldConn, q *queue, p t
 
 // settleOver moves the messages t's round left over maxReceiveCount
 // (t.over) to q's dead-letter queue, counting them in r, and notes in t
-// when q has no dead-letter queue to move them to.
+// when q has no dead-letter queue to move them to (noTarget), or when
+// some stayed (stuck: their group in a FIFO dead-letter queue was held
+// by another transaction, move.go), so that t does not look again for
+// what is still there.
 func (b *Broker) settleOver(ctx context.Context, conn *pgxpool.Conn, q *queue, t *take, r *received) error {
 	if len(t.over) == 0 {
 		return nil
@@ -195,6 +221,7 @@ func (b *Broker) settleOver(ctx context.Context, conn *pgxpool.Conn, q *queue, t
 	r.deadLettered += moved
 	r.wake = append(r.wake, wake...)
 	t.noTarget = wake == nil
+	t.stuck = wake != nil && moved < len(t.over)
 	return nil
 }
 
@@ -287,7 +314,11 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 		for _, m := range ms {
 			m.settle(stampOf(now), q.name)
 			// A standard queue's dead-letter queue is standard
-			// (tidemq.CheckRedriveTarget): move never finds it busy.
+			// (tidemq.CheckRedriveTarget): move never finds it busy. A
+			// FIFO queue's is FIFO: while another transaction holds the
+			// message's group there, the message stays, at the head of
+			// its own group, which gives nothing until it has moved
+			// (fifoTakeReceiveSQL).
 			ok, err := b.move(ctx, tx, batch, q, m, dlq, now, tidemq.DeadLetterEvent(q.name, q.Redrive.MaxReceiveCount, m.ReceiveCount, now))
 			if err != nil {
 				return err

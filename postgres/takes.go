@@ -19,10 +19,10 @@ import (
 // messages as they asked for in all and hands each call its share: each
 // gets what it would have got alone, in turn, with its own visibility
 // timeout. On a standard queue that is one receiveSQL, whose slots hand
-// the k-th message to a call; on a FIFO queue (without a dead-letter
-// queue or a ReceiveRequestAttemptId: receiveFIFOPipelined) one pipeline
-// of fifoTakeLockSQL and fifoTakeReceiveSQL, which hands each group's
-// ready run whole to one call. So sixteen consumers of one queue make
+// the k-th message to a call; on a FIFO queue (a receive without a
+// ReceiveRequestAttemptId: receiveGathered) one pipeline of
+// fifoTakeLockSQL and fifoTakeReceiveSQL (fifoTakeRound), which hands
+// each group's ready run whole to one call. So sixteen consumers of one queue make
 // a few statements of many rows instead of sixteen of ten that skip each
 // other's locks: measured with pgbench on one database, the receive
 // statement moved 9,700–11,900 rows/s as 16 clients of 10 rows and
@@ -64,6 +64,7 @@ type take struct {
 	over     []int64    // messages over maxReceiveCount, for its runner to move
 	overSeen bool       // the statement met messages over maxReceiveCount
 	noTarget bool       // ... and the queue had no dead-letter queue to move them to
+	stuck    bool       // ... and some of them could not move yet (settleOver)
 	err      error
 
 	// lead, set by the call that ran the statement before, makes this
@@ -134,7 +135,7 @@ func (g *takes) run(ctx context.Context, b *Broker, h *heldConn, q *queue, t *ta
 	defer func() {
 		g.handOff(q.id, tq)
 		for _, o := range batch[1:] {
-			o.noTarget = t.noTarget
+			o.noTarget, o.stuck = t.noTarget, t.stuck
 			if o.err == nil {
 				o.err = roundErr
 			}
