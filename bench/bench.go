@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -33,6 +34,9 @@ type Config struct {
 	Duration time.Duration // for send scenarios: how long to send
 	Size     int           // body bytes
 	Groups   int           // FIFO message groups
+	// MaxReceiveCount, when above 0, gives each scenario's queue a
+	// dead-letter queue (its name and "-dlq") with this maxReceiveCount.
+	MaxReceiveCount int
 	// Prefill is the number of messages queued before a receive scenario
 	// (default: Count).
 	Prefill int
@@ -236,11 +240,33 @@ func (b *runner) createQueue(ctx context.Context, suffix string, fifo bool) (str
 		name += ".fifo"
 		attrs["FifoQueue"] = "true"
 	}
+	dropDLQ := func() {}
+	if n := b.cfg.MaxReceiveCount; n > 0 {
+		dname := strings.TrimSuffix(name, ".fifo") + "-dlq"
+		dattrs := map[string]string{}
+		if fifo {
+			dname += ".fifo"
+			dattrs["FifoQueue"] = "true"
+		}
+		durl, err := b.c.CreateQueue(ctx, dname, dattrs)
+		if err != nil {
+			return "", nil, fmt.Errorf("create queue %s: %w", dname, err)
+		}
+		dropDLQ = func() { _ = b.c.DeleteQueue(context.Background(), durl) }
+		arn, err := b.c.QueueARN(ctx, durl)
+		if err != nil {
+			dropDLQ()
+			return "", nil, fmt.Errorf("queue %s: %w", dname, err)
+		}
+		policy, _ := json.Marshal(map[string]any{"deadLetterTargetArn": arn, "maxReceiveCount": n})
+		attrs["RedrivePolicy"] = string(policy)
+	}
 	url, err := b.c.CreateQueue(ctx, name, attrs)
 	if err != nil {
+		dropDLQ()
 		return "", nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
-	return url, func() { _ = b.c.DeleteQueue(context.Background(), url) }, nil
+	return url, func() { _ = b.c.DeleteQueue(context.Background(), url); dropDLQ() }, nil
 }
 
 // send measures SendMessage (batch 1) or SendMessageBatch (batch 10), then

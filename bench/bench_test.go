@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -259,5 +260,59 @@ func TestSNSScenarios(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})}
 	if _, err := bench.Run(context.Background(), sdk, bench.Config{Scenario: "sns", Count: 1}); err == nil {
 		t.Error("the SDK client ran an SNS scenario it cannot speak")
+	}
+}
+
+// createRecorder is a client that remembers the attributes of the queues
+// it creates, by name.
+type createRecorder struct {
+	bench.Client
+	attrs map[string]map[string]string
+}
+
+func (c *createRecorder) CreateQueue(ctx context.Context, name string, attrs map[string]string) (string, error) {
+	c.attrs[name] = attrs
+	return c.Client.CreateQueue(ctx, name, attrs)
+}
+
+// With MaxReceiveCount, a scenario's queue gets a dead-letter queue of
+// its kind, named after it, whose ARN (read from the server) and the
+// count are its redrive policy; both are gone after the run.
+func TestScenariosWithADeadLetterQueue(t *testing.T) {
+	srv := newServer(t)
+	sdk := sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	rec := &createRecorder{Client: bench.NewRawClient(srv.URL, 4), attrs: map[string]map[string]string{}}
+	for _, s := range []string{"receive-batch", "fifo"} {
+		res, err := bench.Run(context.Background(), rec, bench.Config{Scenario: s, Queue: "dl", Clients: 4, Count: 200, Groups: 4, MaxReceiveCount: 3})
+		if err != nil || !res.OK() || res.Messages != 200 {
+			t.Fatalf("%s: %+v, %v", s, res, err)
+		}
+	}
+	var main, dlqs []string
+	for name, attrs := range rec.attrs {
+		if strings.Contains(name, "-dlq") {
+			dlqs = append(dlqs, name)
+			continue
+		}
+		main = append(main, name)
+		want := strings.TrimSuffix(name, ".fifo") + "-dlq"
+		if strings.HasSuffix(name, ".fifo") {
+			want += ".fifo"
+		}
+		policy := fmt.Sprintf(`{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:%s","maxReceiveCount":3}`, want)
+		if attrs["RedrivePolicy"] != policy {
+			t.Errorf("%s's redrive policy is %q, want %q", name, attrs["RedrivePolicy"], policy)
+		}
+		if _, ok := rec.attrs[want]; !ok {
+			t.Errorf("no dead-letter queue %s was created for %s", want, name)
+		}
+	}
+	if len(main) != 2 || len(dlqs) != 2 {
+		t.Fatalf("created %v and %v, want two queues and two dead-letter queues", main, dlqs)
+	}
+	out, err := sdk.ListQueues(context.Background(), &sqs.ListQueuesInput{})
+	if err != nil || len(out.QueueUrls) != 0 {
+		t.Fatalf("after the runs the server holds %v (%v), want no queue", out.QueueUrls, err)
 	}
 }

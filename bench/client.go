@@ -23,6 +23,8 @@ type Client interface {
 	// Counts returns ApproximateNumberOfMessages and
 	// ApproximateNumberOfMessagesNotVisible.
 	Counts(ctx context.Context, url string) (visible, inflight int64, err error)
+	// QueueARN returns the queue's QueueArn attribute.
+	QueueARN(ctx context.Context, url string) (string, error)
 }
 
 // Outgoing is a message to send. Group and Dedup are set for FIFO queues.

@@ -84,6 +84,18 @@ func (s SDKClient) Delete(ctx context.Context, url string, handles []string, bat
 	return err
 }
 
+func (s SDKClient) QueueARN(ctx context.Context, url string) (string, error) {
+	out, err := s.C.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return "", err
+	}
+	if out.Attributes["QueueArn"] == "" {
+		return "", fmt.Errorf("GetQueueAttributes: no QueueArn in %v", out.Attributes)
+	}
+	return out.Attributes["QueueArn"], nil
+}
+
 func (s SDKClient) Counts(ctx context.Context, url string) (int64, int64, error) {
 	out, err := s.C.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
 		AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/bench"
 )
 
@@ -31,16 +32,18 @@ type benchOptions struct {
 	duration time.Duration
 	size     int
 	groups   int
-	prefill  int
-	json     bool
-	queue    string
-	rate     int
-	depths   []int
-	driver   string
-	unsigned bool
-	progress bool
-	cpuprof  string
-	queues   queuesOptions
+	// maxReceives, above 0, gives the scenarios' queues a dead-letter queue.
+	maxReceives int
+	prefill     int
+	json        bool
+	queue       string
+	rate        int
+	depths      []int
+	driver      string
+	unsigned    bool
+	progress    bool
+	cpuprof     string
+	queues      queuesOptions
 }
 
 // queuesOptions are the flags of the queues scenario.
@@ -114,6 +117,7 @@ Each scenario creates its own queue (named after --queue) and deletes it afterwa
 	f.DurationVar(&o.duration, "duration", 0, "for send scenarios: send for this long instead of --count messages (with both, whichever ends first)")
 	f.IntVar(&o.size, "size", 256, "message body size in bytes")
 	f.IntVar(&o.groups, "groups", 64, "message groups in the fifo scenario")
+	f.IntVar(&o.maxReceives, "max-receive-count", 0, "give each scenario's queue a dead-letter queue (its name and -dlq) with this maxReceiveCount; 0: none")
 	f.IntVar(&o.prefill, "prefill", 0, "messages queued before a receive scenario (default: --count)")
 	f.BoolVar(&o.json, "json", false, "print results as JSON lines")
 	f.StringVar(&o.queue, "queue", "tidemq-bench", "prefix of the queues the run creates")
@@ -147,6 +151,9 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if o.maxReceives < 0 || o.maxReceives > tidemq.MaxMaxReceiveCount {
+		return &exitError{code: 2, err: fmt.Errorf("--max-receive-count must be from 0 (no dead-letter queue) to %d, not %d", tidemq.MaxMaxReceiveCount, o.maxReceives)}
+	}
 	notes := stderr
 	if o.unsigned {
 		notes = nil // the server takes unsigned requests: placeholder credentials are no news
@@ -170,7 +177,7 @@ func runBench(ctx context.Context, o *benchOptions, scenarios []string, stdout, 
 			continue // runQueuesBench
 		}
 		cfg := bench.Config{Scenario: s, Queue: o.queue, Clients: o.clients, Count: o.count, Duration: o.duration,
-			Size: o.size, Groups: o.groups, Prefill: o.prefill, Rate: o.rate}
+			Size: o.size, Groups: o.groups, Prefill: o.prefill, Rate: o.rate, MaxReceiveCount: o.maxReceives}
 		if s != "depth" {
 			runs = append(runs, cfg)
 			continue
