@@ -156,6 +156,25 @@ func TestGatheredFIFOReceivesOfOneMessageGetAGroupEach(t *testing.T) {
 	}
 }
 
+// Calls of different sizes: the lock statement hands the runs to the
+// calls as the receive statement will, so the small calls that big runs
+// fill do not leave the last call without a group.
+func TestGatheredFIFOReceivesOfMixedSizesEachGetAGroup(t *testing.T) {
+	b := openInternal(t)
+	q := groupedQueue(t, b, "q.fifo", "ABCD", 3)
+	ps := []tidemq.ReceiveMessagesParams{
+		takeParams("q.fifo", 1, 30, "a"),
+		takeParams("q.fifo", 1, 30, "b"),
+		takeParams("q.fifo", 3, 30, "c"),
+	}
+	got := gathered(t, b, q, ps)
+	for i, want := range []string{"A0", "B0", "C0 C1 C2"} {
+		if s := trimmed(got[i]); s != want {
+			t.Fatalf("call %d received %q, want %q", i, s, want)
+		}
+	}
+}
+
 // A call whose client goes away once a statement carries it takes
 // nothing from it: the group it would have got goes to the next call.
 func TestGatheredFIFOReceiveTakesNothingForACallThatIsGone(t *testing.T) {

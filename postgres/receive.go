@@ -170,7 +170,7 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 	vts, clients, vtTexts := callParams(calls)
 	return b.lockedPipeline(ctx, conn, func(pb *pgx.Batch) {
 		pb.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
-		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), total, q.cutoff(now), total+fifoLockExtra, most)
+		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), asks, q.cutoff(now), total+fifoLockExtra, most)
 		pb.Queue(fifoTakeReceiveSQL, q.id, stampOf(now), total, q.cutoff(now), vts, q.name,
 			clients, vtTexts, maxRC, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
 	}, func(br pgx.BatchResults) error {
@@ -501,13 +501,15 @@ func fifoRun(limit string) string {
 // the group has to give on a snapshot taken after it got the lock. It
 // runs as two statements of one transaction (one pipeline):
 //
-//   - fifoLockSQL walks the line of ready heads on its own snapshot and
+//   - fifoTakeLockSQL (fifoLockSQL, for a caller that reads without
+//     receiving) walks the line of ready heads on its own snapshot and
 //     tries the groups' locks in the line's order, never waiting
 //     (pg_try_advisory_xact_lock): a group another receive holds is
 //     skipped, as SKIP LOCKED skips a row, so two receives never wait for
 //     each other, and it stops once the groups it holds have (by that
-//     snapshot) the messages asked for. It names them, in the line's
-//     order, in a transaction-local setting (fifoGroupsSetting).
+//     snapshot) the messages asked for (by every call it serves). It
+//     names them, in the line's order, in a transaction-local setting
+//     (fifoGroupsSetting).
 //   - fifoTakeReceiveSQL (fifoLockedLineSQL, to read without
 //     receiving) then takes each named group's ready run on a new
 //     snapshot, the statement's own. PostgreSQL releases a transaction's
@@ -527,13 +529,16 @@ func fifoRun(limit string) string {
 // leaves out what the receive leaves out too (enqueued_at > $4). The
 // queue's other writers that take messages out of a group (a redrive or
 // MoveMessages from it, the dead-letter moves of receiveFIFO) pick their
-// messages through candidates, under the same locks; those that bring
+// messages through candidates, under the same locks; the dead-letter move
+// of a receive (settleOver) takes only a group's head, which every
+// receive leaves where it is until it has moved (fifoTakeReceiveSQL); those that bring
 // messages into a group (a dead-letter move, a redrive, a capture of
 // expired messages) take its lock too, never waiting for it, and leave the
 // message where it was while another transaction holds it (move.go).
 //
 // The pick is the line's as before when nothing competes: the groups
-// named are the line's first, in its order, until their runs make up $3.
+// named are the line's first, in its order, until their runs make up
+// what was asked for.
 // Under competition a receive takes the next free groups, as AWS serves
 // different groups to concurrent consumers.
 const fifoGroupsSetting = "tidemq.fifo_groups"
@@ -565,11 +570,31 @@ const fifoQueueKey = `hashtext(current_schema() || ':' || $1::bigint::text)`
 var fifoLockSQL = fifoLockWith(``, "$3")
 
 // fifoTakeLockSQL is fifoLockSQL for the receive statement of one or more
-// calls (fifoTakeReceiveSQL): $3 is what they ask for in all, $6 the
-// most one of them asks for, and a group's run counts as $6 messages at
-// most, as one call takes no more of it (so sixteen calls of one message
-// lock sixteen groups, not one).
-var fifoTakeLockSQL = fifoLockWith(``, "$6")
+// calls (fifoTakeReceiveSQL): $3 holds what each call asks for (an int
+// array: $6 at most), and the walk hands the runs of the groups it
+// locks to the calls as fifoTakeReceiveSQL will, run by run (at most $6
+// messages of a run, at most the room its call has left), stopping once
+// every call is full, or at the end of the heads of its last group's
+// instant. So calls of one message lock a group each, and a small call
+// that a big run fills does not leave the next call without a group. The
+// heads are numbered arrays (c), read by index: a walk of n heads costs n
+// steps, not n².
+var fifoTakeLockSQL = fifoPick("$5") + `,
+	c AS MATERIALIZED (SELECT array_agg(seq) AS seqs, array_agg(group_id) AS groups, array_agg(visible_at) AS visibles FROM hh),
+	r AS (
+		SELECT 0 AS i, 1 AS call, ($3::int[])[1]::bigint AS room, '{}'::text[] AS locked, 0::bigint AS last
+		UNION ALL
+		SELECT r.i + 1, s.call, s.room,
+			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
+			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
+		FROM r CROSS JOIN c
+			CROSS JOIN LATERAL (SELECT c.seqs[r.i + 1] AS seq, c.groups[r.i + 1] AS group_id, c.visibles[r.i + 1] AS visible_at) h
+			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
+			CROSS JOIN LATERAL (SELECT least(CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRun("$6") + `) x) ELSE 0 END, r.room) AS took) g
+			CROSS JOIN LATERAL (SELECT CASE WHEN g.took > 0 AND g.took = r.room THEN r.call + 1 ELSE r.call END AS call,
+				CASE WHEN g.took > 0 AND g.took = r.room THEN coalesce(($3::int[])[r.call + 1], 0) ELSE r.room - g.took END AS room) s
+		WHERE r.i < coalesce(cardinality(c.seqs), 0) AND (r.call <= cardinality($3::int[]) OR h.visible_at <= r.last))
+	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
 
 // fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $6 (a
 // text array) as if other transactions held them: the groups a move or a
@@ -606,7 +631,7 @@ const fifoLockedHeads = `WITH RECURSIVE l AS (
 		SELECT grp, i FROM unnest(coalesce(nullif(current_setting('` + fifoGroupsSetting + `', true), ''), '{}')::text[])
 			WITH ORDINALITY AS l(grp, i)),
 	hh AS MATERIALIZED (
-		SELECT hd.seq, l.grp AS group_id FROM l CROSS JOIN LATERAL (
+		SELECT hd.seq, l.grp AS group_id, row_number() OVER (ORDER BY hd.visible_at, hd.receive_count > 0, hd.seq) AS j FROM l CROSS JOIN LATERAL (
 			SELECT seq, visible_at, receive_count FROM messages WHERE queue_id = $1 AND group_id <> '' AND group_id >= l.grp AND group_id <= l.grp
 			  AND enqueued_at > $4
 			ORDER BY group_id, seq LIMIT 1) hd
@@ -638,27 +663,28 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 // comes back with over set and its row unchanged, for the caller to move
 // (settleOver); one further on waits until it heads its group.
 //
-// ok are the runs so cut; a walks their groups in the line (i), carrying
-// the call they go to and the room it has left; ord is the line's order.
+// ok are the runs so cut; n numbers their groups in the line, as arrays
+// read by index (a walk of n runs costs n steps, not n²), and a walks
+// them (i), carrying the call they go to and the room it has left; ord is
+// the line's order.
 // (The calls take $3 in all at most: the LIMIT only tells the planner so,
 // and gives $3 its type.)
 var fifoTakeReceiveSQL = fifoLockedHeads + `,
 	runs AS MATERIALIZED (
 		SELECT h.j, r.seq, r.visible_at, row_number() OVER w AS k, count(*) FILTER (WHERE r.receive_count >= $9) OVER w AS overs
-		FROM (SELECT seq, group_id, row_number() OVER () AS j FROM hh) h
-			CROSS JOIN LATERAL (` + fifoRunSQLMost + `) r
+		FROM hh h CROSS JOIN LATERAL (` + fifoRunSQLMost + `) r
 		WINDOW w AS (PARTITION BY h.j ORDER BY r.seq)),
 	ok AS (SELECT * FROM runs WHERE overs = 0),
-	n AS (SELECT j, count(*) AS len, row_number() OVER (ORDER BY j) AS i FROM ok GROUP BY j),
+	n AS MATERIALIZED (SELECT array_agg(j ORDER BY j) AS js, array_agg(len ORDER BY j) AS lens FROM (
+			SELECT j, count(*) AS len FROM ok GROUP BY j) x),
 	a AS (
-		SELECT 0::bigint AS i, 0::bigint AS j, 1 AS call, ($12::int[])[1]::bigint AS room, 0::bigint AS took
+		SELECT 0 AS i, 0::bigint AS j, 1 AS call, ($12::int[])[1]::bigint AS room, 0::bigint AS took
 		UNION ALL
-		SELECT n.i, n.j, s.call, s.room - least(n.len, s.room), least(n.len, s.room)
-		FROM a CROSS JOIN LATERAL (
+		SELECT a.i + 1, n.js[a.i + 1], s.call, s.room - least(n.lens[a.i + 1], s.room), least(n.lens[a.i + 1], s.room)
+		FROM a CROSS JOIN n CROSS JOIN LATERAL (
 				SELECT CASE WHEN a.room = 0 THEN a.call + 1 ELSE a.call END AS call,
 					CASE WHEN a.room = 0 THEN ($12::int[])[a.call + 1]::bigint ELSE a.room END AS room) s
-			JOIN n ON n.i = a.i + 1
-		WHERE s.call <= cardinality($12::int[])),
+		WHERE a.i < coalesce(cardinality(n.js), 0) AND s.call <= cardinality($12::int[])),
 	c AS MATERIALIZED (
 		SELECT * FROM (
 			SELECT r.seq AS c_seq, r.visible_at AS old_visible, row_number() OVER (ORDER BY r.j, r.k) AS ord, false AS over, a.call AS slot

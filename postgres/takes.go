@@ -38,8 +38,11 @@ import (
 // that then looks again alone does not meet them.
 //
 // A call whose client goes away while it waits leaves the line, or, once
-// a statement carries it, gets nothing from it; the statement runs to
-// its end for the others whatever becomes of the call running it. The
+// a statement carries it, gets nothing from it if it is gone when the
+// statement starts (after that, what the statement gives it is lost with
+// it, until the visibility timeout ends, as for a call that runs alone);
+// the statement runs to its end for the others whatever becomes of the
+// call running it. The
 // batch's runner uses its own reading of the queue's row (retention,
 // redrive) for all of them: a change made meanwhile applies from the
 // next statement.
@@ -152,8 +155,9 @@ func (g *takes) run(ctx context.Context, b *Broker, h *heldConn, q *queue, t *ta
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if _, roundErr = h.get(sctx); roundErr != nil {
-		return roundErr
+	if _, err := h.get(sctx); err != nil {
+		roundErr = err
+		return err
 	}
 	g.statements.Add(1)
 	now := b.clock.Now()

@@ -382,3 +382,39 @@ func TestWaitingReceivesGiveTheirConnectionsBack(t *testing.T) {
 		t.Fatalf("%d gathered receives ran %d statements, want 1", calls, n)
 	}
 }
+
+// A statement whose runner panics answers the other calls it carried
+// with an error, not with an empty success.
+func TestGatheredReceivePanicAnswersTheOthersWithAnError(t *testing.T) {
+	b := openInternal(t)
+	ctx := context.Background()
+	q := numberedQueue(t, b, "q", 0)
+	tq := holdTakes(b, q.id)
+	run := func(t *take, stmt round) <-chan error {
+		ch := make(chan error, 1)
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					ch <- fmt.Errorf("panicked: %v", p)
+				}
+			}()
+			h := &heldConn{pool: b.pool}
+			defer h.release()
+			ch <- b.takes.run(ctx, b, h, q, t, stmt, nil)
+		}()
+		return ch
+	}
+	runner := run(&take{max: 10, ctx: ctx}, func(context.Context, time.Time, []*take) error { panic("boom") })
+	awaitWaiting(t, b, tq, 1)
+	other := run(&take{max: 10, ctx: ctx}, func(context.Context, time.Time, []*take) error {
+		return fmt.Errorf("the carried call ran a statement of its own")
+	})
+	awaitWaiting(t, b, tq, 2)
+	b.takes.handOff(q.id, tq)
+	if err := <-runner; err == nil || err.Error() != "panicked: boom" {
+		t.Fatalf("the runner returned %v, want its panic", err)
+	}
+	if err := <-other; err != errUnfinishedTake {
+		t.Fatalf("the call carried by the statement that panicked got %v, want %v", err, errUnfinishedTake)
+	}
+}
