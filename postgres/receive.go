@@ -577,23 +577,23 @@ var fifoLockSQL = fifoLockWith(``, "$3")
 // every call is full, or at the end of the heads of its last group's
 // instant. So calls of one message lock a group each, and a small call
 // that a big run fills does not leave the next call without a group. The
-// heads are numbered arrays (c), read by index: a walk of n heads costs n
-// steps, not n².
+// heads are read lazily, only as far as the walk goes (aggregating them
+// into arrays first read all $5 of them, and made a receive of 16 calls
+// take 12 ms where it took 1.2).
 var fifoTakeLockSQL = fifoPick("$5") + `,
-	c AS MATERIALIZED (SELECT array_agg(seq) AS seqs, array_agg(group_id) AS groups, array_agg(visible_at) AS visibles FROM hh),
+	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
 	r AS (
-		SELECT 0 AS i, 1 AS call, ($3::int[])[1]::bigint AS room, '{}'::text[] AS locked, 0::bigint AS last
+		SELECT 0::bigint AS i, 1 AS call, ($3::int[])[1]::bigint AS room, '{}'::text[] AS locked, 0::bigint AS last
 		UNION ALL
-		SELECT r.i + 1, s.call, s.room,
+		SELECT h.i, s.call, s.room,
 			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
 			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
-		FROM r CROSS JOIN c
-			CROSS JOIN LATERAL (SELECT c.seqs[r.i + 1] AS seq, c.groups[r.i + 1] AS group_id, c.visibles[r.i + 1] AS visible_at) h
+		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
 			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
 			CROSS JOIN LATERAL (SELECT least(CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRun("$6") + `) x) ELSE 0 END, r.room) AS took) g
 			CROSS JOIN LATERAL (SELECT CASE WHEN g.took > 0 AND g.took = r.room THEN r.call + 1 ELSE r.call END AS call,
 				CASE WHEN g.took > 0 AND g.took = r.room THEN coalesce(($3::int[])[r.call + 1], 0) ELSE r.room - g.took END AS room) s
-		WHERE r.i < coalesce(cardinality(c.seqs), 0) AND (r.call <= cardinality($3::int[]) OR h.visible_at <= r.last))
+		WHERE r.call <= cardinality($3::int[]) OR h.visible_at <= r.last)
 	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
 
 // fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $6 (a
