@@ -15,7 +15,9 @@
 # Environment: NODES, the node counts measured on PostgreSQL (default
 # "1 2 3"); LIMIT_BYTES, when set, measures one node more with
 # --max-queue-bytes LIMIT_BYTES (config limited-1: pick a limit the run
-# never reaches, to measure what the check costs).
+# never reaches, to measure what the check costs); BENCH_FLAGS, more flags
+# for every `tidemq bench` run (the head's binary drives all of them), e.g.
+# "--max-receive-count 1" to give every queue a dead-letter queue.
 #
 # Both stores are durable: Pebble answers after its fsync, PostgreSQL runs
 # with its defaults (fsync on, synchronous_commit on). The script starts a
@@ -39,6 +41,7 @@ COUNT=${2:-10000}
 BASE=${3:-}
 NODES=${NODES:-1 2 3}
 LIMIT_BYTES=${LIMIT_BYTES:-}
+read -r -a BENCH_FLAGS <<<"${BENCH_FLAGS:-}"
 CLIENTS=16
 SCENARIOS=(send send-batch receive receive-batch fifo)
 
@@ -123,7 +126,7 @@ run() {
     local i=0 bp=()
     for url in "$@"; do
       local c=$(( (CLIENTS + n - 1 - i) / n ))
-      "$TIDEMQ" bench "$sc" --unsigned --endpoint "$url" --clients "$c" --count $((COUNT / n)) \
+      "$TIDEMQ" bench "$sc" "${BENCH_FLAGS[@]}" --unsigned --endpoint "$url" --clients "$c" --count $((COUNT / n)) \
         --queue "cmp-$i" --json 2>>"$TMP/bench.err" | sed "s/^{/{\"config\":\"$config\",\"round\":$ROUND,/" >>"$TMP/results" &
       bp+=($!); i=$((i + 1))
     done
