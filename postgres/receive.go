@@ -184,15 +184,7 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 		if err != nil {
 			return err
 		}
-		got, over, err := collectReceived(rows, len(calls))
-		if err != nil {
-			return err
-		}
-		for i, t := range calls {
-			t.got, t.overSeen = got[i], len(over) > 0
-		}
-		batch[0].over = over
-		return nil
+		return handOut(rows, calls, batch[0]) // batch[0] runs the statement, and moves
 	})
 }
 

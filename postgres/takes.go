@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tidemq/tidemq"
@@ -241,14 +242,22 @@ func (b *Broker) takeRound(ctx context.Context, db querier, q *queue, now time.T
 	if err != nil {
 		return err
 	}
-	got, over, err := collectReceived(rows, len(batch))
+	return handOut(rows, batch, batch[0])
+}
+
+// handOut reads a receive statement's rows (collectReceived) into the
+// calls it ran for, in the order of the statement's slots: the messages
+// over maxReceiveCount go to runner's over, for it to move, and every
+// call learns that there were some.
+func handOut(rows pgx.Rows, calls []*take, runner *take) error {
+	got, over, err := collectReceived(rows, len(calls))
 	if err != nil {
 		return err
 	}
-	for i, t := range batch {
+	for i, t := range calls {
 		t.got, t.overSeen = got[i], len(over) > 0
 	}
-	batch[0].over = over
+	runner.over = over
 	return nil
 }
 
