@@ -326,10 +326,11 @@ func TestGatheredFIFOReceiveMovesAnOverHeadFirst(t *testing.T) {
 	}
 }
 
-// While the group a head over maxReceiveCount moves into is held in the
-// FIFO dead-letter queue, the head stays, and nothing of its group is
-// received; it moves on a later receive.
-func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
+// A receive never waits for the row lock of a message over
+// maxReceiveCount that another transaction holds (a delete, a redrive,
+// another node's move): it serves the other groups at once and leaves
+// the message where it is, and a later receive moves it.
+func TestGatheredFIFOReceiveDoesNotWaitForALockedOverHead(t *testing.T) {
 	b := openInternal(t)
 	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
@@ -338,6 +339,39 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
 	}
 	clock.Advance(31 * time.Second)
+	holder, _ := lockMessageRow(t, b, "s.fifo", "A0")
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ms, err := b.ReceiveMessages(wctx, takeParams("s.fifo", 10, 30, "second"))
+	if err != nil || trimmed(ms) != "B0 B1" {
+		t.Fatalf("with A0's row locked, a receive got %q (%v), want B's run at once", trimmed(ms), err)
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ms, err = b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "third"))
+	if err != nil || trimmed(ms) != "A1" {
+		t.Fatalf("once A0's row was free, a receive got %q (%v), want A1 (A0 moved)", trimmed(ms), err)
+	}
+	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
+	}
+}
+
+// While the group a head over maxReceiveCount moves into is held in the
+// FIFO dead-letter queue, the head stays, and nothing of its group is
+// received, but the group fills no call: the groups behind it in the
+// line are served; it moves on a later receive.
+func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
+	b := openInternal(t)
+	clock := b.clock.(*clocktest.Clock)
+	ctx := context.Background()
+	dlqQueues(t, b, "A", 2)
+	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
+	}
+	clock.Advance(31 * time.Second)
+	sendGroups(t, b, "s.fifo", "B", 2) // behind A0 in the line
 
 	d, err := b.getQueue(ctx, b.pool, "d.fifo", false)
 	if err != nil {
@@ -351,9 +385,16 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, d.id, "A"); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "second"))
-	if err != nil || trimmed(ms) != "B0 B1" {
-		t.Fatalf("with d.fifo's group A held, a receive got %q (%v), want B's run alone", trimmed(ms), err)
+	// The group whose head cannot move fills no call: a receive of one
+	// message gets B0, not nothing.
+	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "second"))
+	if err != nil || trimmed(ms) != "B0" {
+		t.Fatalf("with d.fifo's group A held, a receive of one got %q (%v), want B0", trimmed(ms), err)
+	}
+	clock.Advance(31 * time.Second) // B0 is back too: over maxReceiveCount, and moves
+	ms, err = b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "second"))
+	if err != nil || trimmed(ms) != "B1" {
+		t.Fatalf("with d.fifo's group A held, a receive got %q (%v), want B1 (B0 moved)", trimmed(ms), err)
 	}
 	if err := holder.Rollback(ctx); err != nil {
 		t.Fatal(err)
@@ -362,7 +403,7 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 	if err != nil || trimmed(ms) != "A1" {
 		t.Fatalf("once d.fifo's group A was free, a receive got %q (%v), want A1 (A0 moved)", trimmed(ms), err)
 	}
-	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
+	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "B0 A0" {
+		t.Fatalf("the dead-letter queue holds %q (%v), want B0 and A0", trimmed(ms), err)
 	}
 }

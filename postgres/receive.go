@@ -170,7 +170,7 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 	vts, clients, vtTexts := callParams(calls)
 	return b.lockedPipeline(ctx, conn, func(pb *pgx.Batch) {
 		pb.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
-		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), asks, q.cutoff(now), total+fifoLockExtra, most)
+		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), asks, q.cutoff(now), total+fifoLockExtra, most, maxRC)
 		pb.Queue(fifoTakeReceiveSQL, q.id, stampOf(now), total, q.cutoff(now), vts, q.name,
 			clients, vtTexts, maxRC, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
 	}, func(br pgx.BatchResults) error {
@@ -189,11 +189,11 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 }
 
 // receiveFIFO takes up to max messages from a FIFO queue in one
-// transaction, which locks the queue's row (such receives, with a
-// ReceiveRequestAttemptId or a dead-letter queue, take turns, so that an
-// attempt is recorded once) and the groups it serves (candidates), so
-// that the group rules are decided on what their previous holders
-// committed.
+// transaction, for a receive with a ReceiveRequestAttemptId: it locks
+// the queue's row (such receives take turns, so that an attempt is
+// recorded once) and the groups it serves (candidates), so that the
+// group rules are decided on what their previous holders committed, and
+// moves what is over maxReceiveCount under those locks.
 func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
 	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
@@ -522,8 +522,10 @@ func fifoRun(limit string) string {
 // queue's other writers that take messages out of a group (a redrive or
 // MoveMessages from it, the dead-letter moves of receiveFIFO) pick their
 // messages through candidates, under the same locks; the dead-letter move
-// of a receive (settleOver) takes only a group's head, which every
-// receive leaves where it is until it has moved (fifoTakeReceiveSQL); those that bring
+// of a gathered receive (settleOver, deadLetterSeqs) takes only groups'
+// heads, without their locks, as every receive leaves such a head where
+// it is until it has moved (fifoTakeReceiveSQL), and skips a head whose
+// row another transaction holds rather than wait for it; those that bring
 // messages into a group (a dead-letter move, a redrive, a capture of
 // expired messages) take its lock too, never waiting for it, and leave the
 // message where it was while another transaction holds it (move.go).
@@ -567,7 +569,11 @@ var fifoLockSQL = fifoLockWith(``, "$3")
 // locks to the calls as fifoTakeReceiveSQL will, run by run (at most $6
 // messages of a run, at most the room its call has left), stopping once
 // every call is full, or at the end of the heads of its last group's
-// instant. So calls of one message lock a group each, and a small call
+// instant. A run counts up to its first message received $7
+// (maxReceiveCount) times already, as fifoTakeReceiveSQL cuts it there:
+// a group whose head is due for the dead-letter queue is locked (its head
+// comes back for the move) but fills no call. So calls of one message
+// lock a group each, and a small call
 // that a big run fills does not leave the next call without a group. The
 // heads are read lazily, only as far as the walk goes (aggregating them
 // into arrays first read all $5 of them, and made a receive of 16 calls
@@ -582,7 +588,9 @@ var fifoTakeLockSQL = fifoPick("$5") + `,
 			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
 		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
 			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
-			CROSS JOIN LATERAL (SELECT least(CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRun("$6") + `) x) ELSE 0 END, r.room) AS took) g
+			CROSS JOIN LATERAL (SELECT least(CASE WHEN k.ok THEN (SELECT count(*) FROM (
+				SELECT bool_or(x.receive_count >= $7) OVER (ORDER BY x.seq) AS over FROM (` + fifoRun("$6") + `) x) y
+				WHERE NOT y.over) ELSE 0 END, r.room) AS took) g
 			CROSS JOIN LATERAL (SELECT CASE WHEN g.took > 0 AND g.took = r.room THEN r.call + 1 ELSE r.call END AS call,
 				CASE WHEN g.took > 0 AND g.took = r.room THEN coalesce(($3::int[])[r.call + 1], 0) ELSE r.room - g.took END AS room) s
 		WHERE r.call <= cardinality($3::int[]) OR h.visible_at <= r.last)
@@ -652,8 +660,10 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 // A run ends before its first message received $9 times already (over):
 // nothing of its group behind such a message is received before it has
 // moved to the dead-letter queue. An over message that heads its group
-// comes back with over set and its row unchanged, for the caller to move
-// (settleOver); one further on waits until it heads its group.
+// comes back with over set, read, not written (u writes only what the
+// calls receive, so the statement never waits for the row lock of a
+// message it does not receive, under its groups' locks), for the caller
+// to move (settleOver); one further on waits until it heads its group.
 //
 // ok are the runs so cut; n numbers their groups in the line, as arrays
 // read by index (a walk of n runs costs n steps, not n²), and a walks
@@ -683,8 +693,12 @@ var fifoTakeReceiveSQL = fifoLockedHeads + `,
 			FROM ok r JOIN a ON a.j = r.j AND r.k <= a.took
 			LIMIT $3) t
 		UNION ALL
-		SELECT seq, visible_at, 0, true, 0 FROM runs WHERE k = 1 AND overs = 1)
-	` + receiveWriteSQL
+		SELECT seq, visible_at, 0, true, 0 FROM runs WHERE k = 1 AND overs = 1),
+	u AS (` + strings.Replace(receiveWriteSQL, `FROM c WHERE`, `FROM c WHERE NOT c.over AND`, 1) + `)
+	SELECT * FROM u
+	UNION ALL
+	SELECT ` + qualified("m", messageCols) + `, c.ord, c.old_visible, c.over, c.slot
+	FROM c JOIN messages m ON m.queue_id = $1 AND m.seq = c.c_seq WHERE c.over`
 
 // fifoRunSQLMost is fifoRunSQL's run of $13 messages at most.
 var fifoRunSQLMost = fifoRun("$13")

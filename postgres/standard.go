@@ -166,7 +166,7 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 	}
 	r.now = t.now
 	taken := t.got
-	for round := 1; t.overSeen && !t.stuck && len(taken) < max && round < 10; round++ {
+	for rounds := 1; t.overSeen && !t.stuck && len(taken) < max && rounds < 10; rounds++ {
 		if t.noTarget {
 			maxRC = math.MaxInt32 // no dead-letter queue to move to: receive them
 		}
@@ -207,21 +207,21 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 // settleOver moves the messages t's round left over maxReceiveCount
 // (t.over) to q's dead-letter queue, counting them in r, and notes in t
 // when q has no dead-letter queue to move them to (noTarget), or when
-// some stayed (stuck: their group in a FIFO dead-letter queue was held
-// by another transaction, move.go), so that t does not look again for
-// what is still there.
+// none moved and some stayed (stuck: their group in a FIFO dead-letter
+// queue was held by another transaction, move.go), so that t does not
+// look again for what is still there.
 func (b *Broker) settleOver(ctx context.Context, conn *pgxpool.Conn, q *queue, t *take, r *received) error {
 	if len(t.over) == 0 {
 		return nil
 	}
-	moved, wake, err := b.deadLetterSeqs(ctx, conn, q, t.over, t.now)
+	moved, busy, wake, err := b.deadLetterSeqs(ctx, conn, q, t.over, t.now)
 	if err != nil {
 		return err
 	}
 	r.deadLettered += moved
 	r.wake = append(r.wake, wake...)
 	t.noTarget = wake == nil
-	t.stuck = wake != nil && moved < len(t.over)
+	t.stuck = busy > 0 && moved == 0 // nothing moved: looking again finds the same
 	return nil
 }
 
@@ -288,20 +288,26 @@ func (b *Broker) onConn(ctx context.Context, conn *pgxpool.Conn, fn func(db quer
 
 // deadLetterSeqs moves the messages of q named by seqs that are still
 // receivable and over q's maxReceiveCount to its dead-letter queue, in
-// one transaction. It returns how many it moved and the dead-letter
-// queue's name to wake, or nil when q has no dead-letter queue to move to.
-func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queue, seqs []int64, now time.Time) (int, []string, error) {
-	var moved int
-	var wake []string
-	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
-		moved, wake = 0, nil
+// one transaction. It returns how many it moved, how many stayed because
+// their group in a FIFO dead-letter queue was held (busy), and the
+// dead-letter queue's name to wake, or nil when q has no dead-letter
+// queue to move to.
+//
+// It never waits for a row: one another transaction holds (a delete, a
+// redrive, another node's move of the same message) is left where it is
+// (SKIP LOCKED), for a later receive to meet again. Waiting for them, in
+// seq order, could close a circle with a writer that locks rows in
+// another order, and PostgreSQL would abort one of the two.
+func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queue, seqs []int64, now time.Time) (moved, busy int, wake []string, err error) {
+	err = b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
+		moved, busy, wake = 0, 0, nil
 		dlq, err := b.queueByARN(ctx, tx, q.Redrive.DeadLetterTargetARN)
 		if err != nil || dlq == nil || dlq.id == q.id {
 			return err
 		}
 		wake = []string{dlq.name}
 		rows, err := tx.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE queue_id = $1 AND seq = ANY($2)
-			AND visible_at <= $3 AND receive_count >= $4 ORDER BY seq FOR UPDATE`, q.id, seqs, stampOf(now), q.Redrive.MaxReceiveCount)
+			AND visible_at <= $3 AND receive_count >= $4 ORDER BY seq FOR UPDATE SKIP LOCKED`, q.id, seqs, stampOf(now), q.Redrive.MaxReceiveCount)
 		if err != nil {
 			return err
 		}
@@ -325,6 +331,8 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 			}
 			if ok {
 				queued++
+			} else {
+				busy++
 			}
 		}
 		br := tx.SendBatch(ctx, batch)
@@ -340,5 +348,5 @@ func (b *Broker) deadLetterSeqs(ctx context.Context, conn *pgxpool.Conn, q *queu
 		}
 		return br.Close()
 	})
-	return moved, wake, err
+	return moved, busy, wake, err
 }
