@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidemq/tidemq"
@@ -201,6 +202,33 @@ func dlqChecks() []check {
 			e.wantCounts("dlq.fifo", 1, 0, 0, "118 s after the move")
 			e.advance(4 * time.Second) // T+153
 			e.wantCounts("dlq.fifo", 0, 0, 0, "more than 120 s after the move (FIFO DLQ retention counts from the move)")
+		}},
+		{"FIFODeadLetterHeadHoldsOnlyItsGroup", func(e *env) {
+			// A group whose head is due for the dead-letter queue gives
+			// nothing past it until it has moved; the other groups are
+			// served meanwhile, and the group's rest follows in order.
+			e.create("dlq.fifo", nil)
+			e.create("src.fifo", map[string]string{tidemq.AttrRedrivePolicy: e.redrive("dlq.fifo", 1)})
+			e.sendFIFO("src.fifo", "g", "1", "m1")
+			e.sendFIFO("src.fifo", "g", "2", "m2")
+			e.sendFIFO("src.fifo", "g", "3", "m3")
+			if m := e.receiveOne("src.fifo", withVisibility(10)); m.Body != "m1" {
+				e.t.Fatalf("first receive returned %q, want m1", m.Body)
+			}
+			e.advance(11 * time.Second) // m1 is back, at maxReceiveCount
+			e.sendFIFO("src.fifo", "h", "4", "n1")
+			var got []string
+			for i := 0; i < 3 && len(got) < 3; i++ {
+				got = append(got, bodies(e.receive("src.fifo", 10, withVisibility(30)))...)
+			}
+			sorted := append([]string(nil), got...)
+			slices.Sort(sorted)
+			if !equalStrings(sorted, []string{"m2", "m3", "n1"}) || slices.Index(got, "m2") > slices.Index(got, "m3") {
+				e.t.Fatalf("after m1 hit maxReceiveCount, the source returned %v, want m2 then m3, and n1", got)
+			}
+			if d := bodies(e.receive("dlq.fifo", 10)); !equalStrings(d, []string{"m1"}) {
+				e.t.Fatalf("the dead-letter queue holds %v, want [m1]", d)
+			}
 		}},
 		{"FIFODeadLetterUnlocksTheGroup", func(e *env) {
 			e.create("dlq.fifo", nil)
