@@ -293,16 +293,21 @@ func TestConcurrentFIFOReceivesKeepEachGroupInOrder(t *testing.T) {
 	}
 }
 
-// dlqQueues creates the FIFO dead-letter queue d.fifo and the FIFO queue
-// s.fifo, whose messages move there after one receive, and sends s.fifo
-// groups.
-func dlqQueues(t *testing.T, b *Broker, groups string, per int) {
+// overHead creates the FIFO dead-letter queue d.fifo and the FIFO queue
+// s.fifo, whose messages move there after one receive, sends s.fifo
+// groups, receives A0 and lets it come back: the head of group A is then
+// over maxReceiveCount.
+func overHead(t *testing.T, b *Broker, groups string, per int) {
 	t.Helper()
 	if _, err := b.CreateQueue(context.Background(), tidemq.CreateQueueParams{Name: "d.fifo", Attributes: map[string]string{tidemq.AttrFifoQueue: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	groupedQueue(t, b, "s.fifo", groups, per, tidemq.AttrRedrivePolicy,
 		`{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:d.fifo","maxReceiveCount":1}`)
+	if ms, err := b.ReceiveMessages(context.Background(), takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
+		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
+	}
+	b.clock.(*clocktest.Clock).Advance(31 * time.Second) // A0 is back, received once
 }
 
 // A FIFO group whose head was received maxReceiveCount times gives
@@ -310,13 +315,8 @@ func dlqQueues(t *testing.T, b *Broker, groups string, per int) {
 // receive looks again and gets the rest of the group, in order.
 func TestGatheredFIFOReceiveMovesAnOverHeadFirst(t *testing.T) {
 	b := openInternal(t)
-	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
-	dlqQueues(t, b, "AB", 3)
-	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
-	}
-	clock.Advance(31 * time.Second) // A0 is back, received once: over maxReceiveCount
+	overHead(t, b, "AB", 3)
 	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 10, 30, "second"))
 	if err != nil || trimmed(ms) != "B0 B1 B2 A1 A2" {
 		t.Fatalf("the receive after A0 came back got %q (%v), want B's run, then A's rest once A0 moved", trimmed(ms), err)
@@ -332,13 +332,8 @@ func TestGatheredFIFOReceiveMovesAnOverHeadFirst(t *testing.T) {
 // the message where it is, and a later receive moves it.
 func TestGatheredFIFOReceiveDoesNotWaitForALockedOverHead(t *testing.T) {
 	b := openInternal(t)
-	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
-	dlqQueues(t, b, "AB", 2)
-	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
-	}
-	clock.Advance(31 * time.Second)
+	overHead(t, b, "AB", 2)
 	holder, _ := lockMessageRow(t, b, "s.fifo", "A0")
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -366,11 +361,7 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 	b := openInternal(t)
 	clock := b.clock.(*clocktest.Clock)
 	ctx := context.Background()
-	dlqQueues(t, b, "A", 2)
-	if ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "first")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("first receive got %q (%v), want A0", trimmed(ms), err)
-	}
-	clock.Advance(31 * time.Second)
+	overHead(t, b, "A", 2)
 	sendGroups(t, b, "s.fifo", "B", 2) // behind A0 in the line
 
 	d, err := b.getQueue(ctx, b.pool, "d.fifo", false)
