@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestFIFOReceiveDoesNotHoldGroupsItWillNotServe(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	now := b.clock.Now()
-	if _, err := tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), 1, q.cutoff(now), 1+fifoLockExtra); err != nil {
+	if _, err := tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), []int32{1}, q.cutoff(now), 1+fifoLockExtra, 1, math.MaxInt32); err != nil {
 		t.Fatal(err)
 	}
 	var locked string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func (b *Broker) receiveOnce(ctx context.Context, p tidemq.ReceiveMessagesParams
 // fifoTakeRound receives from FIFO queue q (read by the caller) for the
 // calls of batch, at now, in one pipeline, which PostgreSQL runs as one
 // transaction: it reads the queue's row (a queue deleted since q was read
-// is not found), locks the groups it will serve (fifoTakeLockSQL, which
+// is not found), locks the groups it will serve (fifoLockSQL, which
 // skips the groups other receives hold), then receives from them with
 // fifoTakeReceiveSQL (which sees what every receive that held those groups
 // before committed), handing each call its runs. So the groups' locks are
@@ -170,7 +171,7 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 	vts, clients, vtTexts := callParams(calls)
 	return b.lockedPipeline(ctx, conn, func(pb *pgx.Batch) {
 		pb.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, q.name)
-		pb.Queue(fifoTakeLockSQL, q.id, stampOf(now), asks, q.cutoff(now), total+fifoLockExtra, most, maxRC)
+		pb.Queue(fifoLockSQL, q.id, stampOf(now), asks, q.cutoff(now), total+fifoLockExtra, most, maxRC)
 		pb.Queue(fifoTakeReceiveSQL, q.id, stampOf(now), total, q.cutoff(now), vts, q.name,
 			clients, vtTexts, maxRC, expiredDetail, tidemq.MaxHistoryEvents, asks, most)
 	}, func(br pgx.BatchResults) error {
@@ -493,8 +494,7 @@ func fifoRun(limit string) string {
 // the group has to give on a snapshot taken after it got the lock. It
 // runs as two statements of one transaction (one pipeline):
 //
-//   - fifoTakeLockSQL (fifoLockSQL, for a caller that reads without
-//     receiving) walks the line of ready heads on its own snapshot and
+//   - fifoLockSQL walks the line of ready heads on its own snapshot and
 //     tries the groups' locks in the line's order, never waiting
 //     (pg_try_advisory_xact_lock): a group another receive holds is
 //     skipped, as SKIP LOCKED skips a row, so two receives never wait for
@@ -553,32 +553,41 @@ func fifoGroupKey(expr string) string {
 // fifoQueueKey is the first key of the locks of queue $1's groups.
 const fifoQueueKey = `hashtext(current_schema() || ':' || $1::bigint::text)`
 
-// fifoLockSQL locks groups of the queue for a receive of up to $3
-// messages and names them in fifoGroupsSetting (see above). $5 is how
-// many heads it looks at. A group's run is counted only once its lock is
-// held. It reads the heads by visible_at and seq, so once it has enough
-// it goes on through the heads of the same instant as its last (the line
-// puts one that came back behind one that did not), and
-// fifoLockedHeads puts them in the line's order. The heads are walked
-// lazily: only as far as the locks it needed.
-var fifoLockSQL = fifoLockWith(``, "$3")
-
-// fifoTakeLockSQL is fifoLockSQL for the receive statement of one or more
-// calls (fifoTakeReceiveSQL): $3 holds what each call asks for (an int
-// array: $6 at most), and the walk hands the runs of the groups it
-// locks to the calls as fifoTakeReceiveSQL will, run by run (at most $6
-// messages of a run, at most the room its call has left), stopping once
-// every call is full, or at the end of the heads of its last group's
-// instant. A run counts up to its first message received $7
-// (maxReceiveCount) times already, as fifoTakeReceiveSQL cuts it there:
-// a group whose head is due for the dead-letter queue is locked (its head
-// comes back for the move) but fills no call. So calls of one message
-// lock a group each, and a small call
-// that a big run fills does not leave the next call without a group. The
+// fifoLockSQL locks groups of the queue for one or more receive calls
+// and names them in fifoGroupsSetting (see above): $3 holds what each
+// call asks for (an int array), $5 is how many heads it looks at, $6 how
+// many messages of a run one call takes at most. A group's run is counted
+// only once its lock is held, and handed to the calls as
+// fifoTakeReceiveSQL will: run by run, at most $6 messages of a run and at
+// most the room its call has left. It stops once every call is full; as
+// it reads the heads by visible_at and seq, it then goes on through the
+// heads of the same instant as its last (the line puts one that came
+// back behind one that did not), and fifoLockedHeads puts them in the
+// line's order. A run counts up to its first message received $7
+// (maxReceiveCount) times already, as fifoTakeReceiveSQL cuts it there: a
+// group whose head is due for the dead-letter queue is locked (its head
+// comes back for the move) but fills no call. So calls of one message lock
+// a group each, and a small call that a big run fills does not leave the
+// next call without a group. A caller that reads without receiving
+// (candidates) is one call of n, runs of n, and $7 past any count. The
 // heads are read lazily, only as far as the walk goes (aggregating them
 // into arrays first read all $5 of them, and made a receive of 16 calls
 // take 12 ms where it took 1.2).
-var fifoTakeLockSQL = fifoPick("$5") + `,
+var fifoLockSQL = fifoLockWith(``)
+
+// fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $8 (a
+// text array) as if other transactions held them: the groups a move or a
+// receive already knows to stay (moveSome, receiveFIFO). So a round of
+// theirs reads only what it has not seen: the run of a group left out is
+// not read again round after round (issue 21: a redrive into a busy group
+// read its run once a round, inside one transaction). The caller counts
+// the left-out heads into $5.
+var fifoLockExceptSQL = fifoLockWith(`h.group_id <> ALL($8::text[]) AND `)
+
+// fifoLockWith is fifoLockSQL where a group's lock is tried only when the
+// condition cond (empty, or a condition followed by AND) holds.
+func fifoLockWith(cond string) string {
+	return fifoPick("$5") + `,
 	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
 	r AS (
 		SELECT 0::bigint AS i, 1 AS call, ($3::int[])[1]::bigint AS room, '{}'::text[] AS locked, 0::bigint AS last
@@ -587,40 +596,13 @@ var fifoTakeLockSQL = fifoPick("$5") + `,
 			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
 			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
 		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
-			CROSS JOIN LATERAL (SELECT pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
+			CROSS JOIN LATERAL (SELECT ` + cond + `pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
 			CROSS JOIN LATERAL (SELECT least(CASE WHEN k.ok THEN (SELECT count(*) FROM (
 				SELECT bool_or(x.receive_count >= $7) OVER (ORDER BY x.seq) AS over FROM (` + fifoRun("$6") + `) x) y
 				WHERE NOT y.over) ELSE 0 END, r.room) AS took) g
 			CROSS JOIN LATERAL (SELECT CASE WHEN g.took > 0 AND g.took = r.room THEN r.call + 1 ELSE r.call END AS call,
 				CASE WHEN g.took > 0 AND g.took = r.room THEN coalesce(($3::int[])[r.call + 1], 0) ELSE r.room - g.took END AS room) s
 		WHERE r.call <= cardinality($3::int[]) OR h.visible_at <= r.last)
-	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
-
-// fifoLockExceptSQL is fifoLockSQL leaving out the groups named in $6 (a
-// text array) as if other transactions held them: the groups a move or a
-// receive already knows to stay (moveSome, receiveFIFO). So a round of
-// theirs reads only what it has not seen: the run of a group left out is
-// not read again round after round (issue 21: a redrive into a busy group
-// read its run once a round, inside one transaction). The caller counts
-// the left-out heads into $5.
-var fifoLockExceptSQL = fifoLockWith(`h.group_id <> ALL($6::text[]) AND `, "$3")
-
-// fifoLockWith is fifoLockSQL where a group's lock is tried only when the
-// condition cond (empty, or a condition followed by AND) holds, and a
-// group's run counts as runLimit messages at most (an SQL expression).
-func fifoLockWith(cond, runLimit string) string {
-	return fifoPick("$5") + `,
-	c AS MATERIALIZED (SELECT seq, group_id, visible_at, row_number() OVER () AS i FROM hh),
-	r AS (
-		SELECT 0::bigint AS i, 0::bigint AS got, '{}'::text[] AS locked, 0::bigint AS last
-		UNION ALL
-		SELECT h.i,
-			r.got + CASE WHEN k.ok THEN (SELECT count(*) FROM (` + fifoRun(runLimit) + `) x) ELSE 0 END,
-			CASE WHEN k.ok THEN r.locked || h.group_id ELSE r.locked END,
-			CASE WHEN k.ok THEN h.visible_at ELSE r.last END
-		FROM r CROSS JOIN LATERAL (SELECT * FROM c WHERE c.i = r.i + 1 LIMIT 1) h
-			CROSS JOIN LATERAL (SELECT ` + cond + `pg_try_advisory_xact_lock(` + fifoGroupKey("h.group_id") + `) AS ok) k
-		WHERE r.got < $3 OR h.visible_at <= r.last)
 	SELECT set_config('` + fifoGroupsSetting + `', (SELECT locked FROM r ORDER BY i DESC LIMIT 1)::text, true)`
 }
 
@@ -645,7 +627,7 @@ var fifoLockedLineSQL = fifoLockedHeads + `
 	LIMIT $3`
 
 // fifoTakeReceiveSQL receives, for one or more calls, the ready runs of
-// the groups fifoTakeLockSQL locked, in one statement (the write and the
+// the groups fifoLockSQL locked, in one statement (the write and the
 // parameters are receiveSQL's, receiveWriteSQL; $12 holds what each call
 // asks for, every one at least 1, and $13 the most of them). The runs
 // go to the calls group by group in the line, each run whole to one call
@@ -772,9 +754,9 @@ func (b *Broker) candidates(ctx context.Context, tx pgx.Tx, q *queue, now time.T
 	}
 	var err error
 	if len(x.groups) > 0 {
-		_, err = tx.Exec(ctx, fifoLockExceptSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra+len(x.groups), x.groups)
+		_, err = tx.Exec(ctx, fifoLockExceptSQL, q.id, stampOf(now), []int32{int32(n)}, cutoff, n+fifoLockExtra+len(x.groups), n, math.MaxInt32, x.groups)
 	} else {
-		_, err = tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), n, cutoff, n+fifoLockExtra)
+		_, err = tx.Exec(ctx, fifoLockSQL, q.id, stampOf(now), []int32{int32(n)}, cutoff, n+fifoLockExtra, n, math.MaxInt32)
 	}
 	if err != nil {
 		return nil, err

@@ -15,19 +15,19 @@ import (
 )
 
 // Gathered receives. The ReceiveMessage calls on one queue that arrive
-// while a receive statement of that queue is running on this node wait
-// for it, and then go together in one statement, which picks as many
-// messages as they asked for in all and hands each call its share: each
-// gets what it would have got alone, in turn, with its own visibility
-// timeout. On a standard queue that is one receiveSQL, whose slots hand
-// the k-th message to a call; on a FIFO queue (a receive without a
-// ReceiveRequestAttemptId: receiveGathered) one pipeline of
-// fifoTakeLockSQL and fifoTakeReceiveSQL (fifoTakeRound), which hands
-// each group's ready run whole to one call. So sixteen consumers of one queue make
-// a few statements of many rows instead of sixteen of ten that skip each
-// other's locks: measured with pgbench on one database, the receive
-// statement moved 9,700–11,900 rows/s as 16 clients of 10 rows and
-// 36,000–40,800 as 2 clients of 80 (docs/performance.md, stop 41).
+// while a receive statement of that queue is running on this node wait for
+// it, and then go together in one statement, which picks as many messages
+// as they asked for in all and hands each call its share: each gets what
+// it would have got alone, in turn, with its own visibility timeout. On a
+// standard queue that is one receiveSQL, whose slots hand the k-th message
+// to a call; on a FIFO queue (a receive without a ReceiveRequestAttemptId:
+// receiveGathered) one pipeline of fifoLockSQL and fifoTakeReceiveSQL
+// (fifoTakeRound), which hands each group's ready run whole to one call.
+// So sixteen consumers of one queue make a few statements of many rows
+// instead of sixteen of ten that skip each other's locks: measured with
+// pgbench on one database, the receive statement moved 9,700–11,900 rows/s
+// as 16 clients of 10 rows and 36,000–40,800 as 2 clients of 80
+// (docs/performance.md, stop 41).
 //
 // No goroutine of its own: the call that finds the queue idle runs the
 // statement on its connection; when it is done, the first call that
@@ -38,15 +38,14 @@ import (
 // moved by the call that ran it before the others are answered, so a call
 // that then looks again alone does not meet them.
 //
-// A call whose client goes away while it waits leaves the line, or, once
-// a statement carries it, gets nothing from it if it is gone when the
+// A call whose client goes away while it waits leaves the line, or, once a
+// statement carries it, gets nothing from it if it is gone when the
 // statement starts (after that, what the statement gives it is lost with
 // it, until the visibility timeout ends, as for a call that runs alone);
 // the statement runs to its end for the others whatever becomes of the
-// call running it. The
-// batch's runner uses its own reading of the queue's row (retention,
-// redrive) for all of them: a change made meanwhile applies from the
-// next statement.
+// call running it. The batch's runner uses its own reading of the queue's
+// row (retention, redrive) for all of them: a change made meanwhile
+// applies from the next statement.
 //
 // A fenced leader's receive (tidemq.FenceOf) goes alone, in the
 // transaction that checks its fence.
