@@ -108,8 +108,8 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 	if err != nil {
 		return nil, err
 	}
-	// A round receives for the calls of batch on conn, at now.
-	round := func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
+	// receive runs one statement for the calls of batch on conn, at now.
+	receive := func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
 		return b.onConn(ctx, conn, func(db querier) error {
 			return b.takeRound(ctx, db, q, now, batch, maxRC)
 		})
@@ -120,7 +120,7 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 		if max, err = b.fifoRoom(ctx, conn, q, r.now, max); err != nil {
 			return nil, err
 		}
-		round = func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
+		receive = func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
 			return b.fifoTakeRound(ctx, conn, q, now, batch, maxRC) // lockedPipeline checks a fence itself
 		}
 	} else if err := b.checkInflight(ctx, conn, q, r.now); err != nil {
@@ -139,7 +139,7 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 		if err != nil {
 			return err
 		}
-		if err := round(ctx, conn, t.now, []*take{t}, maxRC); err != nil {
+		if err := receive(ctx, conn, t.now, []*take{t}, maxRC); err != nil {
 			return err
 		}
 		return b.settleOver(ctx, conn, q, t, r)
@@ -157,7 +157,7 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 	default:
 		// The statement's runner holds a connection again (takes.run).
 		stmt := func(ctx context.Context, now time.Time, batch []*take) error {
-			return round(ctx, h.conn, now, batch, maxRC)
+			return receive(ctx, h.conn, now, batch, maxRC)
 		}
 		after := func(ctx context.Context) error { return b.settleOver(ctx, h.conn, q, t, r) }
 		if err := b.takes.run(ctx, b, h, q, t, stmt, after); err != nil {
