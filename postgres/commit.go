@@ -18,8 +18,7 @@ import (
 // request, then every request already waiting behind it (up to
 // maxGroupRows rows), and write them: under light load a request goes
 // alone at once, under heavy load the requests that arrived during the
-// previous write (about a millisecond) go together. A writer sends a
-// group while the one before it still runs (commitpipe.go). A request is
+// previous write (about a millisecond) go together. A request is
 // answered only after the statement that carries it committed.
 //
 // One request's failure must not fail the others of its group: when the
@@ -175,8 +174,6 @@ type groupCommit struct {
 	stopped chan struct{} // closed once every committer returned
 	// statements counts the group statements run (tests).
 	statements atomic.Int64
-	// maxRows, when set (tests), replaces maxGroupRows.
-	maxRows int
 }
 
 // submit writes r with the next group and waits for its commit.
@@ -245,35 +242,20 @@ func (b *Broker) commitLoop() {
 				}
 			}
 		}
-		b.commitRun(first)
-	}
-}
-
-// gather returns first and the requests waiting behind it, up to
-// maxGroupRows rows; with first nil, the requests waiting (nil when none).
-func (b *Broker) gather(first *writeReq) []*writeReq {
-	if first == nil {
-		select {
-		case first = <-b.group.reqs:
-		default:
-			return nil
+		group := []*writeReq{first}
+		rows := first.rows()
+	gather:
+		for rows < maxGroupRows {
+			select {
+			case r := <-b.group.reqs:
+				group = append(group, r)
+				rows += r.rows()
+			default:
+				break gather
+			}
 		}
+		b.commitGroup(group)
 	}
-	limit := maxGroupRows
-	if b.group.maxRows > 0 {
-		limit = b.group.maxRows
-	}
-	group := []*writeReq{first}
-	for rows := first.rows(); rows < limit; {
-		select {
-		case r := <-b.group.reqs:
-			group = append(group, r)
-			rows += r.rows()
-		default:
-			return group
-		}
-	}
-	return group
 }
 
 // commitGroup writes a group in one statement, or, when that fails, each
@@ -286,12 +268,6 @@ func (b *Broker) commitGroup(group []*writeReq) {
 		}
 		return
 	}
-	b.answer(group, err)
-}
-
-// answer tells group's requests that their statement committed (err nil),
-// announcing what they wrote first, or failed.
-func (b *Broker) answer(group []*writeReq, err error) {
 	if err == nil {
 		b.announceGroup(group)
 	}
@@ -314,45 +290,6 @@ func (b *Broker) writeGroup(group []*writeReq) error {
 // writeRows writes group's rows in one statement on db, which the caller
 // holds, and tells each request what it wrote.
 func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) error {
-	st := b.groupStatement(group)
-	var out groupResult
-	if err := db.QueryRow(ctx, st.sql, st.args...).Scan(out.dest(st.limited)...); err != nil {
-		return err
-	}
-	b.groupWritten(group, &out)
-	return nil
-}
-
-// groupStmt is a group's statement: commitSQL or one of its variants, and
-// its arguments.
-type groupStmt struct {
-	sql     string
-	args    []any
-	limited bool // commitLimitedSQL, whose answer has three more columns
-}
-
-// groupResult is what a group's statement answers: every inserted row's
-// queue id (a group inserts all or nothing), the deleted messages, and
-// with --max-queue-bytes the requests refused with the queue and bytes
-// that refused each.
-type groupResult struct {
-	inserted, goneQ, goneSeq []int64
-	fullReq                  []int32
-	fullQ, fullBytes         []int64
-}
-
-// dest is where the statement's columns are scanned.
-func (r *groupResult) dest(limited bool) []any {
-	d := []any{&r.inserted, &r.goneQ, &r.goneSeq}
-	if limited {
-		d = append(d, &r.fullReq, &r.fullQ, &r.fullBytes)
-	}
-	return d
-}
-
-// groupStatement lays group's rows out as the arrays of one statement,
-// stamped with the Clock's instant now (the caller holds the connection).
-func (b *Broker) groupStatement(group []*writeReq) groupStmt {
 	var (
 		sq                   []int64
 		senders, ids, bodies []string
@@ -368,6 +305,7 @@ func (b *Broker) groupStatement(group []*writeReq) groupStmt {
 	)
 	limited := b.maxQueueBytes > 0
 	for i, r := range group {
+		r.full = nil
 		for _, s := range r.sends() {
 			for j := range s.ids {
 				sq = append(sq, s.qid)
@@ -396,42 +334,43 @@ func (b *Broker) groupStatement(group []*writeReq) groupStmt {
 			dseq, dcount = append(dseq, d.seqs...), append(dcount, d.counts...)
 		}
 	}
-	now := stampOf(b.clock.Now())
+	now := stampOf(b.clock.Now()) // once the connection is ours
 	b.group.statements.Add(1)
-	args := []any{sq, senders, ids, bodies, attrs, sys, delays, now, dq, dseq, dcount, dfifo, dname, groups}
-	if limited {
-		return groupStmt{sql: commitLimitedSQL, args: append(args, sizes, reqs, b.maxQueueBytes), limited: true}
+	var inserted, goneQ, goneSeq []int64 // inserted: every row's queue id; a group inserts all or nothing
+	var fullReq []int32
+	var fullQ, fullBytes []int64
+	if !limited {
+		sql := commitSQL
+		switch {
+		case len(dseq) == 0:
+			sql = commitSendsSQL
+		case len(sq) == 0:
+			sql = commitDeletesSQL
+		}
+		if err := db.QueryRow(ctx, sql, sq, senders, ids, bodies, attrs, sys, delays, now,
+			dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
+			return err
+		}
+	} else if err := db.QueryRow(ctx, commitLimitedSQL, sq, senders, ids, bodies, attrs, sys, delays, now,
+		dq, dseq, dcount, dfifo, dname, groups, sizes, reqs, b.maxQueueBytes).Scan(&inserted, &goneQ, &goneSeq,
+		&fullReq, &fullQ, &fullBytes); err != nil {
+		return err
 	}
-	sql := commitSQL
-	switch {
-	case len(dseq) == 0:
-		sql = commitSendsSQL
-	case len(sq) == 0:
-		sql = commitDeletesSQL
-	}
-	return groupStmt{sql: sql, args: args}
-}
-
-// groupWritten tells each request of group what its statement wrote.
-func (b *Broker) groupWritten(group []*writeReq, out *groupResult) {
-	for _, r := range group {
-		r.full = nil
-	}
-	for k, i := range out.fullReq {
+	for k, i := range fullReq {
 		r := group[i]
 		if r.full != nil {
 			continue // refused for another of its queues too: the first found says why
 		}
 		for _, s := range r.sends() {
-			if s.qid == out.fullQ[k] {
-				r.full = b.queueFull(s.notify, out.fullBytes[k])
+			if s.qid == fullQ[k] {
+				r.full = b.queueFull(s.notify, fullBytes[k])
 				break
 			}
 		}
 	}
 	gone := map[[2]int64]bool{}
-	for i := range out.goneQ {
-		gone[[2]int64{out.goneQ[i], out.goneSeq[i]}] = true
+	for i := range goneQ {
+		gone[[2]int64{goneQ[i], goneSeq[i]}] = true
 	}
 	for _, r := range group {
 		for _, s := range r.sends() {
@@ -450,6 +389,7 @@ func (b *Broker) groupWritten(group []*writeReq, out *groupResult) {
 			}
 		}
 	}
+	return nil
 }
 
 // announceGroup announces, after its commit, the queues of group that got

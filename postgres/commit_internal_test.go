@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/internal/pgtest"
@@ -171,115 +169,5 @@ func TestGroupCommitUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	if d := b.depth(t, q.id); d != 0 {
 		t.Fatalf("%d messages left after receiving and deleting everything", d)
-	}
-}
-
-// The writer pipelines its groups (commitpipe.go): a group whose statement
-// fails rolls back alone, the groups sent behind it are written in the
-// same pipeline, and the failed group's requests are written again each on
-// its own.
-func TestGroupCommitPipelineGoesOnPastAFailedGroup(t *testing.T) {
-	b := openInternal(t)
-	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
-		t.Fatal(err)
-	}
-	q, err := b.getQueue(ctx, b.pool, "q", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.group.once.Do(func() {
-		b.group.reqs = make(chan *writeReq, 64)
-		b.group.stopped = make(chan struct{})
-	})
-	b.group.maxRows = 1 // a group a request: the pipeline holds two at a time
-	send := func(qid int64, id string) *writeReq {
-		return &writeReq{done: make(chan error, 1), send: &sendRows{qid: qid, sender: "s", ids: []string{id},
-			bodies: []string{"b"}, attrs: [][]byte{nil}, sys: [][]byte{nil}, delays: []int64{0}, notify: "q"}}
-	}
-	good1, bad, good2, good3 := send(q.id, "a"), send(q.id+1000, "b"), send(q.id, "c"), send(q.id, "d")
-	for _, r := range []*writeReq{bad, good2, good3} {
-		b.group.reqs <- r
-	}
-	b.commitRun(good1)
-	for i, r := range []*writeReq{good1, good2, good3} {
-		if err := <-r.done; err != nil || r.send.written != 1 {
-			t.Fatalf("good request %d: %v, written %d", i, err, r.send.written)
-		}
-	}
-	if err := <-bad.done; !isForeignKeyViolation(err) {
-		t.Fatalf("request for a missing queue: %v, want a foreign key violation", err)
-	}
-	if d := b.depth(t, q.id); d != 3 {
-		t.Fatalf("%d messages, want 3", d)
-	}
-	// Four statements in the pipeline and one for the failed request
-	// alone: the groups behind the failed one were not written again.
-	if s := b.group.statements.Load(); s != 5 {
-		t.Fatalf("%d statements, want 5", s)
-	}
-	// The pipeline's connection is usable afterwards, its statements
-	// prepared again.
-	again := send(q.id, "e")
-	b.commitRun(again)
-	if err := <-again.done; err != nil || b.depth(t, q.id) != 4 {
-		t.Fatalf("a send after the failure: %v, %d messages", err, b.depth(t, q.id))
-	}
-}
-
-// A pipeline's prepared statements that the server lost (a pooler's
-// DISCARD ALL, a reset session) fail their group, which is written again on
-// the plain path, and are prepared again for the next.
-func TestGroupCommitPipelineSurvivesLostStatements(t *testing.T) {
-	b := openInternal(t)
-	ctx := context.Background()
-	if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
-		t.Fatal(err)
-	}
-	sendOne := func() {
-		t.Helper()
-		if _, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "0", Body: "x"}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sendOne()
-	// Drop the server's side of the pipeline's prepared statements on
-	// every idle connection, the connection's record of them left as it is.
-	// The writer gives its connection back just after its answers.
-	lost := 0
-	for deadline := time.Now().Add(10 * time.Second); lost < 3 && time.Now().Before(deadline); {
-		for _, c := range b.pool.AcquireAllIdle(ctx) {
-			var names []string
-			rows, err := c.Query(ctx, `SELECT name FROM pg_prepared_statements WHERE name LIKE 'stmt\_%' AND statement = ANY($1)`,
-				[]string{commitSQL, commitSendsSQL, commitDeletesSQL})
-			if err == nil {
-				names, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range names {
-				if _, err := c.Exec(ctx, "DEALLOCATE "+name); err != nil {
-					t.Fatal(err)
-				}
-				lost++
-			}
-			c.Release()
-		}
-	}
-	if lost != 3 {
-		t.Fatalf("%d of the pipeline's statements found, want 3", lost)
-	}
-	before := b.group.statements.Load()
-	sendOne()
-	sendOne()
-	q, _ := b.getQueue(ctx, b.pool, "q", false)
-	if d := b.depth(t, q.id); d != 3 {
-		t.Fatalf("%d messages, want 3", d)
-	}
-	// The first send after the loss: its pipelined statement and its
-	// retry; the second: one statement, prepared again.
-	if s := b.group.statements.Load() - before; s != 3 {
-		t.Fatalf("%d statements for two sends after the loss, want 3", s)
 	}
 }
