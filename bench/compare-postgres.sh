@@ -33,7 +33,9 @@
 # clients, 256-byte rows, in three scripts: an insert of one row, an
 # insert of 10 rows, and a 10-row SELECT ... FOR UPDATE SKIP LOCKED with
 # the DELETE of those rows (on a table filled first), each reported in
-# rows per second.
+# rows per second. A fourth, messages-10, is the 10-row insert into
+# tidemq's own messages table (its indexes and depth trigger): what the
+# schema leaves of insert-10, the bound of SendMessageBatch without a node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -157,6 +159,20 @@ ceiling() {
   psql -d "$db" -c "VACUUM ANALYZE pgb"
   pgbench_rate take-10 10 "WITH c AS (SELECT id FROM pgb ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED) DELETE FROM pgb USING c WHERE pgb.id = c.id;" "$db"
   psql -c "DROP DATABASE $db"
+  # The same 10-row insert into tidemq's own messages table (the head's
+  # schema, made by a node that then stops; one queue, made through the
+  # API): what PostgreSQL does with the rows and indexes a send writes,
+  # without a node. The message ids are the node's work, so a constant.
+  db="pgs_$ROUND"
+  psql -c "CREATE DATABASE $db"
+  serve schema --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/schema-$ROUND"
+  curl -fs -o /dev/null -X POST -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.CreateQueue' \
+    -d '{"QueueName":"pgbench"}' "$URL/"
+  stop_all
+  pgbench_rate messages-10 10 "INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
+    SELECT q.id, nextval('message_seq'), repeat('m', 36), repeat('x', 256), '000000000000', 0, 0, 0
+    FROM queues q, generate_series(1, 10) WHERE q.name = 'pgbench';" "$db"
+  psql -c "DROP DATABASE $db"
 }
 
 # pgnodes CONFIG N BIN runs every scenario on N nodes of BIN.
@@ -234,9 +250,10 @@ for s in scenarios:
 print(f"\nmessages per second, median of {len(next(iter(runs.values())))} rounds; errors + lost + duplicated over every run: {bad}")
 # Against the ceiling: each scenario and the pgbench script that does the
 # same writes; the nodes' total for 2 and 3 nodes.
-ceil = {"insert-1": median("pgbench", "insert-1"), "insert-10": median("pgbench", "insert-10"), "take-10": median("pgbench", "take-10")}
-print("\npgbench ceiling (rows/s, median): " + ", ".join(f"{k} {v:,.0f}" for k, v in ceil.items()))
-pairs = [("send", "insert-1"), ("send-batch", "insert-10"), ("receive-batch", "take-10"), ("receive", "take-10")]
+ceil = {k: median("pgbench", k) for k in ["insert-1", "insert-10", "take-10", "messages-10"]}
+print("\npgbench ceiling (rows/s, median): " + ", ".join(f"{k} {v:,.0f}" for k, v in ceil.items()) +
+      f"\n(messages-10: insert-10 into tidemq's messages table, {ceil['messages-10']/ceil['insert-10']:.2f}× insert-10)")
+pairs = [("send", "insert-1"), ("send-batch", "insert-10"), ("send-batch", "messages-10"), ("receive-batch", "take-10"), ("receive", "take-10")]
 pg = [c for c in configs if c != "pebble"]
 print("\n| scenario | ceiling | " + " | ".join(f"{c} / ceiling" for c in pg) + " |")
 print("|---|---|" + "---|" * len(pg))
