@@ -33,9 +33,10 @@
 # clients, 256-byte rows, in three scripts: an insert of one row, an
 # insert of 10 rows, and a 10-row SELECT ... FOR UPDATE SKIP LOCKED with
 # the DELETE of those rows (on a table filled first), each reported in
-# rows per second. A fourth, messages-10, is the 10-row insert into
-# tidemq's own messages table (its indexes and depth trigger): what the
-# schema leaves of insert-10, the bound of SendMessageBatch without a node.
+# rows per second. Two more run on tidemq's own messages table (its
+# indexes and depth triggers), to show what the schema leaves of the
+# ceiling without a node: messages-10, the 10-row insert, and
+# messages-take-10, a receive's write of 10 rows then their delete.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -172,6 +173,20 @@ ceiling() {
   pgbench_rate messages-10 10 "INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
     SELECT q.id, nextval('message_seq'), repeat('m', 36), repeat('x', 256), '000000000000', 0, 0, 0
     FROM queues q, generate_series(1, 10) WHERE q.name = 'pgbench';" "$db"
+  # And take-10 on it: a receive's write of 10 rows (what changes, with
+  # the bodies returned), then the delete of those rows, each its own
+  # transaction, as receive + DeleteMessageBatch does (without the
+  # receive's history event).
+  local qid
+  qid=$(psql -At -d "$db" -c "SELECT id FROM queues WHERE name = 'pgbench'")
+  psql -d "$db" -c "DELETE FROM messages; INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
+    SELECT $qid, nextval('message_seq'), repeat('m', 36), repeat('x', 256), '000000000000', 0, 0, 0 FROM generate_series(1, $((COUNT * 2)))"
+  psql -d "$db" -c "VACUUM ANALYZE messages"
+  pgbench_rate messages-take-10 10 "WITH c AS (SELECT seq FROM messages WHERE queue_id = $qid AND receive_count = 0 AND visible_at <= 0
+      ORDER BY visible_at, seq LIMIT 10 FOR UPDATE SKIP LOCKED)
+    UPDATE messages m SET receive_count = m.receive_count + 1, first_receive = 1, received_at = 1, visible_at = 1000000000 + :client_id, held = true
+    FROM c WHERE m.queue_id = $qid AND m.seq = c.seq RETURNING m.body;
+  DELETE FROM messages WHERE queue_id = $qid AND receive_count > 0 AND visible_at = 1000000000 + :client_id;" "$db"
   psql -c "DROP DATABASE $db"
 }
 
@@ -250,10 +265,12 @@ for s in scenarios:
 print(f"\nmessages per second, median of {len(next(iter(runs.values())))} rounds; errors + lost + duplicated over every run: {bad}")
 # Against the ceiling: each scenario and the pgbench script that does the
 # same writes; the nodes' total for 2 and 3 nodes.
-ceil = {k: median("pgbench", k) for k in ["insert-1", "insert-10", "take-10", "messages-10"]}
+ceil = {k: median("pgbench", k) for k in ["insert-1", "insert-10", "take-10", "messages-10", "messages-take-10"]}
 print("\npgbench ceiling (rows/s, median): " + ", ".join(f"{k} {v:,.0f}" for k, v in ceil.items()) +
-      f"\n(messages-10: insert-10 into tidemq's messages table, {ceil['messages-10']/ceil['insert-10']:.2f}× insert-10)")
-pairs = [("send", "insert-1"), ("send-batch", "insert-10"), ("send-batch", "messages-10"), ("receive-batch", "take-10"), ("receive", "take-10")]
+      f"\n(on tidemq's messages table: messages-10, insert-10's rows, {ceil['messages-10']/ceil['insert-10']:.2f}× insert-10;" +
+      f" messages-take-10, a receive's write then the delete, {ceil['messages-take-10']/ceil['take-10']:.2f}× take-10)")
+pairs = [("send", "insert-1"), ("send-batch", "insert-10"), ("send-batch", "messages-10"), ("receive-batch", "take-10"),
+         ("receive-batch", "messages-take-10"), ("receive", "take-10")]
 pg = [c for c in configs if c != "pebble"]
 print("\n| scenario | ceiling | " + " | ".join(f"{c} / ceiling" for c in pg) + " |")
 print("|---|---|" + "---|" * len(pg))
