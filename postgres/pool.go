@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -47,10 +48,23 @@ import (
 // new connection goes to whichever host is the primary now: after a
 // failover the connections to the old primary fail, the pool drops them,
 // and the next ones reach the promoted standby.
+//
+// A DSN's default_query_exec_mode of exec or simple_protocol is refused:
+// in those modes pgx sends parameters typed from their Go types alone, and
+// tidemq's statements pass JSON and binary data that only the server's
+// description of the statement types right (every write failed with
+// "invalid input syntax for type json"). cache_describe and describe_exec
+// describe them, and work.
 func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	switch cfg.ConnConfig.DefaultQueryExecMode {
+	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		return nil, fmt.Errorf("postgres: default_query_exec_mode=%s is not supported: tidemq's statements need the server to type their parameters; "+
+			"leave it out, or use cache_describe or describe_exec",
+			strings.ReplaceAll(cfg.ConnConfig.DefaultQueryExecMode.String(), " ", "_"))
 	}
 	rp := cfg.ConnConfig.RuntimeParams
 	if _, ok := rp["idle_in_transaction_session_timeout"]; !ok {

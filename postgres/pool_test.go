@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,5 +134,64 @@ func TestUnreachableDatabaseIsServiceUnavailable(t *testing.T) {
 	}
 	if d := time.Since(began); d > postgres.DefaultConnectTimeout+5*time.Second {
 		t.Errorf("the send failed after %v", d)
+	}
+}
+
+// A DSN asking for a query mode that types parameters from their Go types
+// alone is refused with a clear error; the modes that describe statements
+// are accepted.
+func TestPoolConfigQueryExecModes(t *testing.T) {
+	for _, mode := range []string{"exec", "simple_protocol"} {
+		_, err := postgres.PoolConfig("postgres://u@h/db?default_query_exec_mode=" + mode)
+		if err == nil || !strings.Contains(err.Error(), "default_query_exec_mode="+mode+" is not supported") {
+			t.Errorf("%s: %v, want it refused", mode, err)
+		}
+	}
+	for _, mode := range []string{"cache_statement", "cache_describe", "describe_exec"} {
+		if _, err := postgres.PoolConfig("postgres://u@h/db?default_query_exec_mode=" + mode); err != nil {
+			t.Errorf("%s: %v", mode, err)
+		}
+	}
+}
+
+// The other modes that describe statements carry every kind of write:
+// queues, sends with attributes, receives and deletes, standard and FIFO.
+func TestDescribingQueryExecModesWork(t *testing.T) {
+	for _, mode := range []string{"cache_describe", "describe_exec"} {
+		t.Run(mode, func(t *testing.T) {
+			dsn, _ := pgtest.Schema(t)
+			b, err := postgres.Open(context.Background(), postgres.Options{DSN: dsn + "&default_query_exec_mode=" + mode, SweepInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ctx := context.Background()
+			for _, name := range []string{"q", "f.fifo"} {
+				var attrs map[string]string
+				if name == "f.fifo" {
+					attrs = map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+				}
+				if _, err := b.CreateQueue(ctx, tidemq.CreateQueueParams{Name: name, Attributes: attrs}); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 3; i++ {
+					entry := tidemq.SendEntry{ID: "0", Body: "body" + strconv.Itoa(i), MessageGroupID: "g",
+						Attributes: map[string]tidemq.MessageAttributeValue{"a": {DataType: "String", StringValue: "v"}}}
+					if _, err := b.SendMessages(ctx, tidemq.SendMessagesParams{Queue: name, Entries: []tidemq.SendEntry{entry}}); err != nil {
+						t.Fatalf("send to %s: %v", name, err)
+					}
+				}
+				ten := 10
+				ms, err := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: name, MaxNumberOfMessages: &ten, WaitTimeSeconds: new(int)})
+				if err != nil || len(ms) != 3 || ms[0].Attributes["a"].StringValue != "v" {
+					t.Fatalf("receive from %s: %d messages, %v", name, len(ms), err)
+				}
+				res, err := b.DeleteMessages(ctx, tidemq.DeleteMessagesParams{Queue: name, Batch: true,
+					Entries: []tidemq.DeleteEntry{{ID: "0", ReceiptHandle: ms[0].ReceiptHandle}}})
+				if err != nil || res[0] != nil {
+					t.Fatalf("delete from %s: %v %v", name, err, res)
+				}
+			}
+		})
 	}
 }
