@@ -146,8 +146,8 @@ pgbench_rate() {
   printf '%s\n' "$script" >"$TMP/$name.sql"
   local tps
   tps=$("$PGBENCH" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CLIENTS" -j 2 -t "$tx" -f "$TMP/$name.sql" "$db" 2>>"$TMP/bench.err" |
-    sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')
-  [ -n "$tps" ] || { echo "pgbench $name failed" >&2; return; }
+    sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p') || true
+  [ -n "$tps" ] || { echo "pgbench $name failed:" >&2; tail -n 5 "$TMP/bench.err" >&2; return; }
   python3 -c "import json,sys; print(json.dumps({'config':'pgbench','round':$ROUND,'scenario':'$name','messages':float('$tps')*$rows,'elapsed_ns':1e9}))" >>"$TMP/results"
 }
 ceiling() {
@@ -167,8 +167,8 @@ ceiling() {
   db="pgs_$ROUND"
   psql -c "CREATE DATABASE $db"
   serve schema --store "$PGDSN/$db?sslmode=disable" --data-dir "$TMP/schema-$ROUND"
-  curl -fs -o /dev/null -X POST -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.CreateQueue' \
-    -d '{"QueueName":"pgbench"}' "$URL/"
+  curl -fsS -o /dev/null -X POST -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.CreateQueue' \
+    -d '{"QueueName":"pgbench"}' "$URL/" || { echo "CreateQueue on the schema's node failed:" >&2; cat "$TMP/schema.log" >&2; exit 1; }
   stop_all
   pgbench_rate messages-10 10 "INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
     SELECT q.id, nextval('message_seq'), repeat('m', 36), repeat('x', 256), '000000000000', 0, 0, 0
@@ -176,7 +176,9 @@ ceiling() {
   # And take-10 on it: a receive's write of 10 rows (what changes, with
   # the bodies returned), then the delete of those rows, each its own
   # transaction, as receive + DeleteMessageBatch does (without the
-  # receive's history event).
+  # receive's history event). The delete finds its rows by the deadline the
+  # client wrote (unique to it, through the index of received messages)
+  # where a node's delete names them by key: 10 index probes either way.
   local qid
   qid=$(psql -At -d "$db" -c "SELECT id FROM queues WHERE name = 'pgbench'")
   psql -d "$db" -c "DELETE FROM messages; INSERT INTO messages (queue_id, seq, message_id, body, sender, sent_at, enqueued_at, visible_at)
