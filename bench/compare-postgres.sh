@@ -17,7 +17,9 @@
 # --max-queue-bytes LIMIT_BYTES (config limited-1: pick a limit the run
 # never reaches, to measure what the check costs); BENCH_FLAGS, more flags
 # for every `tidemq bench` run (the head's binary drives all of them), e.g.
-# "--max-receive-count 1" to give every queue a dead-letter queue.
+# "--max-receive-count 1" to give every queue a dead-letter queue; PG_CONF,
+# more postgresql.conf lines for the throwaway server (e.g.
+# "autovacuum_naptime = 5s"), printed at the end.
 #
 # Both stores are durable: Pebble answers after its fsync, PostgreSQL runs
 # with its defaults (fsync on, synchronous_commit on). The script starts a
@@ -83,6 +85,10 @@ max_connections = 300
 shared_buffers = 256MB
 max_wal_size = 1GB
 CONF
+# PG_CONF: more settings for the server, one per line (e.g.
+# "autovacuum_naptime = 5s", which the README suggests for a busy tidemq
+# database); printed with the results.
+[ -n "${PG_CONF:-}" ] && printf '%s\n' "$PG_CONF" >>"$TMP/pg/data/postgresql.conf"
 "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -l "$TMP/pg/log" -w -t 60 start >/dev/null
 PGDSN="postgres://postgres@127.0.0.1:$PGPORT"
 PSQL=$(command -v psql || echo "$PGBIN/psql")
@@ -226,6 +232,11 @@ done
 echo "round end: load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/load"
 grep -v -e '^$' -e '^note: no AWS credentials' "$TMP/bench.err" | tail -n 20 >&2 || true
 cat "$TMP/load"
+if [ -n "${PG_CONF:-}" ]; then
+  names=$(printf '%s\n' "$PG_CONF" | sed -n 's/^[[:space:]]*\([A-Za-z_.]*\)[[:space:]]*=.*/\1/p' | paste -sd, -)
+  echo "PostgreSQL settings from PG_CONF, as the server ran them: $(psql -At -c "SELECT string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ')
+    FROM pg_settings WHERE name = ANY(string_to_array('$names', ','))")"
+fi
 
 python3 - "$TMP/results" "$COUNT" "${#SCENARIOS[@]}" <<'PY'
 import json, sys, statistics, collections
