@@ -310,6 +310,15 @@ func overHead(t *testing.T, b *Broker, groups string, per int) {
 	b.clock.(*clocktest.Clock).Advance(31 * time.Second) // A0 is back, received once
 }
 
+// wantDeadLettered checks that d.fifo, overHead's dead-letter queue, holds
+// the messages want (trimmed's form), in order.
+func wantDeadLettered(t *testing.T, b *Broker, want string) {
+	t.Helper()
+	if ms, err := b.ReceiveMessages(context.Background(), takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != want {
+		t.Fatalf("the dead-letter queue holds %q (%v), want %q", trimmed(ms), err, want)
+	}
+}
+
 // A FIFO group whose head was received maxReceiveCount times gives
 // nothing until the head has moved to the dead-letter queue; then the
 // receive looks again and gets the rest of the group, in order.
@@ -321,9 +330,7 @@ func TestGatheredFIFOReceiveMovesAnOverHeadFirst(t *testing.T) {
 	if err != nil || trimmed(ms) != "B0 B1 B2 A1 A2" {
 		t.Fatalf("the receive after A0 came back got %q (%v), want B's run, then A's rest once A0 moved", trimmed(ms), err)
 	}
-	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
-	}
+	wantDeadLettered(t, b, "A0")
 }
 
 // A receive never waits for the row lock of a message over
@@ -348,9 +355,7 @@ func TestGatheredFIFOReceiveDoesNotWaitForALockedOverHead(t *testing.T) {
 	if err != nil || trimmed(ms) != "A1" {
 		t.Fatalf("once A0's row was free, a receive got %q (%v), want A1 (A0 moved)", trimmed(ms), err)
 	}
-	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "A0" {
-		t.Fatalf("the dead-letter queue holds %q (%v), want A0", trimmed(ms), err)
-	}
+	wantDeadLettered(t, b, "A0")
 }
 
 // While the group a head over maxReceiveCount moves into is held in the
@@ -368,14 +373,7 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := b.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fifoGroupKey("$2::text")+`)`, d.id, "A"); err != nil {
-		t.Fatal(err)
-	}
+	holder := holdGroup(t, b, d, "A")
 	// The group whose head cannot move fills no call: a receive of one
 	// message gets B0, not nothing.
 	ms, err := b.ReceiveMessages(ctx, takeParams("s.fifo", 1, 30, "second"))
@@ -394,7 +392,5 @@ func TestGatheredFIFOReceiveLeavesAGroupWhoseHeadCannotMoveYet(t *testing.T) {
 	if err != nil || trimmed(ms) != "A1" {
 		t.Fatalf("once d.fifo's group A was free, a receive got %q (%v), want A1 (A0 moved)", trimmed(ms), err)
 	}
-	if ms, err := b.ReceiveMessages(ctx, takeParams("d.fifo", 10, 30, "dlq")); err != nil || trimmed(ms) != "B0 A0" {
-		t.Fatalf("the dead-letter queue holds %q (%v), want B0 and A0", trimmed(ms), err)
-	}
+	wantDeadLettered(t, b, "B0 A0")
 }
