@@ -93,6 +93,54 @@ func queueLimitChecks() []check {
 				e.t.Fatalf("after the visibility timeouts: %d messages, want 3", len(more))
 			}
 		}},
+		{"InflightFIFOCapConcurrent", func(e *env) {
+			// Receives that arrive together share the room under the cap:
+			// however they are gathered or interleaved, together they never
+			// take more than it, and what they leave is taken by the next.
+			// Half of them carry a ReceiveRequestAttemptId, which a store
+			// may serve another way.
+			const limit, receivers = 5, 8
+			e.limited(Limits{Inflight: tidemq.InflightLimits{FIFO: limit}})
+			e.create("f.fifo", map[string]string{tidemq.AttrContentBasedDeduplication: "true"})
+			for i := 0; i < 40; i++ {
+				e.sendFIFO("f.fifo", "g"+strconv.Itoa(i), "", "m"+strconv.Itoa(i))
+			}
+			var (
+				wg    sync.WaitGroup
+				mu    sync.Mutex
+				taken int
+			)
+			start := make(chan struct{})
+			for i := 0; i < receivers; i++ {
+				var opts []recvOpt
+				if i%2 == 1 {
+					opts = append(opts, withAttempt("a"+strconv.Itoa(i)))
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					msgs, err := e.b.ReceiveMessages(e.ctx, params("f.fifo", 10, opts...))
+					if err != nil {
+						e.t.Errorf("ReceiveMessages: %s", describe(err))
+						return
+					}
+					mu.Lock()
+					taken += len(msgs)
+					mu.Unlock()
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if taken > limit {
+				e.t.Fatalf("%d receives of 10 at once under a cap of %d took %d messages", receivers, limit, taken)
+			}
+			if rest := e.receive("f.fifo", 10); taken+len(rest) != limit {
+				e.t.Fatalf("together %d, then %d more: want %d in flight", taken, len(rest), limit)
+			}
+			e.receiveNone("f.fifo", "at the cap")
+			e.wantCounts("f.fifo", 40-limit, limit, 0, "at the cap")
+		}},
 		{"MaxQueueBytes", func(e *env) {
 			// A queue at --max-queue-bytes refuses sends, single and batch,
 			// with RequestThrottled (retryable) and changes nothing; the

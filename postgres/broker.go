@@ -88,6 +88,7 @@ type Broker struct {
 	stats       map[int64]*tidemq.QueueStats
 	lastReceive map[int64]time.Time
 	inflight    map[int64]inflightCheck
+	fifoHeld    map[int64]heldRoom // fifoRoom's shares, receive.go
 	// inflightCaps is Options.Inflight; maxQueueBytes Options.MaxQueueBytes
 	// (0: no limit).
 	inflightCaps  tidemq.InflightLimits
@@ -124,7 +125,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	b := &Broker{
 		pool: o.Pool, clock: o.Clock, region: o.Region, acct: o.AccountID, log: o.Logger,
 		stats: map[int64]*tidemq.QueueStats{}, lastReceive: map[int64]time.Time{}, inflight: map[int64]inflightCheck{},
-		closing: make(chan struct{}), running: map[string]bool{},
+		fifoHeld: map[int64]heldRoom{}, closing: make(chan struct{}), running: map[string]bool{},
 		inflightCaps: o.Inflight, maxQueueBytes: max(o.MaxQueueBytes, 0),
 	}
 	b.QueueCore = tidemq.NewQueueCore(queueDriver{b})

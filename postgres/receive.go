@@ -197,6 +197,13 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 // moves what is over maxReceiveCount under those locks.
 func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
+	var releases []func() // fifoRoom's shares, released once committed
+	defer func() {
+		for _, release := range releases {
+			release()
+		}
+	}()
+	want := max
 	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
 		now := b.clock.Now()
 		r = &received{now: now}
@@ -214,7 +221,9 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				return err
 			}
 		}
-		if max, err = b.fifoRoom(ctx, tx, q, now, max); err != nil {
+		max, release, err := b.fifoRoom(ctx, tx, q, now, want)
+		releases = append(releases, release)
+		if err != nil {
 			return err
 		}
 		var taken []*message
@@ -888,8 +897,47 @@ func (b *Broker) checkInflight(ctx context.Context, tx querier, q *queue, now ti
 
 // fifoRoom is how many messages a receive from a FIFO queue may take
 // (up to max): as AWS and the engine do, at the cap it gets none, without
-// an error, and near it no more than the room left.
-func (b *Broker) fifoRoom(ctx context.Context, tx querier, q *queue, now time.Time, want int) (int, error) {
+// an error, and near it no more than the room left. Receives of this node
+// that run at the same time share the room: each counts the room that
+// the others were given and have not committed yet (the count cannot see
+// them), and holds its own share until release, which it calls once what
+// it took is committed (or nothing was). The share is what it may take,
+// not what it took: a receive that finds fewer keeps the others from the
+// rest of its share until it releases, which errs towards the cap.
+// (Several nodes near the cap may still pass it, by a receive each, as
+// inflightRoom says.)
+func (b *Broker) fifoRoom(ctx context.Context, tx querier, q *queue, now time.Time, want int) (n int, release func(), err error) {
+	b.statsMu.Lock()
+	before := b.fifoHeld[q.id]
+	b.statsMu.Unlock()
 	room, err := b.inflightRoom(ctx, tx, q, now)
-	return min(max(room, 0), want), err
+	if err != nil {
+		return 0, func() {}, err
+	}
+	b.statsMu.Lock()
+	defer b.statsMu.Unlock()
+	h := b.fifoHeld[q.id]
+	// Held before the count, or given while it ran: either may be
+	// missing from it. (One released meanwhile may be in it too, and is
+	// then counted twice: fewer, never more.)
+	room -= before.out + int(h.given-before.given)
+	n = min(max(room, 0), want)
+	h.out += n
+	h.given += uint64(n)
+	b.fifoHeld[q.id] = h
+	return n, func() {
+		b.statsMu.Lock()
+		defer b.statsMu.Unlock()
+		h := b.fifoHeld[q.id]
+		h.out -= n
+		b.fifoHeld[q.id] = h
+	}, nil
+}
+
+// heldRoom is what fifoRoom gave a queue's receives on this node: out,
+// given and not yet released; given, all it ever gave (so that a count
+// can tell what was given while it ran).
+type heldRoom struct {
+	out   int
+	given uint64
 }

@@ -117,7 +117,10 @@ func (b *Broker) receiveGathered(ctx context.Context, h *heldConn, q *queue, p t
 	if q.fifo {
 		// As AWS and the engine do, at the in-flight cap a FIFO receive
 		// gets none, without an error, and near it no more than the room.
-		if max, err = b.fifoRoom(ctx, conn, q, r.now, max); err != nil {
+		var release func()
+		max, release, err = b.fifoRoom(ctx, conn, q, r.now, max)
+		defer release() // once this call's statements committed, or failed
+		if err != nil {
 			return nil, err
 		}
 		receive = func(ctx context.Context, conn *pgxpool.Conn, now time.Time, batch []*take, maxRC int) error {
