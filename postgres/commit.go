@@ -49,7 +49,7 @@ type sendRows struct {
 	sys     [][]byte
 	delays  []int64
 	groups  []string // MessageGroupId, "" for none (a standard queue keeps and returns it)
-	sizes   []int    // each message's size (tidemq.MessageSize), only with --max-queue-bytes
+	sizes   []int    // each message's size (tidemq.MessageSize), written with it
 	notify  string   // the queue's name
 	written int64    // how many were inserted
 }
@@ -96,9 +96,9 @@ func (r *writeReq) rows() int {
 	return n
 }
 
-// commitSQL writes a group: the sends' messages ($1-$7 and $14, each its
-// queue's id, sender, message id, body, attributes, system attributes,
-// delay and group id), and
+// commitSQL writes a group: the sends' messages ($1-$7, $14 and $15, each
+// its queue's id, sender, message id, body, attributes, system attributes,
+// delay, group id and size), and
 // the deletes' handles ($9-$13: queue id, seq, receive count, FIFO, queue
 // name; a FIFO queue's handle only of its latest receive while in flight
 // at $8). It returns the number of messages inserted by queue and the
@@ -121,7 +121,7 @@ var (
 )
 
 // commitLimitedSQL is commitSQL with the check of --max-queue-bytes:
-// $15 is each message's size, $16 the place of its request in the group,
+// $16 is the place of each message's request in the group,
 // $17 the limit. It returns, besides, the requests it refused with the
 // queue and its bytes that refused each.
 var commitLimitedSQL = commitStatement(true, true, true)
@@ -131,8 +131,9 @@ var commitLimitedSQL = commitStatement(true, true, true)
 // then a CTE of no row; s and h stay, whose casts type the parameters
 // but $8, which the write left types).
 func commitStatement(limited, sends, deletes bool) string {
-	s, from, full, refused := `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[])
-			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, n)`, `s`, ``, ``
+	s, from, full, refused := `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
+				$15::bigint[])
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, size, n)`, `s`, ``, ``
 	if limited {
 		s = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
 				$15::bigint[], $16::integer[])
@@ -144,8 +145,8 @@ func commitStatement(limited, sends, deletes bool) string {
 		coalesce((SELECT array_agg(bytes) FROM f), '{}')`
 	}
 	ins := `
-		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at)
-		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay FROM ` + from + ` ORDER BY n
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, sender, sent_at, enqueued_at, visible_at, size)
+		SELECT qid, nextval('message_seq'), id, body, attrs, sys, grp, sender, $8, $8, $8 + delay, size FROM ` + from + ` ORDER BY n
 		RETURNING queue_id`
 	if !sends {
 		ins = `SELECT NULL::bigint AS queue_id WHERE false`
@@ -310,8 +311,8 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 			for j := range s.ids {
 				sq = append(sq, s.qid)
 				senders = append(senders, s.sender)
+				sizes = append(sizes, int64(s.sizes[j]))
 				if limited {
-					sizes = append(sizes, int64(s.sizes[j]))
 					reqs = append(reqs, int32(i))
 				}
 			}
@@ -348,7 +349,7 @@ func (b *Broker) writeRows(ctx context.Context, db querier, group []*writeReq) e
 			sql = commitDeletesSQL
 		}
 		if err := db.QueryRow(ctx, sql, sq, senders, ids, bodies, attrs, sys, delays, now,
-			dq, dseq, dcount, dfifo, dname, groups).Scan(&inserted, &goneQ, &goneSeq); err != nil {
+			dq, dseq, dcount, dfifo, dname, groups, sizes).Scan(&inserted, &goneQ, &goneSeq); err != nil {
 			return err
 		}
 	} else if err := db.QueryRow(ctx, commitLimitedSQL, sq, senders, ids, bodies, attrs, sys, delays, now,

@@ -53,7 +53,7 @@ func TestGroupCommitGathersWaitingRequests(t *testing.T) {
 	reqs := make([]*writeReq, n)
 	for i := range reqs {
 		reqs[i] = &writeReq{done: make(chan error, 1), send: &sendRows{qid: q.id, sender: "s", ids: []string{"id" + strconv.Itoa(i)},
-			bodies: []string{"b"}, attrs: [][]byte{nil}, sys: [][]byte{nil}, delays: []int64{0}, notify: "q"}}
+			bodies: []string{"b"}, attrs: [][]byte{nil}, sys: [][]byte{nil}, delays: []int64{0}, sizes: []int{1}, notify: "q"}}
 		b.group.reqs <- reqs[i]
 	}
 	if d := b.depth(t, q.id); d != 0 {
@@ -89,7 +89,7 @@ func TestGroupCommitIsolatesAFailedRequest(t *testing.T) {
 	}
 	send := func(qid int64, id string) *writeReq {
 		return &writeReq{done: make(chan error, 1), send: &sendRows{qid: qid, sender: "s", ids: []string{id},
-			bodies: []string{"b"}, attrs: [][]byte{nil}, sys: [][]byte{nil}, delays: []int64{0}, notify: "q"}}
+			bodies: []string{"b"}, attrs: [][]byte{nil}, sys: [][]byte{nil}, delays: []int64{0}, sizes: []int{1}, notify: "q"}}
 	}
 	good1, bad, good2 := send(q.id, "a"), send(q.id+1000, "b"), send(q.id, "c")
 	b.commitGroup([]*writeReq{good1, bad, good2})

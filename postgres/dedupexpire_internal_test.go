@@ -67,7 +67,7 @@ func TestFIFOSendTakingOverExpiredKeysAndExpiryDoNotDeadlock(t *testing.T) {
 				now := b.clock.Now()
 				_, err := send.Exec(ctx, fifoSendSQL, q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now),
 					"sender", []string{key}, []string{"id-" + key}, []string{key + "-again"}, [][]byte{nil}, [][]byte{nil},
-					[]string{"g"}, []string{key})
+					[]string{"g"}, []string{key}, []int32{int32(len(key + "-again"))})
 				return err
 			}
 			if err := takeOver("a"); err != nil {

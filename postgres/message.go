@@ -94,24 +94,23 @@ func jsonOrNil(v any, empty bool) []byte {
 	return b
 }
 
-// insertSQL writes a new message row (its whole story in history).
-const insertSQL = `INSERT INTO messages (` + messageCols + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, NULL)`
-
-// moveSQL deletes a message from its queue ($19, $20: queue id and seq)
-// and inserts it as given, in one statement: a message that another
-// transaction deleted meanwhile (a node's retention sweep) is not
+// moveSQL deletes a message from its queue ($20, $21: queue id and seq)
+// and inserts it as given (insertArgs), in one statement: a message that
+// another transaction deleted meanwhile (a node's retention sweep) is not
 // resurrected in the destination.
-const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $19 AND seq = $20 RETURNING 1)
-	INSERT INTO messages (` + messageCols + `)
+const moveSQL = `WITH gone AS (DELETE FROM messages WHERE queue_id = $20 AND seq = $21 RETURNING 1)
+	INSERT INTO messages (` + messageCols + `, size)
 	SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bytea, $6::bytea, $7::text, $8::text, $9::text, $10::bigint,
-		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea, $18::boolean, NULL
+		$11::bigint, $12::bigint, $13::integer, $14::bigint, $15::bigint, $16::text, $17::bytea, $18::boolean, NULL, $19::integer
 	WHERE EXISTS (SELECT 1 FROM gone)`
 
+// insertArgs are moveSQL's $1-$19: the row's columns as messageCols
+// names them (events empty: the story is in history), then its size.
 func (m *message) insertArgs() []any {
 	return []any{m.queueID, m.seq, m.ID, m.Body, jsonOrNil(m.Attrs, len(m.Attrs) == 0),
 		jsonOrNil(m.SysAttrs, len(m.SysAttrs) == 0), m.Group, m.DedupID, m.Sender, m.Sent, m.Enqueued, m.VisibleAt,
-		m.ReceiveCount, m.FirstReceive, m.ReceivedAt, m.DLQSource, jsonOrNil(m.History, len(m.History) == 0), m.held}
+		m.ReceiveCount, m.FirstReceive, m.ReceivedAt, m.DLQSource, jsonOrNil(m.History, len(m.History) == 0), m.held,
+		int32(tidemq.MessageSize(m.Body, m.Attrs))}
 }
 
 // updateStateSQL writes what a FIFO receive, a visibility change or a

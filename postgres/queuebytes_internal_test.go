@@ -230,3 +230,92 @@ func TestGroupCommitCountsQueueBytesInOrder(t *testing.T) {
 		t.Fatalf("after the group: bytes %v, %d accepted", got, accepted)
 	}
 }
+
+// The node writes each message's size (migrations/0018): its sends and its
+// dead-letter moves. A row that a node of an older version inserts
+// without it (NULL, during a rolling upgrade) counts in queue_depth as the
+// generated column counted it, when it is inserted and when it is
+// deleted, so the bytes stay exact whichever node wrote a row.
+func TestMessageSizeWrittenByTheNode(t *testing.T) {
+	ctx := context.Background()
+	_, pool := pgtest.SchemaPool(t)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	br, err := Open(ctx, Options{Pool: pool, Clock: clk, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	dlqARN := tidemq.QueueARN(br.region, br.acct, "dlq")
+	for _, p := range []tidemq.CreateQueueParams{{Name: "dlq"}, {Name: "s", Attributes: map[string]string{
+		tidemq.AttrRedrivePolicy: tidemq.RedrivePolicy{DeadLetterTargetARN: dlqARN, MaxReceiveCount: 1}.String()}}} {
+		if _, err := br.CreateQueue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int64{}
+	for i, a := range sizedAttrs {
+		e := tidemq.SendEntry{ID: "0", Body: "sent " + strconv.Itoa(i), Attributes: a}
+		res, err := br.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "s", Entries: []tidemq.SendEntry{e}})
+		if err == nil {
+			err = res[0].Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want["s"] += int64(tidemq.MessageSize(e.Body, a))
+	}
+	var nulls int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE size IS NULL`).Scan(&nulls); err != nil || nulls != 0 {
+		t.Fatalf("%d rows the node sent without a size (%v)", nulls, err)
+	}
+	// Received once, then due again: every message moves to dlq, and
+	// takes its size along.
+	one := 1
+	for moved := 0; moved < len(sizedAttrs); {
+		msgs, err := br.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "s", MaxNumberOfMessages: &one})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			clk.Advance(time.Minute)
+			var left int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM messages m JOIN queues q ON q.id = m.queue_id WHERE q.name = 's'`).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			moved = len(sizedAttrs) - left
+		}
+	}
+	want["dlq"], want["s"] = want["s"], 0
+	got, wantSizes := rowSizes(t, pool) // a NULL size fails its Scan
+	for i := range got {
+		if got[i] != wantSizes[i] {
+			t.Errorf("row %d after the moves: size %d, tidemq.MessageSize %d", i, got[i], wantSizes[i])
+		}
+	}
+	if b := queueBytes(t, pool); b["s"] != 0 || b["dlq"] != want["dlq"] {
+		t.Fatalf("bytes after the moves %v, want %v", b, want)
+	}
+	// An older node's insert, without the column.
+	body, a := "from an older node", sizedAttrs[1]
+	if _, err := pool.Exec(ctx, `INSERT INTO messages (queue_id, seq, message_id, body, attrs, sender, sent_at, enqueued_at, visible_at)
+		SELECT id, nextval('message_seq'), 'old', $1, $2, 's', 1, 1, 1 FROM queues WHERE name = 's'`, body, jsonOrNil(a, false)); err != nil {
+		t.Fatal(err)
+	}
+	counted := func() int64 {
+		var n int64
+		if err := pool.QueryRow(ctx, `SELECT coalesce(sum(d.bytes), 0)::bigint FROM queue_depth d JOIN queues q ON q.id = d.queue_id
+			WHERE q.name = 's'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n, w := counted(), int64(tidemq.MessageSize(body, a)); n != w {
+		t.Fatalf("an older node's row counts %d bytes, want %d", n, w)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM messages WHERE message_id = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted(); n != 0 {
+		t.Fatalf("%d bytes once the older node's row is deleted, want 0", n)
+	}
+}

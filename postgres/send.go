@@ -93,9 +93,7 @@ func (b *Broker) standardRows(q *queue, p *tidemq.SendMessagesParams) ([]tidemq.
 		sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
 		delays = append(delays, int64(delay))
 		groups = append(groups, entry.MessageGroupID)
-		if b.maxQueueBytes > 0 { // only the check of --max-queue-bytes reads them
-			sizes = append(sizes, tidemq.MessageSize(entry.Body, entry.Attributes))
-		}
+		sizes = append(sizes, tidemq.MessageSize(entry.Body, entry.Attributes))
 	}
 	if len(ids) == 0 {
 		return results, nil
@@ -139,6 +137,7 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 		dup := make([]bool, len(p.Entries))
 		var keys, ids, bodies, groups, dedupIDs []string
 		var attrs, sys [][]byte
+		var sizes []int32
 		for i := range p.Entries {
 			entry := &p.Entries[i]
 			at[i] = -1
@@ -156,6 +155,7 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			bodies, groups, dedupIDs = append(bodies, entry.Body), append(groups, entry.MessageGroupID), append(dedupIDs, dedupID)
 			attrs = append(attrs, jsonOrNil(entry.Attributes, len(entry.Attributes) == 0))
 			sys = append(sys, jsonOrNil(entry.SystemAttributes, len(entry.SystemAttributes) == 0))
+			sizes = append(sizes, int32(tidemq.MessageSize(entry.Body, entry.Attributes)))
 		}
 		if len(keys) == 0 {
 			return results, nil
@@ -169,7 +169,7 @@ func (b *Broker) sendFIFO(ctx context.Context, conn *pgxpool.Conn, q *queue, p t
 			batch.Queue(`SELECT `+queueCols+` FROM queues WHERE name = $1`, b.canonical(p.Queue))
 			batch.Queue(fifoSendLockSQL, q.id, groups)
 			args := []any{q.id, q.modified, stampOf(now), stampOf(now.Add(tidemq.DedupWindow)), stampOf(now.Add(q.Delay)),
-				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs}
+				sender, keys, ids, bodies, attrs, sys, groups, dedupIDs, sizes}
 			if b.maxQueueBytes > 0 {
 				batch.Queue(fifoSendLimitedSQL, append(args, b.maxQueueBytes)...)
 			} else {
@@ -276,7 +276,8 @@ const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + fifoQueueKey + `, k)
 // send's instant, $4 the deduplication window's end, $5 when the messages
 // become receivable (the queue's delay), $6 the sender, $7-$13 each
 // message's deduplication key (distinct), id, body, attributes, system
-// attributes, group and deduplication id. A key sent within the window
+// attributes, group and deduplication id, $14 each message's size
+// (tidemq.MessageSize). A key sent within the window
 // keeps the message it names; the others get sequence numbers in the
 // request's order and are written with their window rows, those whose
 // key it claimed (see above; so the depth counters' trigger runs once a
@@ -286,18 +287,18 @@ const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + fifoQueueKey + `, k)
 // validated and the keys it claimed; the caller wakes the queue's polls
 // after the commit when it claimed one.
 const fifoSendSQL = `WITH e AS (
-		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
-			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
+		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[], $14::integer[])
+			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, sz, n)
 		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),` + fifoSendRestSQL
 
 // fifoSendLimitedSQL is fifoSendSQL with the check of --max-queue-bytes
-// (queuebytes.go): a queue whose messages add up to $14 bytes or more
+// (queuebytes.go): a queue whose messages add up to $15 bytes or more
 // gets nothing, and the statement returns, third, the bytes it held.
 const fifoSendLimitedSQL = `WITH qb AS (SELECT coalesce(sum(bytes), 0)::bigint AS bytes FROM queue_depth WHERE queue_id = $1),
 	e AS (
-		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[])
-			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, n)
-		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2) AND (SELECT bytes FROM qb) < $14),` +
+		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[], $14::integer[])
+			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, sz, n)
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2) AND (SELECT bytes FROM qb) < $15),` +
 	fifoSendRestSQL + `, (SELECT bytes FROM qb)`
 
 // fifoSendRestSQL is fifoSendSQL after its first CTE.
@@ -315,8 +316,8 @@ const fifoSendRestSQL = `
 			WHERE o.expires <= $3
 		RETURNING key),
 	m AS (
-		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at)
-		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5 FROM f WHERE k IN (SELECT key FROM d) ORDER BY n)
+		INSERT INTO messages (queue_id, seq, message_id, body, attrs, sys_attrs, group_id, dedup_id, sender, sent_at, enqueued_at, visible_at, size)
+		SELECT $1, seq, id, body, a, sa, g, dd, $6, $3, $3, $5, sz FROM f WHERE k IN (SELECT key FROM d) ORDER BY n)
 	SELECT EXISTS (SELECT 1 FROM e), coalesce((SELECT array_agg(key) FROM d), '{}')`
 
 // fifoSentSQL returns, in the request's order, each key's message id and
