@@ -171,6 +171,7 @@ func Open(ctx context.Context, o Options) (*Broker, error) {
 	if err != nil {
 		return fail(fmt.Errorf("LISTEN: %w", err))
 	}
+	b.checkSession(ctx, l) // pooler.go
 	b.wg.Add(2)
 	go b.listenLoop(l)
 	go b.announceLoop()
