@@ -28,9 +28,10 @@ import (
 // runs with, and logs what is missing.
 func (b *Broker) checkSession(ctx context.Context, c *pgx.Conn) {
 	var pid uint32
-	var idle, jit string
-	if err := c.QueryRow(ctx, `SELECT pg_backend_pid(), current_setting('idle_in_transaction_session_timeout'), current_setting('jit')`).
-		Scan(&pid, &idle, &jit); err != nil {
+	var idle string
+	var jit bool // on, and available (a server built without LLVM compiles nothing)
+	if err := c.QueryRow(ctx, `SELECT pg_backend_pid(), current_setting('idle_in_transaction_session_timeout'),
+		current_setting('jit')::boolean AND pg_jit_available()`).Scan(&pid, &idle, &jit); err != nil {
 		b.log.Warn("postgres: could not read the session's settings", "err", err)
 		return
 	}
@@ -43,9 +44,9 @@ func (b *Broker) checkSession(ctx context.Context, c *pgx.Conn) {
 	if want := asked["idle_in_transaction_session_timeout"]; want != "" && want != "0" && idle == "0" {
 		b.log.Warn("postgres: the server runs without idle_in_transaction_session_timeout, which the node asked for (a pooler drops start-up parameters): "+
 			"a node that freezes mid-transaction then holds its locks for ever; set it on the role, e.g. ALTER ROLE tidemq SET idle_in_transaction_session_timeout = '2s'",
-			"asked", want+"ms")
+			"asked", want)
 	}
-	if asked["jit"] == "off" && jit != "off" {
+	if asked["jit"] == "off" && jit {
 		b.log.Warn("postgres: the server runs with jit on, where the node asked for it off (a pooler drops start-up parameters): " +
 			"at millions of queued messages PostgreSQL may spend 100-700 ms compiling statements that take a millisecond; set it on the role, e.g. ALTER ROLE tidemq SET jit = off")
 	}

@@ -271,7 +271,10 @@ func TestMessageSizeWrittenByTheNode(t *testing.T) {
 	// Received once, then due again: every message moves to dlq, and
 	// takes its size along.
 	one := 1
-	for moved := 0; moved < len(sizedAttrs); {
+	for moved, rounds := 0, 0; moved < len(sizedAttrs); rounds++ {
+		if rounds > 10*len(sizedAttrs) {
+			t.Fatalf("%d of %d messages moved to dlq", moved, len(sizedAttrs))
+		}
 		msgs, err := br.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "s", MaxNumberOfMessages: &one})
 		if err != nil {
 			t.Fatal(err)

@@ -197,14 +197,12 @@ func (b *Broker) fifoTakeRound(ctx context.Context, conn *pgxpool.Conn, q *queue
 // moves what is over maxReceiveCount under those locks.
 func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.ReceiveMessagesParams, max int) (*received, error) {
 	var r *received
-	var releases []func() // fifoRoom's shares, released once committed
-	defer func() {
-		for _, release := range releases {
-			release()
-		}
-	}()
+	release := func() {} // the share of fifoRoom, held until the commit
+	defer func() { release() }()
 	want := max
 	err := b.inTxOn(ctx, conn, func(tx pgx.Tx) error {
+		release() // a retry: the attempt rolled back took nothing
+		release = func() {}
 		now := b.clock.Now()
 		r = &received{now: now}
 		q, err := b.getQueue(ctx, tx, p.Queue, true)
@@ -221,8 +219,8 @@ func (b *Broker) receiveFIFO(ctx context.Context, conn *pgxpool.Conn, p tidemq.R
 				return err
 			}
 		}
-		max, release, err := b.fifoRoom(ctx, tx, q, now, want)
-		releases = append(releases, release)
+		max, held, err := b.fifoRoom(ctx, tx, q, now, want)
+		release = held
 		if err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func Bouncer(t testing.TB, dsn, mode string) string {
 	}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Host == "" {
-		t.Fatalf("pgtest.Bouncer: want a URL DSN, got %q", dsn)
+		t.Skipf("pgtest.Bouncer needs a URL DSN (postgres://...), not %q", dsn)
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
@@ -66,7 +66,10 @@ logfile = %s
 	if err := os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(`"`+u.User.Username()+`" ""`+"\n"), 0o644); err != nil {
+	// The clients are trusted; the password is what PgBouncer logs in to
+	// the server with.
+	password, _ := u.User.Password()
+	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(`"`+u.User.Username()+`" "`+password+`"`+"\n"), 0o644); err != nil { // in dir, which is 0700
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))

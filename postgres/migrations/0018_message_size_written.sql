@@ -1,15 +1,20 @@
 -- A message's size (0013) is written by the node that inserts the row
 -- (tidemq.MessageSize, the same count), no longer computed by PostgreSQL
--- in a generated column: in pgbench's 10-row inserts into messages the
--- generated column cost about a sixth of the insert (docs/performance.md,
--- "the size column written by the node"). DROP EXPRESSION keeps every
+-- in a generated column, so that an insert does not evaluate the
+-- expression for every row (a small gain in pgbench's 10-row inserts, up
+-- to 1.19x: docs/performance.md, stop 44). DROP EXPRESSION keeps every
 -- stored value and rewrites nothing.
 --
 -- A node of an older version, still running during a rolling upgrade,
 -- inserts rows without the column: they hold NULL, and the counters'
 -- triggers count such a row's size as the column did
 -- (tidemq_message_size), on insert and on delete alike, so queue_depth's
--- bytes stay exact whichever node wrote a row.
+-- bytes stay exact whichever node wrote a row. So the column stays
+-- nullable; a later migration, once no node older than this one can be
+-- running, may fill the NULLs (UPDATE ... SET size = tidemq_message_size(
+-- body, attrs) WHERE size IS NULL) and set it NOT NULL again. Until then
+-- a sum of the column is a sum of coalesce(size, tidemq_message_size(body,
+-- attrs)), as the triggers' are.
 ALTER TABLE messages ALTER COLUMN size DROP EXPRESSION, ALTER COLUMN size DROP NOT NULL;
 
 CREATE OR REPLACE FUNCTION tidemq_count_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
