@@ -119,29 +119,5 @@ func TestTwoNodesThroughASessionPooler(t *testing.T) {
 	if _, err := a.CreateQueue(ctx, tidemq.CreateQueueParams{Name: "q"}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan []*tidemq.Message, 1)
-	go func() {
-		m, _ := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", WaitTimeSeconds: ptr(20)})
-		done <- m
-	}()
-	time.Sleep(500 * time.Millisecond) // the poll waits
-	sent := time.Now()
-	res, err := a.SendMessages(ctx, tidemq.SendMessagesParams{Queue: "q", Entries: []tidemq.SendEntry{{ID: "0", Body: "wake"}}})
-	if err == nil {
-		err = res[0].Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case m := <-done:
-		if len(m) != 1 || m[0].Body != "wake" {
-			t.Fatalf("the long poll on b returned %d messages, want the one sent on a", len(m))
-		}
-		if d := time.Since(sent); d > 3*time.Second {
-			t.Errorf("the long poll on b was woken %v after the send on a", d)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("a send on a did not wake the long poll on b through the pooler")
-	}
+	wantWoken(t, b, a, "wake", "through the pooler")
 }

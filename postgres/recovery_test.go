@@ -93,25 +93,5 @@ func TestRecoversFromAPostgresRestart(t *testing.T) {
 	}
 
 	// The listener of b listens again: a send on a wakes a long poll on b.
-	done := make(chan []*tidemq.Message, 1)
-	go func() {
-		m, _ := b.ReceiveMessages(ctx, tidemq.ReceiveMessagesParams{Queue: "q", WaitTimeSeconds: ptr(20)})
-		done <- m
-	}()
-	time.Sleep(500 * time.Millisecond)
-	sent := time.Now()
-	if err := send(a, "wake"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case m := <-done:
-		if len(m) != 1 || m[0].Body != "wake" {
-			t.Fatalf("the long poll on b returned %d messages, want the one sent on a", len(m))
-		}
-		if d := time.Since(sent); d > 3*time.Second {
-			t.Errorf("the long poll on b was woken %v after the send on a", d)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("a send on a did not wake the long poll on b after PostgreSQL restarted")
-	}
+	wantWoken(t, b, a, "wake", "after PostgreSQL restarted")
 }
