@@ -39,7 +39,7 @@ type Options struct {
 	// negative turns it off (tests that drive a fake clock).
 	SweepInterval time.Duration
 	// Inflight caps each queue's messages in flight; its zero value is
-	// AWS's 120,000 (tidemq.InflightLimits; checkInflight, receive.go).
+	// AWS's 120,000 (tidemq.InflightLimits; checkInflight, inflight.go).
 	Inflight tidemq.InflightLimits
 	// MaxQueueBytes, when positive, refuses sends to a queue whose
 	// messages (body and attributes, as SQS counts a message's size) add
@@ -88,7 +88,7 @@ type Broker struct {
 	stats       map[int64]*tidemq.QueueStats
 	lastReceive map[int64]time.Time
 	inflight    map[int64]inflightCheck
-	fifoHeld    map[int64]heldRoom // fifoRoom's shares, receive.go
+	fifoHeld    map[int64]heldRoom // fifoRoom's shares, inflight.go
 	// inflightCaps is Options.Inflight; maxQueueBytes Options.MaxQueueBytes
 	// (0: no limit).
 	inflightCaps  tidemq.InflightLimits
