@@ -5,9 +5,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,17 +71,15 @@ logfile = %s
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
-	if os.Geteuid() == 0 {
-		pg, err := user.Lookup("postgres")
-		if err != nil {
-			t.Skipf("running as root and there is no postgres user to run pgbouncer: %v", err)
-		}
-		uid, _ := strconv.Atoi(pg.Uid)
-		gid, _ := strconv.Atoi(pg.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	cred, err := owner()
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := giveTo(dir, cred); err != nil {
+		t.Fatal(err)
+	}
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("pgbouncer: %v", err)

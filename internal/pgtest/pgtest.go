@@ -227,7 +227,7 @@ type Server struct {
 	DSN  string
 	dir  string
 	bin  string
-	user *user.User // the cluster's owner when started as root
+	cred *syscall.Credential // the cluster's owner when started as root (owner)
 	// killed: kill9 killed it (its postmaster.pid is stale).
 	killed bool
 }
@@ -285,19 +285,12 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, bin: bin}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("running as root and there is no postgres user to run the server: %w", err)
-		}
-		s.user = u
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	if s.cred, err = owner(); err == nil {
+		err = giveTo(dir, s.cred)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := s.run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-locale"); err != nil {
@@ -336,13 +329,35 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
+// owner is the user that runs PostgreSQL's programs (and PgBouncer) when
+// this process is root, as neither runs as root: postgres. It is nil when
+// the process is not root.
+func owner() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root and there is no postgres user to run PostgreSQL's programs: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// giveTo makes dir cred's (owner's result; nil: nothing to do).
+func giveTo(dir string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	return os.Chown(dir, int(cred.Uid), int(cred.Gid))
+}
+
 // run runs one of the server's programs, as its owner when root.
 func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(s.bin, prog), args...)
-	if s.user != nil {
-		uid, _ := strconv.Atoi(s.user.Uid)
-		gid, _ := strconv.Atoi(s.user.Gid)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	if s.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 		cmd.Env = append(os.Environ(), "HOME="+s.dir)
 	}
 	cmd.Dir = s.dir

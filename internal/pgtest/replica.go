@@ -62,14 +62,10 @@ func StartPair() (*Pair, error) {
 	if err != nil {
 		return fail(err)
 	}
-	standby := &Server{dir: sdir, bin: primary.bin, user: primary.user}
+	standby := &Server{dir: sdir, bin: primary.bin, cred: primary.cred}
 	p.Standby = standby
-	if primary.user != nil {
-		uid, _ := strconv.Atoi(primary.user.Uid)
-		gid, _ := strconv.Atoi(primary.user.Gid)
-		if err := os.Chown(sdir, uid, gid); err != nil {
-			return fail(err)
-		}
+	if err := giveTo(sdir, primary.cred); err != nil {
+		return fail(err)
 	}
 	if out, err := standby.run("pg_basebackup", "-D", filepath.Join(sdir, "data"), "-h", "127.0.0.1", "-p", strconv.Itoa(pport),
 		"-U", "postgres", "-X", "stream", "-R", "--no-sync"); err != nil {
