@@ -131,13 +131,10 @@ var commitLimitedSQL = commitStatement(true, true, true)
 // then a CTE of no row; s and h stay, whose casts type the parameters
 // but $8, which the write left types).
 func commitStatement(limited, sends, deletes bool) string {
-	s, from, full, refused := `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
-				$15::bigint[])
-			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, size, n)`, `s`, ``, ``
+	// The limited statement reads each message's request too ($16, req).
+	req, reqCol, from, full, refused := ``, ``, `s`, ``, ``
 	if limited {
-		s = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
-				$15::bigint[], $16::integer[])
-			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, size, req, n)`
+		req, reqCol = `, $16::integer[]`, `, req`
 		from = `s WHERE s.req <> ALL (ARRAY(SELECT req FROM f))`
 		full = `,
 	` + queueBytesSQL
@@ -159,7 +156,9 @@ func commitStatement(limited, sends, deletes bool) string {
 		del = `SELECT NULL::bigint AS queue_id, NULL::bigint AS seq WHERE false`
 	}
 	return `WITH s AS (
-		` + s + `)` + full + `,
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[], $7::bigint[], $14::text[],
+				$15::bigint[]` + req + `)
+			WITH ORDINALITY AS s(qid, sender, id, body, attrs, sys, delay, grp, size` + reqCol + `, n))` + full + `,
 	ins AS (` + ins + `),
 	h AS (SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::integer[], $12::boolean[], $13::text[]) AS h(qid, seq, count, fifo, name)),
 	d AS (` + del + `)

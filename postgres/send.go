@@ -286,19 +286,20 @@ const fifoSendLockSQL = `SELECT pg_advisory_xact_lock(` + fifoQueueKey + `, k)
 // key of the queue instead). It returns whether the queue was as
 // validated and the keys it claimed; the caller wakes the queue's polls
 // after the commit when it claimed one.
-const fifoSendSQL = `WITH e AS (
+const fifoSendSQL = `WITH e AS (` + fifoSendEntriesSQL + `),` + fifoSendRestSQL
+
+// fifoSendEntriesSQL is the request's messages ($7-$14) as fifoSendSQL's
+// first CTE, e, when the queue is as validated.
+const fifoSendEntriesSQL = `
 		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[], $14::integer[])
 			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, sz, n)
-		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)),` + fifoSendRestSQL
+		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2)`
 
 // fifoSendLimitedSQL is fifoSendSQL with the check of --max-queue-bytes
 // (queuebytes.go): a queue whose messages add up to $15 bytes or more
 // gets nothing, and the statement returns, third, the bytes it held.
 const fifoSendLimitedSQL = `WITH qb AS (SELECT coalesce(sum(bytes), 0)::bigint AS bytes FROM queue_depth WHERE queue_id = $1),
-	e AS (
-		SELECT * FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::text[], $14::integer[])
-			WITH ORDINALITY AS e(k, id, body, a, sa, g, dd, sz, n)
-		WHERE EXISTS (SELECT 1 FROM queues WHERE id = $1 AND modified = $2) AND (SELECT bytes FROM qb) < $15),` +
+	e AS (` + fifoSendEntriesSQL + ` AND (SELECT bytes FROM qb) < $15),` +
 	fifoSendRestSQL + `, (SELECT bytes FROM qb)`
 
 // fifoSendRestSQL is fifoSendSQL after its first CTE.
