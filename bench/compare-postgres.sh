@@ -55,10 +55,11 @@ chmod 711 "$TMP" # the postgres user reaches its directory inside
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  [ -n "${PGBIN:-}" ] && "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  stop_pg
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+. bench/lib.sh
 
 go build -o "$TMP/tidemq" ./cmd/tidemq
 TIDEMQ="$TMP/tidemq"
@@ -70,29 +71,10 @@ if [ -n "$BASE" ]; then
   BASEBIN="$TMP/tidemq-base"
 fi
 
-PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")
-as_pg=()
-mkdir -p "$TMP/pg"
-if [ "$(id -u)" = 0 ]; then chown postgres: "$TMP/pg"; as_pg=(runuser -u postgres --); fi
-"${as_pg[@]}" "$PGBIN/initdb" -D "$TMP/pg/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
-. bench/lib.sh
-PGPORT=$(free_port)
-cat >>"$TMP/pg/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PGPORT
-unix_socket_directories = '$TMP/pg'
-max_connections = 300
-shared_buffers = 256MB
-max_wal_size = 1GB
-CONF
 # PG_CONF: more settings for the server, one per line (e.g.
-# "autovacuum_naptime = 5s", which the README suggests for a busy tidemq
-# database); printed with the results.
-[ -n "${PG_CONF:-}" ] && printf '%s\n' "$PG_CONF" >>"$TMP/pg/data/postgresql.conf"
-"${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -l "$TMP/pg/log" -w -t 60 start >/dev/null
+# "autovacuum_naptime = 5s"); printed with the results.
+start_pg "${PG_CONF:-}"
 PGDSN="postgres://postgres@127.0.0.1:$PGPORT"
-PSQL=$(command -v psql || echo "$PGBIN/psql")
-PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
 psql() { "$PSQL" -q -X -h 127.0.0.1 -p "$PGPORT" -U postgres "$@"; }
 
 # serve NAME ARGS... starts a node and sets URL to its URL.

@@ -1,4 +1,4 @@
-# Helpers of the bench/compare-*.sh scripts (sourced, not run).
+# Helpers of the bench/*.sh scripts (sourced, not run).
 
 # use_tmp PREFIX makes TMP, a temporary directory removed at exit with the
 # server SERVER (see start_embedded) stopped.
@@ -35,4 +35,38 @@ stop_server() {
   kill "$SERVER"
   wait "$SERVER" 2>/dev/null || true
   SERVER=""
+}
+
+# start_pg [CONF] starts a throwaway PostgreSQL in $TMP/pg (initdb and
+# pg_ctl, as the postgres user when run as root; $TMP must be reachable by
+# it, chmod 711) on a free port of 127.0.0.1, durable (fsync and
+# synchronous_commit on), with the lines CONF added to its
+# postgresql.conf. It sets PGBIN, as_pg, PGPORT, PSQL and PGBENCH; stop_pg
+# stops it, and does nothing when it was not started.
+start_pg() {
+  PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")
+  as_pg=()
+  mkdir -p "$TMP/pg"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$TMP/pg"; as_pg=(runuser -u postgres --); fi
+  "${as_pg[@]}" "$PGBIN/initdb" -D "$TMP/pg/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
+  PGPORT=$(free_port)
+  cat >>"$TMP/pg/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PGPORT
+unix_socket_directories = '$TMP/pg'
+max_connections = 300
+shared_buffers = 256MB
+max_wal_size = 1GB
+CONF
+  if [ -n "${1:-}" ]; then printf '%s\n' "$1" >>"$TMP/pg/data/postgresql.conf"; fi
+  "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -l "$TMP/pg/log" -w -t 60 start >/dev/null
+  PSQL=$(command -v psql || echo "$PGBIN/psql")
+  PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
+}
+
+# stop_pg stops start_pg's server at once.
+stop_pg() {
+  if [ -n "${PGBIN:-}" ]; then
+    "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
 }

@@ -39,29 +39,14 @@ chmod 711 "$TMP"
 NODE=""
 cleanup() {
   [ -n "$NODE" ] && kill "$NODE" 2>/dev/null || true
-  [ -n "${PGBIN:-}" ] && "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  stop_pg
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+. bench/lib.sh
 go build -o "$TMP/tidemq" ./cmd/tidemq
 
-PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")
-as_pg=()
-mkdir -p "$TMP/pg"
-if [ "$(id -u)" = 0 ]; then chown postgres: "$TMP/pg"; as_pg=(runuser -u postgres --); fi
-"${as_pg[@]}" "$PGBIN/initdb" -D "$TMP/pg/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
-PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$TMP/pg/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PGPORT
-unix_socket_directories = '$TMP/pg'
-max_connections = 300
-shared_buffers = 256MB
-max_wal_size = 1GB
-CONF
-"${as_pg[@]}" "$PGBIN/pg_ctl" -D "$TMP/pg/data" -l "$TMP/pg/log" -w -t 60 start >/dev/null
-PSQL=$(command -v psql || echo "$PGBIN/psql")
-PGBENCH=$(command -v pgbench || echo "$PGBIN/pgbench")
+start_pg
 psql() { "$PSQL" -q -X -h 127.0.0.1 -p "$PGPORT" -U postgres -d size "$@"; }
 "$PSQL" -q -X -h 127.0.0.1 -p "$PGPORT" -U postgres -c "CREATE DATABASE size"
 
