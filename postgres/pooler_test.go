@@ -1,45 +1,25 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tidemq/tidemq"
 	"github.com/tidemq/tidemq/clocktest"
 	"github.com/tidemq/tidemq/internal/pgtest"
+	"github.com/tidemq/tidemq/internal/testlog"
 	"github.com/tidemq/tidemq/postgres"
 )
-
-// syncBuffer is a log the broker's goroutines may write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // openLogged opens a broker on dsn, sends and receives one message through
 // it, and returns what it logged.
 func openLogged(t *testing.T, dsn string) string {
 	t.Helper()
 	ctx := context.Background()
-	var log syncBuffer
+	var log testlog.Buffer
 	b, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Clock: clocktest.New(time.Unix(1_700_000_000, 0)),
 		SweepInterval: -1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
